@@ -1,0 +1,5 @@
+import sys
+
+from dscir.cli import main
+
+sys.exit(main())

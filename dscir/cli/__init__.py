@@ -1,0 +1,50 @@
+"""The ``dscir`` command line.
+
+Each command lives in its own module under ``dscir.cli`` exposing
+``register(subparsers)``; it adds a parser whose ``func`` default receives the
+parsed arguments and returns an exit code. A ``DscirError`` becomes one line on
+stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from dscir import __version__
+from dscir.errors import DscirError
+
+_COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dscir",
+        description="Stochastic-gradient MCMC on the simplex (SCIR, SGRLD, gSGRHMC) on Dask.",
+    )
+    parser.add_argument("--version", action="version", version=f"dscir {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except DscirError as exc:
+        print(f"dscir: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dscir: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

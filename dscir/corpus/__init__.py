@@ -1,0 +1,1 @@
+"""Corpora as chunked Zarr stores: format, ingestion, reading."""

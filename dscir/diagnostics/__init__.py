@@ -1,0 +1,1 @@
+"""Sample-quality diagnostics and plots."""

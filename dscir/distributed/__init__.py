@@ -1,0 +1,1 @@
+"""The Dask driver: minibatches, task placement, exact reductions."""

@@ -1,0 +1,1 @@
+"""Model-local kernels (numba): per-document and per-user computations."""
