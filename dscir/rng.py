@@ -91,3 +91,11 @@ def next_u64(s):
 def uniform(s):
     """Uniform double in the open interval (0, 1): never 0, so ``log`` is safe."""
     return (np.float64(next_u64(s) >> _U11) + 0.5) * _TWO53
+
+
+@nb.njit(cache=True)
+def normal(s):
+    """Standard normal draw (Box-Muller; one value per call, none cached)."""
+    u1 = uniform(s)
+    u2 = uniform(s)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)

@@ -29,3 +29,11 @@ def test_neighbouring_streams_are_independent():
     ua = np.array([uniform(a) for _ in range(5000)])
     ub = np.array([uniform(b) for _ in range(5000)])
     assert abs(np.corrcoef(ua, ub)[0, 1]) < 0.05
+
+
+def test_normal_is_standard_normal():
+    from dscir.rng import normal
+
+    s = new_state(np.uint64(derive(11)))
+    z = np.array([normal(s) for _ in range(20000)])
+    assert stats.kstest(z, "norm").pvalue > 1e-3
