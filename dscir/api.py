@@ -1,0 +1,361 @@
+"""Estimators in the scikit-learn style.
+
+Hyperparameters are stored unchanged by ``__init__`` and validated at ``fit``;
+learned attributes end in an underscore. ``None`` for a sampler-specific
+hyperparameter means the reference setting of the papers for that sampler
+(``LDA_DEFAULTS``).
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dscir.errors import DscirError
+
+# Reference settings (Baker et al. 2018; Patterson & Teh 2013; Ma et al. 2015).
+# SGLD and SGHMC are baselines without published LDA settings: their values
+# are ours, chosen to be stable, not tuned.
+LDA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
+    "sgrld": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.01, "tau": 1000.0, "kappa": 0.6},
+    "gsgrhmc": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.02, "tau": None, "kappa": 0.0},
+    "sgld": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+    "sghmc": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+}
+
+
+def _check(name: str, value: Any, *, kind: type | tuple, low=None, high=None,
+           low_open: bool = False, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise DscirError(f"{name} must be {_kind_name(kind)}, got {value!r}")
+    if low is not None and (value < low or (low_open and value == low)):
+        bound = f"> {low}" if low_open else f">= {low}"
+        raise DscirError(f"{name} must be {bound}, got {value!r}")
+    if high is not None and value > high:
+        raise DscirError(f"{name} must be <= {high}, got {value!r}")
+
+
+def _kind_name(kind: type | tuple) -> str:
+    return "an integer" if kind is numbers.Integral else "a number"
+
+
+class LDA:
+    """Latent Dirichlet allocation fitted by stochastic-gradient MCMC on Dask.
+
+    Parameters
+    ----------
+    n_topics : number of topics K.
+    sampler : "scir" (default), "sgrld", "gsgrhmc", "sgld" or "sghmc".
+    alpha : document-topic Dirichlet concentration (None: the sampler's reference value).
+    beta : topic-word Dirichlet concentration (None: the sampler's reference value).
+    batch_size : documents per minibatch.
+    step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
+    tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant.
+    sweeps : Gibbs sweeps per minibatch document (the first half is burn-in).
+    n_iter : iterations of ``fit``.
+    burn_in, thin : posterior samples of phi are kept every ``thin`` iterations
+        after ``burn_in`` (None: half of ``n_iter``); ``topic_word_`` is their mean.
+    eval_every : score the held-out documents every this many iterations (0: never).
+    eval_sweeps : Gibbs sweeps for document completion when scoring.
+    seed : the whole chain is a function of the seed (and the corpus).
+    progress : show a progress bar.
+    """
+
+    def __init__(
+        self,
+        n_topics: int = 100,
+        sampler: str = "scir",
+        *,
+        alpha: float | None = None,
+        beta: float | None = None,
+        batch_size: int = 50,
+        step_size: float | None = None,
+        tau: float | None | str = "default",
+        kappa: float | None = None,
+        sweeps: int = 200,
+        n_iter: int = 1000,
+        burn_in: int | None = None,
+        thin: int = 10,
+        eval_every: int = 0,
+        eval_sweeps: int = 100,
+        seed: int = 0,
+        progress: bool = True,
+    ):
+        self.n_topics = n_topics
+        self.sampler = sampler
+        self.alpha = alpha
+        self.beta = beta
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.tau = tau
+        self.kappa = kappa
+        self.sweeps = sweeps
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.eval_every = eval_every
+        self.eval_sweeps = eval_sweeps
+        self.seed = seed
+        self.progress = progress
+
+    # -- configuration -------------------------------------------------------
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "tau",
+            "kappa", "sweeps", "n_iter", "burn_in", "thin", "eval_every", "eval_sweeps",
+            "seed", "progress")}
+
+    def _config(self):
+        from dscir.distributed.lda import LDAConfig
+
+        if self.sampler not in LDA_DEFAULTS:
+            raise DscirError(
+                f"sampler must be one of {', '.join(LDA_DEFAULTS)}, got {self.sampler!r}"
+            )
+        ref = LDA_DEFAULTS[self.sampler]
+        pick = lambda name: ref[name] if getattr(self, name) is None else getattr(self, name)  # noqa: E731
+        alpha, beta, step, kappa = pick("alpha"), pick("beta"), pick("step_size"), pick("kappa")
+        tau = ref["tau"] if self.tau == "default" else self.tau
+        _check("n_topics", self.n_topics, kind=numbers.Integral, low=2)
+        _check("alpha", alpha, kind=numbers.Real, low=0, low_open=True)
+        _check("beta", beta, kind=numbers.Real, low=0, low_open=True)
+        _check("batch_size", self.batch_size, kind=numbers.Integral, low=1)
+        _check("step_size", step, kind=numbers.Real, low=0, low_open=True)
+        _check("tau", tau, kind=numbers.Real, low=0, low_open=True, allow_none=True)
+        _check("kappa", kappa, kind=numbers.Real, low=0, high=1)
+        _check("sweeps", self.sweeps, kind=numbers.Integral, low=2)
+        _check("n_iter", self.n_iter, kind=numbers.Integral, low=0)
+        _check("burn_in", self.burn_in, kind=numbers.Integral, low=0, allow_none=True)
+        _check("thin", self.thin, kind=numbers.Integral, low=1)
+        _check("eval_every", self.eval_every, kind=numbers.Integral, low=0)
+        _check("eval_sweeps", self.eval_sweeps, kind=numbers.Integral, low=2)
+        _check("seed", self.seed, kind=numbers.Integral, low=0)
+        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
+        return LDAConfig(
+            n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(alpha),
+            beta=float(beta), batch_size=int(self.batch_size), step_size=float(step),
+            tau=None if tau is None else float(tau), kappa=float(kappa),
+            sweeps=int(self.sweeps), seed=int(self.seed), burn_in=int(burn_in),
+            thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
+        )
+
+    # -- fitting -------------------------------------------------------------
+
+    def fit(
+        self,
+        corpus,
+        client=None,
+        *,
+        address: str | None = None,
+        scheduler_file: str | None = None,
+        n_workers: int | None = None,
+        out: str | Path | None = None,
+        overwrite: bool = False,
+    ) -> LDA:
+        """Run ``n_iter`` iterations from a fresh chain on a corpus store.
+
+        ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``. The
+        cluster is ``client``, or the scheduler at ``address`` /
+        ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
+        processes. With ``out``, the run (configuration, thinned samples,
+        final state, history) is written there as a Zarr run store.
+        """
+        from dscir.distributed.cluster import dask_client
+        from dscir.distributed.lda import LDADriver
+
+        config = self._config()
+        store = _store_path(corpus)
+        with dask_client(client, address=address, scheduler_file=scheduler_file,
+                         n_workers=n_workers) as c:
+            self._driver = LDADriver(c, store, config)
+            self.evaluations_ = []
+            self._advance(self.n_iter, out=out, overwrite=overwrite)
+            if client is None:
+                self._driver.client = None
+        return self
+
+    def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster) -> LDA:
+        """Continue the chain by ``n_iter`` iterations (start one if there is none)."""
+        from dscir.distributed.cluster import dask_client
+        from dscir.distributed.lda import LDADriver
+
+        driver = getattr(self, "_driver", None)
+        if driver is None:
+            if corpus is None:
+                raise DscirError("partial_fit needs a corpus for the first call")
+            config = self._config()
+            with dask_client(client, **cluster) as c:
+                self._driver = LDADriver(c, _store_path(corpus), config)
+                self.evaluations_ = []
+                self._advance(n_iter)
+                if client is None:
+                    self._driver.client = None
+            return self
+        if corpus is not None and _store_path(corpus) != driver.store:
+            raise DscirError("partial_fit continues the chain on the corpus it started with")
+        with dask_client(client, **cluster) as c:
+            driver.client = c
+            self._advance(n_iter)
+            if client is None:
+                driver.client = None
+        return self
+
+    def _advance(self, n_iter: int, out=None, overwrite: bool = False) -> None:
+        from dscir.corpus import Corpus
+        from dscir.distributed.lda import run_chain
+        from dscir.distributed.runstore import RunWriter
+
+        d = self._driver
+        writer = RunWriter(out, overwrite=overwrite) if out is not None else None
+        try:
+            evals = run_chain(
+                d, n_iter, eval_every=self.eval_every,
+                on_sample=writer.add_sample if writer else None, progress=self.progress,
+            )
+            self.evaluations_ += evals
+            self._collect(Corpus.open(d.store).vocabulary)
+            if writer is not None:
+                self.run_path_ = writer.commit(
+                    model="lda", config=d.config.to_dict(), store=d.store,
+                    iteration=d.iteration, n_samples=d.n_samples,
+                    vocabulary=self.vocabulary_, phi_mean=self.topic_word_,
+                    state=d.state._asdict(), history=self.history_,
+                    evaluations={
+                        "iteration": np.array([e.iteration for e in self.evaluations_], np.int64),
+                        "perplexity": np.array([e.perplexity for e in self.evaluations_]),
+                    },
+                )
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+
+    def _collect(self, vocabulary: np.ndarray) -> None:
+        d = self._driver
+        self.topic_word_ = d.mean_phi()
+        self.vocabulary_ = np.asarray(vocabulary)
+        self.n_iter_ = d.iteration
+        self.n_samples_ = d.n_samples
+        self.history_ = {
+            f: np.array([getattr(s, f) for s in d.history]) for f in d.history[0]._fields
+        } if d.history else {}
+
+    # -- using the fit -------------------------------------------------------
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "topic_word_"):
+            raise DscirError("this LDA is not fitted yet; call fit() first")
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable words of each topic."""
+        self._fitted()
+        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
+        return [[str(self.vocabulary_[w]) for w in row] for row in order]
+
+    def transform(self, docs, *, sweeps: int | None = None, seed: int | None = None) -> np.ndarray:
+        """Topic proportions (n_docs x K) of new documents under the fitted topics.
+
+        ``docs`` is a scipy.sparse document-term matrix over this model's
+        vocabulary, or a ``CSRBatch``. Runs in this process (no cluster).
+        """
+        from dscir.models.lda import gibbs_expectations
+        from dscir.rng import derive
+
+        self._fitted()
+        indptr, indices, data = _csr_arrays(docs, self.topic_word_.shape[1])
+        n = indptr.size - 1
+        words = np.unique(indices)
+        cols = self.topic_word_[:, words]
+        cols = cols / cols.max(axis=0, keepdims=True)
+        local = np.searchsorted(words, indices).astype(np.int32)
+        cfg = self._driver.config
+        _, doc_topic, n_kept = gibbs_expectations(
+            indptr, indices, data, np.arange(n, dtype=np.int64), np.ascontiguousarray(cols),
+            local, cfg.alpha, sweeps or cfg.eval_sweeps,
+            derive(cfg.seed if seed is None else seed, 5), 0,
+        )
+        theta = doc_topic / n_kept + cfg.alpha
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, corpus=None, client=None, **cluster) -> float:
+        """Document-completion perplexity of the held-out documents of a store.
+
+        Every 10th token of each held-out document is a test token; topic
+        weights are estimated by Gibbs sampling on the other tokens with phi =
+        ``topic_word_`` fixed; the result is exp(-mean natural-log probability
+        of the test tokens) over all test tokens of all held-out documents.
+        """
+        from dscir.corpus import Corpus
+        from dscir.distributed.cluster import dask_client
+        from dscir.distributed.lda import evaluate_perplexity
+
+        self._fitted()
+        cfg = self._driver.config
+        store = self._driver.store if corpus is None else _store_path(corpus)
+        docs = np.asarray(Corpus.open(store).heldout_docs(), dtype=np.int64)
+        with dask_client(client, **cluster) as c:
+            return evaluate_perplexity(
+                c, store, docs, self.topic_word_, cfg.alpha, cfg.eval_sweeps, cfg.seed,
+                cfg.completion_every, max(2 * sum(c.nthreads().values()), 1),
+            )
+
+    # -- display -------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        params = self.get_params()
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items()
+                          if v is not None and k in ("n_topics", "sampler", "alpha", "beta",
+                                                     "batch_size", "step_size", "seed"))
+        state = f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
+        return f"LDA({shown}){state}"
+
+    def _repr_html_(self) -> str:
+        head = f"<p><code>{html.escape(repr(self))}</code></p>"
+        if not hasattr(self, "topic_word_"):
+            return head
+        rows = "".join(
+            f"<tr><td>{k}</td><td>{html.escape(' '.join(ws))}</td></tr>"
+            for k, ws in enumerate(self.top_words(8)[:20])
+        )
+        return f"{head}<table><tr><th>topic</th><th>top words</th></tr>{rows}</table>"
+
+
+def _store_path(corpus) -> str:
+    from dscir.corpus import Corpus
+
+    if isinstance(corpus, Corpus):
+        return str(corpus.path)
+    if isinstance(corpus, (str, Path)):
+        return str(corpus)
+    raise DscirError(
+        f"corpus must be a store path or a dscir.corpus.Corpus, got {type(corpus).__name__}"
+    )
+
+
+def _csr_arrays(docs, n_words: int):
+    from dscir.corpus import CSRBatch
+
+    if isinstance(docs, CSRBatch):
+        indptr, indices, data = docs.indptr, docs.indices, docs.data
+    else:
+        import scipy.sparse as sp
+
+        if not sp.issparse(docs):
+            raise DscirError("docs must be a scipy.sparse document-term matrix or a CSRBatch")
+        m = sp.csr_matrix(docs)
+        if m.shape[1] != n_words:
+            raise DscirError(
+                f"docs have {m.shape[1]} vocabulary columns, the model has {n_words}"
+            )
+        m.sum_duplicates()
+        indptr, indices, data = m.indptr, m.indices, m.data
+    return (np.asarray(indptr, np.int64), np.asarray(indices, np.int32),
+            np.asarray(data, np.int32))

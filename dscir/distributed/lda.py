@@ -1,0 +1,339 @@
+"""The LDA driver: minibatches out to workers, exact counts back, one sampler step.
+
+One iteration ``m``:
+
+1. take the next minibatch S of training documents (``minibatch``);
+2. split S (sorted, so store-chunk contiguous) into parts and have workers read
+   them from the Zarr store - the documents stay on the workers; each part
+   reports only the distinct words it uses;
+3. send each part the phi columns of its words (K x U, rescaled per word by
+   the column maximum, which leaves the Gibbs conditional unchanged and keeps
+   beta = 1e-4 topics from underflowing) and run the Gibbs kernel there;
+4. add the returned integer counts into a K x W matrix (exact in any order, so
+   the result does not depend on the number of workers or on which task
+   finishes first), scale by D / |S| / n_kept and apply the sampler step with
+   a_hat = beta + counts.
+
+The next minibatch is read while the current one is sampled. Timings of each
+iteration are split into Gibbs work (the slowest task), waiting for the
+cluster beyond that (communication and scheduling) and the driver's update.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from distributed import Client, Future
+
+from dscir.corpus import Corpus
+from dscir.distributed import streams, tasks
+from dscir.distributed.minibatch import EpochPosition, next_minibatch
+from dscir.errors import DscirError
+from dscir.rng import derive
+from dscir.samplers import get_sampler
+from dscir.samplers.schedules import constant, polynomial
+
+
+@dataclass(frozen=True)
+class LDAConfig:
+    """Everything that determines an LDA chain (with the corpus and the seed)."""
+
+    n_topics: int
+    sampler: str
+    alpha: float
+    beta: float
+    batch_size: int
+    step_size: float
+    tau: float | None  # None: constant step size; else h (1 + m / tau) ** -kappa
+    kappa: float
+    sweeps: int
+    seed: int
+    burn_in: int = 0  # iterations before posterior samples are kept
+    thin: int = 10  # keep every thin-th iteration after burn_in
+    eval_sweeps: int = 100
+    completion_every: int = 10
+
+    def schedule(self) -> Callable[[int], float]:
+        if self.tau is None:
+            return constant(self.step_size)
+        return polynomial(self.step_size, self.tau, self.kappa)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class IterationStats(NamedTuple):
+    iteration: int
+    n_docs: int
+    n_tokens: int
+    step_size: float
+    wall: float  # seconds for the whole iteration
+    gibbs: float  # slowest Gibbs task
+    wait: float  # waiting on the cluster beyond the slowest task
+    update: float  # driver: phi columns, reduction and sampler step
+
+
+class _Part(NamedTuple):
+    docs: np.ndarray
+    batch: Future
+    words: Future
+
+
+class _Pending(NamedTuple):
+    iteration: int
+    docs: np.ndarray
+    after: EpochPosition
+    parts: list[_Part]
+
+
+def log_phi(log_theta: np.ndarray) -> np.ndarray:
+    """Row-normalised log topic-word probabilities (log-sum-exp, no underflow)."""
+    top = log_theta.max(axis=1, keepdims=True)
+    log_norm = top + np.log(np.exp(log_theta - top).sum(axis=1, keepdims=True))
+    return log_theta - log_norm
+
+
+def _split(docs: np.ndarray, n_parts: int) -> list[np.ndarray]:
+    return [p for p in np.array_split(docs, min(n_parts, docs.size)) if p.size]
+
+
+class LDADriver:
+    """Owns one LDA chain; workers own the data.
+
+    ``state``, ``iteration``, ``position`` and the running sum of kept phi
+    samples are the whole chain; ``history`` records per-iteration timings and
+    held-out scores.
+    """
+
+    def __init__(self, client: Client, store: str, config: LDAConfig):
+        self.client = client
+        self.store = str(store)
+        self.config = config
+        corpus = Corpus.open(self.store)
+        self.n_docs_total = corpus.n_docs
+        self.n_words = corpus.n_words
+        self.train_docs = np.asarray(corpus.train_docs(), dtype=np.int64)
+        self.heldout_docs = np.asarray(corpus.heldout_docs(), dtype=np.int64)
+        if config.batch_size > self.train_docs.size:
+            raise DscirError(
+                f"batch_size={config.batch_size} exceeds the {self.train_docs.size} "
+                f"training documents of {self.store}"
+            )
+        self.sampler = get_sampler(config.sampler)
+        self.schedule = config.schedule()
+        rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
+        theta0 = rng.gamma(1.0, 1.0, size=(config.n_topics, self.n_words))
+        self.state = self.sampler.init(theta0)
+        self.iteration = 0
+        self.position = EpochPosition()
+        self.phi_sum = np.zeros((config.n_topics, self.n_words))
+        self.n_samples = 0
+        self.last_sample: np.ndarray | None = None  # phi, when the last step kept a sample
+        self.history: list[IterationStats] = []
+        self._token = uuid.uuid4().hex[:8]
+        self._pending: _Pending | None = None
+
+    # -- posterior summaries -------------------------------------------------
+
+    def log_phi(self) -> np.ndarray:
+        """log phi of the current state."""
+        return log_phi(self.state.log_theta)
+
+    def mean_phi(self) -> np.ndarray:
+        """Average of the kept phi samples (the current phi if none is kept yet)."""
+        if self.n_samples == 0:
+            return np.exp(self.log_phi())
+        return self.phi_sum / self.n_samples
+
+    # -- one iteration -------------------------------------------------------
+
+    @property
+    def _n_parts(self) -> int:
+        """Two tasks per worker thread: enough to balance, few enough to stay cheap."""
+        return max(2 * sum(self.client.nthreads().values()), 1)
+
+    def _submit_reads(self, iteration: int, position: EpochPosition) -> _Pending:
+        docs, after = next_minibatch(
+            self.train_docs, self.config.batch_size, self.config.seed, position
+        )
+        parts = []
+        for j, part in enumerate(_split(docs, self._n_parts)):
+            batch = self.client.submit(
+                tasks.read_batch, self.store, part,
+                key=(f"dscir-read-{self._token}", iteration, j),
+            )
+            words = self.client.submit(
+                tasks.batch_words, batch, key=(f"dscir-words-{self._token}", iteration, j)
+            )
+            parts.append(_Part(part, batch, words))
+        return _Pending(iteration, docs, after, parts)
+
+    def step(self, prefetch: bool = True) -> IterationStats:
+        """Run one iteration of the chain."""
+        cfg = self.config
+        m = self.iteration
+        start = time.perf_counter()
+        pending = self._pending
+        if pending is None or pending.iteration != m:
+            pending = self._submit_reads(m, self.position)
+        self._pending = self._submit_reads(m + 1, pending.after) if prefetch else None
+
+        words = self.client.gather([p.words for p in pending.parts])
+        t0 = time.perf_counter()
+        lphi = self.log_phi()
+        gibbs = []
+        for j, (part, w) in enumerate(zip(pending.parts, words)):
+            cols = lphi[:, w]
+            cols = np.exp(cols - cols.max(axis=0, keepdims=True))
+            gibbs.append(
+                self.client.submit(
+                    tasks.gibbs_counts, part.batch, w, cols, cfg.alpha, cfg.sweeps,
+                    derive(cfg.seed, streams.GIBBS), m,
+                    key=(f"dscir-gibbs-{self._token}", m, j),
+                )
+            )
+        driver = time.perf_counter() - t0
+        results: list[tasks.GibbsResult] = self.client.gather(gibbs)
+        waited = time.perf_counter() - start - driver
+
+        t0 = time.perf_counter()
+        counts = np.zeros((cfg.n_topics, self.n_words), dtype=np.int64)
+        n_kept = results[0].n_kept
+        for r in results:
+            counts[:, r.words] += r.topic_word
+        scale = self.train_docs.size / pending.docs.size / n_kept
+        h = float(self.schedule(m))
+        key = derive(cfg.seed, streams.SAMPLER, m)
+        self.state = self.sampler.step(self.state, cfg.beta, counts * scale, h, key)
+        self.position = pending.after
+        self.iteration = m + 1
+        self.last_sample = None
+        if self.iteration > cfg.burn_in and (self.iteration - cfg.burn_in) % cfg.thin == 0:
+            self.last_sample = np.exp(self.log_phi())
+            self.phi_sum += self.last_sample
+            self.n_samples += 1
+        driver += time.perf_counter() - t0
+
+        slowest = max(r.seconds for r in results)
+        stats = IterationStats(
+            iteration=self.iteration,
+            n_docs=int(pending.docs.size),
+            n_tokens=int(sum(r.n_tokens for r in results)),
+            step_size=h,
+            wall=time.perf_counter() - start,
+            gibbs=slowest,
+            wait=max(waited - slowest, 0.0),
+            update=driver,
+        )
+        self.history.append(stats)
+        return stats
+
+    def close(self) -> None:
+        """Release prefetched reads still held on the workers."""
+        self._pending = None
+
+    # -- held-out evaluation -------------------------------------------------
+
+    def perplexity(self, docs: np.ndarray | None = None, store: str | None = None) -> float:
+        """Document-completion perplexity of held-out documents under the mean phi.
+
+        Every ``completion_every``-th token of each document is held out, the
+        document's topic weights are estimated by Gibbs sampling on the rest
+        with phi fixed, and the result is exp(-(sum of natural-log p(test
+        token)) / (number of test tokens)).
+        """
+        return evaluate_perplexity(
+            self.client, store or self.store,
+            self.heldout_docs if docs is None else np.asarray(docs, dtype=np.int64),
+            self.mean_phi(), self.config.alpha, self.config.eval_sweeps,
+            self.config.seed, self.config.completion_every, self._n_parts,
+        )
+
+
+def evaluate_perplexity(
+    client: Client,
+    store: str,
+    docs: np.ndarray,
+    phi: np.ndarray,
+    alpha: float,
+    sweeps: int,
+    seed: int,
+    every: int,
+    n_parts: int,
+) -> float:
+    """Document-completion perplexity of ``docs`` of ``store`` under ``phi``, on workers."""
+    if docs.size == 0:
+        raise DscirError(
+            f"{store} has no held-out documents to score; split it first "
+            "(dscir ingest --heldout, or dscir.corpus.split_heldout)"
+        )
+    with np.errstate(divide="ignore"):
+        lphi = np.log(phi)
+    [lphi_future] = client.scatter([lphi], broadcast=True)
+    token = uuid.uuid4().hex[:8]
+    futures = [
+        client.submit(
+            tasks.completion_scores, store, part, lphi_future, alpha, sweeps,
+            derive(seed, streams.EVALUATION), every,
+            key=(f"dscir-perplexity-{token}", j),
+        )
+        for j, part in enumerate(_split(np.sort(docs), n_parts))
+    ]
+    results: list[tasks.CompletionResult] = client.gather(futures)
+    n_test = sum(r.n_test for r in results)
+    if n_test == 0:
+        raise DscirError("the held-out documents have no test tokens")
+    return float(np.exp(-sum(r.loglik for r in results) / n_test))
+
+
+@dataclass
+class Evaluation:
+    iteration: int
+    perplexity: float
+
+
+def run_chain(
+    driver: LDADriver,
+    n_iter: int,
+    *,
+    eval_every: int = 0,
+    on_sample: Callable[[int, np.ndarray], None] | None = None,
+    progress: bool = True,
+) -> list[Evaluation]:
+    """Advance ``driver`` by ``n_iter`` iterations, scoring held-out documents
+    every ``eval_every`` iterations (and at the end) when ``eval_every > 0``.
+
+    ``on_sample(iteration, phi)`` receives each kept posterior sample.
+    """
+    from tqdm.auto import tqdm
+
+    evaluations: list[Evaluation] = []
+    bar = tqdm(total=n_iter, disable=not progress, unit="it", desc="dscir lda")
+    last = float("nan")
+    try:
+        for i in range(n_iter):
+            stats = driver.step(prefetch=i + 1 < n_iter)
+            if on_sample is not None and driver.last_sample is not None:
+                on_sample(driver.iteration, driver.last_sample)
+            if eval_every > 0 and ((i + 1) % eval_every == 0 or i + 1 == n_iter):
+                last = driver.perplexity()
+                evaluations.append(Evaluation(driver.iteration, last))
+            bar.set_postfix(
+                {
+                    "docs/s": f"{stats.n_docs / stats.wall:.0f}",
+                    "tokens/s": f"{stats.n_tokens / stats.wall:.3g}",
+                    "perplexity": f"{last:.1f}",
+                },
+                refresh=False,
+            )
+            bar.update(1)
+    finally:
+        bar.close()
+        driver.close()
+    return evaluations
