@@ -5,7 +5,7 @@ here. ``_draw`` does it in three passes that keep the CPU busy: the products
 q_k over a contiguous row (vectorised), sums over blocks of ``_B`` topics
 (independent chains the core overlaps), then a search over the blocks and
 inside the chosen one. On wiki batches at K = 100 (2-core EPYC) this ran at
-~15 M token-sweeps/s, against 6-7 M for a SparseLDA-style sampler (a bucket over
+~14 M token-sweeps/s, against 6-7 M for a SparseLDA-style sampler (a bucket over
 the document's topics plus a smoothing bucket searched in cumulative sums of
 phi): at K <= 100 a document uses too many topics for sparsity to pay. Columns
 of phi are stored word-major ([U, K]) so a token touches one contiguous row.
