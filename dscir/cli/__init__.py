@@ -15,7 +15,11 @@ import sys
 from dscir import __version__
 from dscir.errors import DscirError
 
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = (
+    "dscir.cli.quickstart",
+    "dscir.cli.fit",
+    "dscir.cli.lda",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import numpy as np
 from dscir.api import LDA_DEFAULTS
 
 
-def _cluster_options(p: argparse.ArgumentParser) -> None:
+def cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cluster (default: an embedded LocalCluster)")
     g.add_argument("--address", help="scheduler address, e.g. tcp://host:8786")
     g.add_argument("--scheduler-file", help="scheduler file written by `dask scheduler`")
@@ -21,9 +21,8 @@ def _tau(text: str) -> float | None:
     return None if text.lower() in ("none", "constant") else float(text)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    fit = sub.add_parser("fit", help="fit a model on a corpus store")
-    models = fit.add_subparsers(dest="model", metavar="MODEL", required=True)
+def add_fit_parser(models: argparse._SubParsersAction) -> None:
+    """``dscir fit lda``."""
     p = models.add_parser(
         "lda", help="latent Dirichlet allocation by SG-MCMC on Dask",
         description="Fit LDA on a corpus store. Unset hyperparameters take the "
@@ -53,14 +52,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--top", type=int, default=10, help="top words printed per topic")
     p.add_argument("--no-progress", action="store_true")
-    _cluster_options(p)
+    cluster_options(p)
     p.set_defaults(func=_fit_lda)
 
+
+def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("evaluate", help="held-out perplexity of a fitted run on a store")
     ev.add_argument("run")
     ev.add_argument("store", nargs="?", help="corpus store (default: the run's own)")
     ev.add_argument("--sweeps", type=int, help="Gibbs sweeps for document completion")
-    _cluster_options(ev)
+    cluster_options(ev)
     ev.set_defaults(func=_evaluate)
 
     tp = sub.add_parser("topics", help="top words of each topic of a fitted run")
