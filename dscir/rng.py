@@ -10,9 +10,18 @@ whatever order tasks finish in.
 
 All functions here are ``numba.njit`` and can be called from other kernels;
 ``derive`` is also usable from Python.
+
+Draws from a state ``s``: ``uniform``, ``normal`` (Box-Muller), ``ziggurat_normal``
+(faster), ``gamma`` / ``log_gamma`` (any shape > 0; the log form stays finite
+where the value underflows), ``log_beta`` and ``poisson`` (any lam >= 0). The
+draw functions that call other draw functions are compiled without numba's
+reference counting (``_nrt=False``: they never allocate), which keeps atomic
+increments of the state's refcount out of the innermost loops.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
@@ -99,3 +108,231 @@ def normal(s):
     u1 = uniform(s)
     u2 = uniform(s)
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+# --- Ziggurat tables for the standard normal (256 layers, Marsaglia & Tsang 2000;
+# layer index, sign and a 52-bit abscissa all come from one 64-bit output, as in
+# numpy's generator, so no bits are shared between the choices).
+def _ziggurat_tables():
+    r = 3.6541528853610088
+    v = r * np.exp(-0.5 * r * r) + np.sqrt(np.pi / 2) * math.erfc(r / np.sqrt(2.0))
+    m = 2.0**52
+    k = np.zeros(256)
+    w = np.zeros(256)
+    f = np.zeros(256)
+    q = v / np.exp(-0.5 * r * r)
+    k[0] = r / q * m
+    w[0] = q / m
+    w[255] = r / m
+    f[0] = 1.0
+    f[255] = np.exp(-0.5 * r * r)
+    x, prev = r, r
+    for i in range(254, 0, -1):
+        x = np.sqrt(-2.0 * np.log(v / x + np.exp(-0.5 * x * x)))
+        k[i + 1] = x / prev * m
+        prev = x
+        f[i] = np.exp(-0.5 * x * x)
+        w[i] = x / m
+    return r, k.astype(np.int64), w, f
+
+
+_ZIG_R, _ZIG_K, _ZIG_W, _ZIG_F = _ziggurat_tables()
+_ZIG_INV_R = 1.0 / _ZIG_R
+_U8 = np.uint64(8)
+_U9 = np.uint64(9)
+_LOW8 = np.uint64(0xFF)
+_BIT = np.uint64(1)
+_LOW52 = np.uint64(0x000FFFFFFFFFFFFF)
+_MAX_FLOAT = np.finfo(np.float64).max
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _ziggurat_edge(s, bits):
+    """The rare (~1.5%) ziggurat cases: the base strip's tail and the wedges,
+    then plain retries; kept out of line so the fast path inlines."""
+    while True:
+        idx = np.int64(bits & _LOW8)
+        rabs = np.int64((bits >> _U9) & _LOW52)
+        x = np.float64(rabs) * _ZIG_W[idx]
+        sign = 1.0 - 2.0 * np.float64(np.int64((bits >> _U8) & _BIT))
+        if rabs < _ZIG_K[idx]:
+            return sign * x
+        if idx == 0:
+            while True:
+                xx = -_ZIG_INV_R * np.log(uniform(s))
+                yy = -np.log(uniform(s))
+                if yy + yy > xx * xx:
+                    return sign * (_ZIG_R + xx)
+        if (_ZIG_F[idx - 1] - _ZIG_F[idx]) * uniform(s) + _ZIG_F[idx] < np.exp(-0.5 * x * x):
+            return sign * x
+        bits = next_u64(s)
+
+
+@nb.njit(cache=True, _nrt=False)
+def ziggurat_normal(s):
+    """Standard normal draw by the ziggurat method: one 64-bit output ~98.5% of
+    the time, several times faster than ``normal`` (kept for existing streams)."""
+    bits = next_u64(s)
+    idx = np.int64(bits & _LOW8)
+    rabs = np.int64((bits >> _U9) & _LOW52)
+    if rabs < _ZIG_K[idx]:
+        return (1.0 - 2.0 * np.float64(np.int64((bits >> _U8) & _BIT))) * (
+            np.float64(rabs) * _ZIG_W[idx]
+        )
+    return _ziggurat_edge(s, bits)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _gamma_ge1(s, shape):
+    """Gamma(shape, 1) draw for shape >= 1 (Marsaglia & Tsang 2000)."""
+    d = shape - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    while True:
+        x = ziggurat_normal(s)
+        t = 1.0 + c * x
+        if t <= 0.0:
+            continue
+        v = t * t * t
+        u = uniform(s)
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2:
+            return d * v
+        if np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
+            return d * v
+
+
+@nb.njit(cache=True, _nrt=False)
+def log_gamma(s, shape):
+    """log of a Gamma(shape, 1) draw; finite for every shape > 0.
+
+    Shape >= 1: Marsaglia-Tsang. Shape < 1: log G(a) = log G(a + 1) + log(U) / a,
+    exact and computed on the log scale, so tiny shapes (1e-8, 1e-300) give
+    finite values far below log(1e-308) instead of underflowing; the result is
+    clamped at -1.8e308 (reached only for shapes below ~1e-307). Shape 0 gives
+    -inf (Gamma(0) is the point mass at 0); negative or NaN shapes give NaN.
+    """
+    if shape >= 1.0:
+        return np.log(_gamma_ge1(s, shape))
+    if shape > 0.0:
+        lg = np.log(_gamma_ge1(s, shape + 1.0)) + np.log(uniform(s)) / shape
+        return lg if lg > -_MAX_FLOAT else -_MAX_FLOAT
+    if shape == 0.0:
+        return -np.inf
+    return np.nan
+
+
+@nb.njit(cache=True, _nrt=False)
+def gamma(s, shape):
+    """A Gamma(shape, 1) draw. For small shapes the value underflows to 0 with
+    probability ~ (1e-308)^shape (1e-3 at shape 0.01, almost surely at 1e-4):
+    use ``log_gamma`` wherever a log is taken later."""
+    if shape >= 1.0:
+        return _gamma_ge1(s, shape)
+    return np.exp(log_gamma(s, shape))
+
+
+@nb.njit(cache=True, _nrt=False)
+def log_beta(s, a, b):
+    """(log V, log(1 - V)) for V ~ Beta(a, b), from two log-gamma draws, so both
+    stay finite for tiny a and b where V or 1 - V would round to 0 or 1."""
+    la = log_gamma(s, a)
+    lb = log_gamma(s, b)
+    top = max(la, lb)
+    lse = top + np.log1p(np.exp(-abs(la - lb)))
+    return la - lse, lb - lse
+
+
+@nb.njit(cache=True, _nrt=False)
+def _stirlerr(n):
+    """log(n!) - [(n + 1/2) log n - n + log(2 pi) / 2] for integer n >= 1."""
+    if n <= 15.0:
+        return math.lgamma(n + 1.0) - (n + 0.5) * np.log(n) + n - _HALF_LOG_2PI
+    nn = 1.0 / (n * n)
+    return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680 - nn / 1188) * nn) * nn) * nn) / n
+
+
+@nb.njit(cache=True, _nrt=False)
+def _bd0(x, m):
+    """x log(x/m) + m - x without cancellation (Loader 2000)."""
+    if abs(x - m) < 0.1 * (x + m):
+        v = (x - m) / (x + m)
+        total = (x - m) * v
+        ej = 2.0 * x * v
+        v2 = v * v
+        j = 1
+        while True:
+            ej *= v2
+            nxt = total + ej / (2 * j + 1)
+            if nxt == total:
+                return nxt
+            total = nxt
+            j += 1
+    return x * np.log(x / m) + m - x
+
+
+@nb.njit(cache=True, _nrt=False)
+def _log_poisson_pmf(k, lam):
+    """log P(K = k), K ~ Poisson(lam), accurate even for lam ~ 1e15 and beyond."""
+    if k == 0.0:
+        return -lam
+    return -_stirlerr(k) - _bd0(k, lam) - _HALF_LOG_2PI - 0.5 * np.log(k)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _poisson_small(s, lam):
+    """Poisson(lam) for lam < 10 by sequential inversion."""
+    u = uniform(s)
+    if u <= 1.0 - lam:  # exp(-lam) >= 1 - lam: certainly 0, no exp needed
+        return 0.0
+    while True:
+        p = np.exp(-lam)
+        total = p
+        k = 0.0
+        while u > total:
+            k += 1.0
+            p *= lam / k
+            nxt = total + p
+            if nxt == total:  # rounding left u above the summed cdf: redraw
+                break
+            total = nxt
+        if u <= total:
+            return k
+        u = uniform(s)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _poisson_ptrs(s, lam):
+    """Poisson(lam) for lam >= 10: transformed rejection with squeeze
+    (PTRS, Hoermann 1993), with the log-pmf test done via Loader's deviance."""
+    b = 0.931 + 2.53 * np.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    log_inv_alpha = np.log(1.1239 + 1.1328 / (b - 3.4))
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    while True:
+        u = uniform(s) - 0.5
+        v = uniform(s)
+        us = 0.5 - abs(u)
+        k = np.floor((2.0 * a / us + b) * u + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return k
+        if k < 0.0 or (us < 0.013 and v > us):
+            continue
+        if np.log(v) + log_inv_alpha - np.log(a / (us * us) + b) <= _log_poisson_pmf(k, lam):
+            return k
+
+
+@nb.njit(cache=True, _nrt=False)
+def poisson(s, lam):
+    """A Poisson(lam) draw, returned as an integer-valued float64 (a float so
+    that any finite lam works: beyond 2^53 the draw is exact up to float spacing,
+    far below its standard deviation). Exact for every lam >= 0: inversion below
+    10, PTRS above; lam == 0 gives 0; lam == inf gives inf; NaN or negative lam
+    gives NaN."""
+    if lam < 10.0:
+        if lam >= 0.0:
+            return _poisson_small(s, lam)
+        return np.nan
+    if lam <= _MAX_FLOAT:
+        return _poisson_ptrs(s, lam)
+    return lam if lam > 0.0 else np.nan

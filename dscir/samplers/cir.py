@@ -1,0 +1,171 @@
+"""SCIR: the stochastic Cox-Ingersoll-Ross sampler (Baker et al. 2018).
+
+The CIR process d theta = (a - theta) dt + sqrt(2 theta) dW has stationary law
+Gamma(a, 1) and an exact transition over a time h:
+
+    theta' = (1 - e^{-h}) G,   G ~ Gamma(a + P, 1),   P ~ Poisson(theta e^{-h} / (1 - e^{-h})).
+
+SCIR applies this transition with ``a`` replaced by the minibatch estimate
+a_hat = prior + counts at every step, elementwise over an array of any shape
+(a K x W topic matrix, a vector). There is no discretisation error: with a
+fixed ``a`` the chain is *exactly* Gamma(a, 1) distributed at every step if it
+starts so, and converges to it from anywhere, for every h > 0; h only sets how
+far the chain moves before a_hat is resampled. Two transitions of h1 and h2
+with the same ``a`` are one transition of h1 + h2.
+
+Representation of tiny values: the state holds ``log_theta``, never theta. With
+shapes like 1e-4 or 1e-6 most Gamma draws are far below the smallest double
+(log G ~ log(U)/a, around -1e4 to -1e6), so the transition works on the log
+scale throughout: theta enters only through the Poisson mean
+exp(log_theta - h - log(1 - e^{-h})) (where underflow to 0 is harmless: P = 0
+then), and the new state is log(1 - e^{-h}) + log G with log G drawn by
+``dscir.rng.log_gamma``, finite for every shape > 0. ``State.theta`` =
+exp(log_theta) therefore underflows to exactly 0 for such entries; form
+probabilities with a log-sum-exp over ``log_theta``
+(``dscir.samplers.simplex.normalize_log``) instead.
+
+Randomness: row r (an index over all axes but the last, flattened) draws from
+the stream ``mix_in(key, r)`` in order along the row, so results do not depend
+on numba's thread count. Large arrays run in parallel over rows (``prange``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.rng import log_gamma, mix_in, new_state, poisson
+
+# Below this many elements the serial kernel is used: a parallel launch costs
+# more than it saves on a Dirichlet-study vector, and both give identical draws.
+_PARALLEL_MIN_SIZE = 1 << 15
+
+
+class State(NamedTuple):
+    """SCIR state: log theta, any shape, the simplex along the last axis."""
+
+    log_theta: np.ndarray
+
+    @property
+    def theta(self) -> np.ndarray:
+        """exp(log_theta); entries below ~1e-308 underflow to 0 (see the module notes)."""
+        return np.exp(self.log_theta)
+
+
+def init(theta0: np.ndarray) -> State:
+    """State at ``theta0`` (positive and finite; any shape)."""
+    theta0 = np.asarray(theta0, dtype=np.float64)
+    if not np.all(np.isfinite(theta0) & (theta0 > 0)):
+        raise DscirError("SCIR theta0 must be positive and finite everywhere")
+    return State(np.log(theta0))
+
+
+def init_log(log_theta0: np.ndarray) -> State:
+    """State at theta = exp(``log_theta0``), for starting values too small for a double."""
+    log_theta0 = np.array(log_theta0, dtype=np.float64)
+    if not np.all(np.isfinite(log_theta0)):
+        raise DscirError("SCIR log_theta0 must be finite everywhere")
+    return State(log_theta0)
+
+
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
+    """One SCIR step: the exact CIR transition over ``step_size`` with
+    a_hat = ``prior`` + ``counts`` (prior > 0 broadcastable to theta, counts >= 0
+    of theta's shape, the minibatch statistics scaled to the full data)."""
+    log_theta = np.asarray(state.log_theta, dtype=np.float64)
+    prior = np.asarray(prior, dtype=np.float64)
+    if not np.all(np.isfinite(prior) & (prior > 0)):
+        raise DscirError("SCIR prior must be positive and finite")
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.shape != log_theta.shape:
+        raise DscirError(
+            f"SCIR counts have shape {counts.shape}, the state has shape {log_theta.shape}"
+        )
+    try:
+        a = prior + counts
+    except ValueError:
+        raise DscirError(
+            f"SCIR prior of shape {prior.shape} does not broadcast to {log_theta.shape}"
+        ) from None
+    return State(transition(log_theta, a, step_size, key))
+
+
+def transition(log_theta: np.ndarray, a, h: float, key: int) -> np.ndarray:
+    """log theta' after the exact CIR transition over time ``h`` with shape ``a``
+    (> 0 and finite, broadcastable to ``log_theta``); any shape; inputs untouched."""
+    log_theta = np.asarray(log_theta, dtype=np.float64)
+    shape = log_theta.shape
+    try:
+        a = np.broadcast_to(np.asarray(a, dtype=np.float64), shape)
+    except ValueError:
+        raise DscirError(
+            f"SCIR shape a of shape {np.shape(a)} does not broadcast to {shape}"
+        ) from None
+    h = _check_step(h)
+    key = _check_key(key)
+    if log_theta.size == 0:
+        return log_theta.copy()
+    cols = shape[-1] if log_theta.ndim else 1
+    lt2 = np.ascontiguousarray(log_theta).reshape(-1, cols)
+    a2 = np.ascontiguousarray(a).reshape(-1, cols)
+    out = np.empty_like(lt2)
+    log_scale = math.log(-math.expm1(-h))  # log(1 - e^{-h})
+    log_ratio = -h - log_scale  # log(e^{-h} / (1 - e^{-h}))
+    kernel = _transition_parallel if lt2.size >= _PARALLEL_MIN_SIZE else _transition_serial
+    n_bad = kernel(lt2, a2, log_scale, log_ratio, np.uint64(key), out)
+    if n_bad:
+        raise DscirError(
+            f"SCIR shape a = prior + counts must be positive and finite; {n_bad} "
+            f"of {a2.size} entries are not"
+        )
+    return out.reshape(shape)
+
+
+def _check_step(h) -> float:
+    if not isinstance(h, numbers.Real) or not (0.0 < float(h) < math.inf):
+        raise DscirError(f"SCIR step_size must be a positive finite number, got {h!r}")
+    return float(h)
+
+
+def _check_key(key) -> int:
+    if not isinstance(key, numbers.Integral) or not 0 <= int(key) < 2**64:
+        raise DscirError(f"stream key must be an integer in [0, 2**64), got {key!r}")
+    return int(key)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _transition_row(log_theta, a, log_scale, log_ratio, s, out):
+    """One row of the transition from stream ``s``; returns the number of bad shapes."""
+    n_bad = 0
+    for j in range(log_theta.size):
+        aj = a[j]
+        if not (0.0 < aj < np.inf):
+            out[j] = np.nan
+            n_bad += 1
+            continue
+        lam = np.exp(log_theta[j] + log_ratio)
+        out[j] = log_scale + log_gamma(s, aj + poisson(s, lam))
+    return n_bad
+
+
+@nb.njit(cache=True, parallel=True)
+def _transition_parallel(log_theta, a, log_scale, log_ratio, key, out):
+    n_bad = 0
+    for r in nb.prange(log_theta.shape[0]):
+        s = new_state(mix_in(key, r))
+        n_bad += _transition_row(log_theta[r], a[r], log_scale, log_ratio, s, out[r])
+    return n_bad
+
+
+@nb.njit(cache=True)
+def _transition_serial(log_theta, a, log_scale, log_ratio, key, out):
+    n_bad = 0
+    for r in range(log_theta.shape[0]):
+        s = new_state(mix_in(key, r))
+        n_bad += _transition_row(log_theta[r], a[r], log_scale, log_ratio, s, out[r])
+    return n_bad
