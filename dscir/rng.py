@@ -137,6 +137,33 @@ def _ziggurat_tables():
 
 
 _ZIG_R, _ZIG_K, _ZIG_W, _ZIG_F = _ziggurat_tables()
+
+
+def _exp_ziggurat_tables():
+    """Tables for Exp(1): 256 layers, base strip of width r = 7.697 plus its tail."""
+    r = 7.69711747013104972
+    v = (r + 1.0) * np.exp(-r)
+    m = 2.0**53
+    k = np.zeros(256)
+    w = np.zeros(256)
+    f = np.zeros(256)
+    q = v / np.exp(-r)
+    k[0] = r / q * m
+    w[0] = q / m
+    w[255] = r / m
+    f[0] = 1.0
+    f[255] = np.exp(-r)
+    x, prev = r, r
+    for i in range(254, 0, -1):
+        x = -np.log(v / x + np.exp(-x))
+        k[i + 1] = x / prev * m
+        prev = x
+        f[i] = np.exp(-x)
+        w[i] = x / m
+    return r, k.astype(np.int64), w, f
+
+
+_EZIG_R, _EZIG_K, _EZIG_W, _EZIG_F = _exp_ziggurat_tables()
 _ZIG_INV_R = 1.0 / _ZIG_R
 _U8 = np.uint64(8)
 _U9 = np.uint64(9)
@@ -184,6 +211,33 @@ def ziggurat_normal(s):
 
 
 @nb.njit(cache=True, _nrt=False)
+def _exponential_edge(s, bits):
+    """The rare (~1.1%) cases of ``exponential``: tail, wedges and retries."""
+    while True:
+        idx = np.int64(bits & _LOW8)
+        rabs = np.int64(bits >> _U11)
+        x = np.float64(rabs) * _EZIG_W[idx]
+        if rabs < _EZIG_K[idx]:
+            return x
+        if idx == 0:
+            return _EZIG_R - np.log(uniform(s))  # memoryless tail
+        if (_EZIG_F[idx - 1] - _EZIG_F[idx]) * uniform(s) + _EZIG_F[idx] < np.exp(-x):
+            return x
+        bits = next_u64(s)
+
+
+@nb.njit(cache=True, _nrt=False)
+def exponential(s):
+    """Exp(1) draw (= -log U) by the ziggurat method: no log ~99% of the time."""
+    bits = next_u64(s)
+    idx = np.int64(bits & _LOW8)
+    rabs = np.int64(bits >> _U11)
+    if rabs < _EZIG_K[idx]:
+        return np.float64(rabs) * _EZIG_W[idx]
+    return _exponential_edge(s, bits)
+
+
+@nb.njit(cache=True, _nrt=False)
 def _gamma_ge1(s, shape):
     """Gamma(shape, 1) draw for shape >= 1 (Marsaglia & Tsang 2000)."""
     d = shape - 1.0 / 3.0
@@ -206,7 +260,8 @@ def _gamma_ge1(s, shape):
 def log_gamma(s, shape):
     """log of a Gamma(shape, 1) draw; finite for every shape > 0.
 
-    Shape >= 1: Marsaglia-Tsang. Shape < 1: log G(a) = log G(a + 1) + log(U) / a,
+    Shape >= 1: Marsaglia-Tsang. Shape < 1: log G(a) = log G(a + 1) + log(U) / a
+    (with -log U drawn as an Exp(1) variate),
     exact and computed on the log scale, so tiny shapes (1e-8, 1e-300) give
     finite values far below log(1e-308) instead of underflowing; the result is
     clamped at -1.8e308 (reached only for shapes below ~1e-307). Shape 0 gives
@@ -215,7 +270,7 @@ def log_gamma(s, shape):
     if shape >= 1.0:
         return np.log(_gamma_ge1(s, shape))
     if shape > 0.0:
-        lg = np.log(_gamma_ge1(s, shape + 1.0)) + np.log(uniform(s)) / shape
+        lg = np.log(_gamma_ge1(s, shape + 1.0)) - exponential(s) / shape
         return lg if lg > -_MAX_FLOAT else -_MAX_FLOAT
     if shape == 0.0:
         return -np.inf
@@ -281,7 +336,7 @@ def _log_poisson_pmf(k, lam):
 
 @nb.njit(cache=True, _nrt=False)
 def _poisson_small(s, lam):
-    """Poisson(lam) for lam < 10 by sequential inversion."""
+    """Poisson(lam) for lam < 20 by sequential inversion (faster than PTRS there)."""
     u = uniform(s)
     if u <= 1.0 - lam:  # exp(-lam) >= 1 - lam: certainly 0, no exp needed
         return 0.0
@@ -303,7 +358,7 @@ def _poisson_small(s, lam):
 
 @nb.njit(cache=True, _nrt=False)
 def _poisson_ptrs(s, lam):
-    """Poisson(lam) for lam >= 10: transformed rejection with squeeze
+    """Poisson(lam) for lam >= 20: transformed rejection with squeeze
     (PTRS, Hoermann 1993), with the log-pmf test done via Loader's deviance."""
     b = 0.931 + 2.53 * np.sqrt(lam)
     a = -0.059 + 0.02483 * b
@@ -327,9 +382,9 @@ def poisson(s, lam):
     """A Poisson(lam) draw, returned as an integer-valued float64 (a float so
     that any finite lam works: beyond 2^53 the draw is exact up to float spacing,
     far below its standard deviation). Exact for every lam >= 0: inversion below
-    10, PTRS above; lam == 0 gives 0; lam == inf gives inf; NaN or negative lam
+    20, PTRS (valid from 10) above; lam == 0 gives 0; lam == inf gives inf; NaN or negative lam
     gives NaN."""
-    if lam < 10.0:
+    if lam < 20.0:
         if lam >= 0.0:
             return _poisson_small(s, lam)
         return np.nan

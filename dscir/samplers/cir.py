@@ -39,11 +39,15 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.rng import log_gamma, mix_in, new_state, poisson
+from dscir.rng import gamma, log_gamma, mix_in, new_state, poisson, ziggurat_normal
 
 # Below this many elements the serial kernel is used: a parallel launch costs
 # more than it saves on a Dirichlet-study vector, and both give identical draws.
 _PARALLEL_MIN_SIZE = 1 << 15
+# A Poisson mean below 2^-54 gives P = 0 by inversion with any 53-bit uniform,
+# so no draw (and no exp, slow near underflow) is spent on it.
+_LOG_LAM_ZERO = -54.0 * math.log(2.0)
+_LOG2 = math.log(2.0)
 
 
 class State(NamedTuple):
@@ -86,42 +90,55 @@ def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) ->
         raise DscirError(
             f"SCIR counts have shape {counts.shape}, the state has shape {log_theta.shape}"
         )
+    if prior.ndim == 0:  # the common case: the kernel adds the prior on the fly
+        return State(_run(log_theta, float(prior), counts, step_size, key))
     try:
         a = prior + counts
     except ValueError:
         raise DscirError(
             f"SCIR prior of shape {prior.shape} does not broadcast to {log_theta.shape}"
         ) from None
-    return State(transition(log_theta, a, step_size, key))
+    if a.shape != log_theta.shape:
+        raise DscirError(
+            f"SCIR prior of shape {prior.shape} does not broadcast to {log_theta.shape}"
+        )
+    return State(_run(log_theta, 0.0, a, step_size, key))
 
 
 def transition(log_theta: np.ndarray, a, h: float, key: int) -> np.ndarray:
     """log theta' after the exact CIR transition over time ``h`` with shape ``a``
     (> 0 and finite, broadcastable to ``log_theta``); any shape; inputs untouched."""
     log_theta = np.asarray(log_theta, dtype=np.float64)
-    shape = log_theta.shape
+    a = np.asarray(a, dtype=np.float64)
     try:
-        a = np.broadcast_to(np.asarray(a, dtype=np.float64), shape)
+        if a.shape != log_theta.shape:
+            a = np.broadcast_to(a, log_theta.shape)
     except ValueError:
         raise DscirError(
-            f"SCIR shape a of shape {np.shape(a)} does not broadcast to {shape}"
+            f"SCIR shape a of shape {a.shape} does not broadcast to {log_theta.shape}"
         ) from None
+    return _run(log_theta, 0.0, a, h, key)
+
+
+def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key) -> np.ndarray:
+    """The transition with a = prior + counts elementwise (counts of log_theta's shape)."""
     h = _check_step(h)
     key = _check_key(key)
+    shape = log_theta.shape
     if log_theta.size == 0:
         return log_theta.copy()
     cols = shape[-1] if log_theta.ndim else 1
     lt2 = np.ascontiguousarray(log_theta).reshape(-1, cols)
-    a2 = np.ascontiguousarray(a).reshape(-1, cols)
+    c2 = np.ascontiguousarray(counts).reshape(-1, cols)
     out = np.empty_like(lt2)
     log_scale = math.log(-math.expm1(-h))  # log(1 - e^{-h})
     log_ratio = -h - log_scale  # log(e^{-h} / (1 - e^{-h}))
     kernel = _transition_parallel if lt2.size >= _PARALLEL_MIN_SIZE else _transition_serial
-    n_bad = kernel(lt2, a2, log_scale, log_ratio, np.uint64(key), out)
+    n_bad = kernel(lt2, prior, c2, log_scale, log_ratio, np.uint64(key), out)
     if n_bad:
         raise DscirError(
             f"SCIR shape a = prior + counts must be positive and finite; {n_bad} "
-            f"of {a2.size} entries are not"
+            f"of {c2.size} entries are not"
         )
     return out.reshape(shape)
 
@@ -139,33 +156,54 @@ def _check_key(key) -> int:
 
 
 @nb.njit(cache=True, _nrt=False)
-def _transition_row(log_theta, a, log_scale, log_ratio, s, out):
+def _log_poisson_gamma(s, a, log_lam):
+    """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)): half a noncentral
+    chi-square with 2a degrees of freedom and noncentrality 2 lam.
+
+    For a >= 1/2 it is drawn without the Poisson variable, as
+    (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) (a noncentral chi-square with one
+    degree of freedom plus an independent central one with 2a - 1): cheaper, and
+    never small enough to underflow. For a < 1/2 (small priors, empty counts),
+    P is drawn (by inversion: small lam is the common case there) and then
+    log Gamma(a + P) on the log scale.
+    """
+    if a >= 0.5:
+        z = ziggurat_normal(s) + np.exp(0.5 * (log_lam + _LOG2))
+        x = 0.5 * z * z
+        if a > 0.5:
+            x += gamma(s, a - 0.5)
+        return np.log(x)
+    p = poisson(s, np.exp(log_lam)) if log_lam > _LOG_LAM_ZERO else 0.0
+    return log_gamma(s, a + p)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _transition_row(log_theta, prior, counts, log_scale, log_ratio, s, out):
     """One row of the transition from stream ``s``; returns the number of bad shapes."""
     n_bad = 0
     for j in range(log_theta.size):
-        aj = a[j]
+        aj = prior + counts[j]
         if not (0.0 < aj < np.inf):
             out[j] = np.nan
             n_bad += 1
             continue
-        lam = np.exp(log_theta[j] + log_ratio)
-        out[j] = log_scale + log_gamma(s, aj + poisson(s, lam))
+        out[j] = log_scale + _log_poisson_gamma(s, aj, log_theta[j] + log_ratio)
     return n_bad
 
 
 @nb.njit(cache=True, parallel=True)
-def _transition_parallel(log_theta, a, log_scale, log_ratio, key, out):
+def _transition_parallel(log_theta, prior, counts, log_scale, log_ratio, key, out):
     n_bad = 0
     for r in nb.prange(log_theta.shape[0]):
         s = new_state(mix_in(key, r))
-        n_bad += _transition_row(log_theta[r], a[r], log_scale, log_ratio, s, out[r])
+        n_bad += _transition_row(log_theta[r], prior, counts[r], log_scale, log_ratio, s, out[r])
     return n_bad
 
 
 @nb.njit(cache=True)
-def _transition_serial(log_theta, a, log_scale, log_ratio, key, out):
+def _transition_serial(log_theta, prior, counts, log_scale, log_ratio, key, out):
     n_bad = 0
     for r in range(log_theta.shape[0]):
         s = new_state(mix_in(key, r))
-        n_bad += _transition_row(log_theta[r], a[r], log_scale, log_ratio, s, out[r])
+        n_bad += _transition_row(log_theta[r], prior, counts[r], log_scale, log_ratio, s, out[r])
     return n_bad
