@@ -17,12 +17,18 @@ Representation of tiny values: the state holds ``log_theta``, never theta. With
 shapes like 1e-4 or 1e-6 most Gamma draws are far below the smallest double
 (log G ~ log(U)/a, around -1e4 to -1e6), so the transition works on the log
 scale throughout: theta enters only through the Poisson mean
-exp(log_theta - h - log(1 - e^{-h})) (where underflow to 0 is harmless: P = 0
-then), and the new state is log(1 - e^{-h}) + log G with log G drawn by
-``dscir.rng.log_gamma``, finite for every shape > 0. ``State.theta`` =
-exp(log_theta) therefore underflows to exactly 0 for such entries; form
-probabilities with a log-sum-exp over ``log_theta``
+lam = exp(log_theta - h - log(1 - e^{-h})) (where underflow to 0 is harmless:
+P = 0 then), and the new state is log(1 - e^{-h}) + log G with log G drawn on
+the log scale (``dscir.rng.log_gamma``), finite for every shape > 0.
+``State.theta`` = exp(log_theta) therefore underflows to exactly 0 for such
+entries; form probabilities with a log-sum-exp over ``log_theta``
 (``dscir.samplers.simplex.normalize_log``) instead.
+
+How G is drawn: 2G is a noncentral chi-square with 2a degrees of freedom and
+noncentrality 2 lam. For a >= 1/2 it is drawn as (Z + sqrt(2 lam))^2 + 2 G',
+Z ~ N(0, 1), G' ~ Gamma(a - 1/2): no Poisson draw, a few ns per entry (and
+a = 1/2, the LDA reference prior with no counts, needs no gamma at all). For
+a < 1/2 (small priors, empty counts) P is drawn and then log Gamma(a + P).
 
 Randomness: row r (an index over all axes but the last, flattened) draws from
 the stream ``mix_in(key, r)`` in order along the row, so results do not depend
@@ -48,6 +54,7 @@ _PARALLEL_MIN_SIZE = 1 << 15
 # so no draw (and no exp, slow near underflow) is spent on it.
 _LOG_LAM_ZERO = -54.0 * math.log(2.0)
 _LOG2 = math.log(2.0)
+_LOG_MIN_DOUBLE = math.log(5e-324)
 
 
 class State(NamedTuple):
@@ -107,7 +114,8 @@ def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) ->
 
 def transition(log_theta: np.ndarray, a, h: float, key: int) -> np.ndarray:
     """log theta' after the exact CIR transition over time ``h`` with shape ``a``
-    (> 0 and finite, broadcastable to ``log_theta``); any shape; inputs untouched."""
+    (> 0 and finite, broadcastable to ``log_theta``); any shape; inputs untouched.
+    ``h = inf`` gives fresh draws from the stationary Gamma(a, 1)."""
     log_theta = np.asarray(log_theta, dtype=np.float64)
     a = np.asarray(a, dtype=np.float64)
     try:
@@ -118,6 +126,13 @@ def transition(log_theta: np.ndarray, a, h: float, key: int) -> np.ndarray:
             f"SCIR shape a of shape {a.shape} does not broadcast to {log_theta.shape}"
         ) from None
     return _run(log_theta, 0.0, a, h, key)
+
+
+def sample_stationary(a, key: int) -> np.ndarray:
+    """log G for independent exact draws G ~ Gamma(a, 1), the CIR's stationary
+    law (a > 0 and finite, any shape; the transition over an infinite time)."""
+    a = np.array(a, dtype=np.float64)
+    return _run(np.zeros(a.shape), 0.0, a, math.inf, key)
 
 
 def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key) -> np.ndarray:
@@ -144,8 +159,8 @@ def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key) -> np.
 
 
 def _check_step(h) -> float:
-    if not isinstance(h, numbers.Real) or not (0.0 < float(h) < math.inf):
-        raise DscirError(f"SCIR step_size must be a positive finite number, got {h!r}")
+    if not isinstance(h, numbers.Real) or not float(h) > 0.0:
+        raise DscirError(f"SCIR step_size must be a positive number, got {h!r}")
     return float(h)
 
 
@@ -157,22 +172,17 @@ def _check_key(key) -> int:
 
 @nb.njit(cache=True, _nrt=False)
 def _log_poisson_gamma(s, a, log_lam):
-    """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)): half a noncentral
-    chi-square with 2a degrees of freedom and noncentrality 2 lam.
-
-    For a >= 1/2 it is drawn without the Poisson variable, as
-    (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) (a noncentral chi-square with one
-    degree of freedom plus an independent central one with 2a - 1): cheaper, and
-    never small enough to underflow. For a < 1/2 (small priors, empty counts),
-    P is drawn (by inversion: small lam is the common case there) and then
-    log Gamma(a + P) on the log scale.
-    """
+    """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)) (see the module
+    notes). For a >= 1/2 the sum (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) is
+    formed on the linear scale: it falls below 1e-300 with probability ~1e-150."""
     if a >= 0.5:
         z = ziggurat_normal(s) + np.exp(0.5 * (log_lam + _LOG2))
         x = 0.5 * z * z
         if a > 0.5:
             x += gamma(s, a - 0.5)
-        return np.log(x)
+        # x == 0 needs Z == -sqrt(2 lam) to the bit (probability ~2^-52 at lam = 0):
+        # keep the log finite by rounding it up to the smallest double
+        return np.log(x) if x > 0.0 else _LOG_MIN_DOUBLE
     p = poisson(s, np.exp(log_lam)) if log_lam > _LOG_LAM_ZERO else 0.0
     return log_gamma(s, a + p)
 
