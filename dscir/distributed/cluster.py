@@ -11,6 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+import dask
 from distributed import Client, LocalCluster
 
 from dscir.errors import DscirError
@@ -41,7 +42,11 @@ def dask_client(
         return
     if address is not None or scheduler_file is not None:
         try:
-            c = Client(address=address, scheduler_file=scheduler_file, timeout="30s")
+            c = Client(
+                address=address,
+                scheduler_file=scheduler_file,
+                timeout=dask.config.get("distributed.comm.timeouts.connect"),
+            )
         except (OSError, TimeoutError, ValueError) as exc:
             target = address or scheduler_file
             raise DscirError(f"cannot connect to the Dask scheduler at {target}: {exc}") from exc

@@ -1,0 +1,87 @@
+"""Where an LDA iteration's time goes, and how it scales from 1 to 2 workers.
+
+On the shared wiki corpus (K = 100, minibatch 50, SCIR), run a fixed number of
+iterations on LocalClusters of 1 and 2 single-threaded worker processes and
+report documents/s, tokens/s and the per-iteration split into Gibbs work (the
+slowest task), waiting on the cluster beyond it (communication, scheduling)
+and the driver's update (phi columns, exact reduction, the K x W sampler
+step). Writes benchmarks/results/lda_throughput.json and .png.
+
+    python benchmarks/lda_throughput.py [--iterations 60] [--sweeps 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from lda_wiki import RESULTS, cpu_model, make_store
+
+
+def measure(store: Path, n_workers: int, args) -> dict:
+    from distributed import Client, LocalCluster
+
+    from dscir.api import LDA
+    from dscir.distributed.lda import LDADriver
+
+    cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, seed=0)._config()
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        driver = LDADriver(client, str(store), cfg)
+        for i in range(args.warmup + args.iterations):
+            driver.step(prefetch=i + 1 < args.warmup + args.iterations)
+        driver.close()
+    h = driver.history[args.warmup:]
+    wall = sum(s.wall for s in h)
+    return {
+        "workers": n_workers,
+        "iterations": len(h),
+        "docs_per_s": sum(s.n_docs for s in h) / wall,
+        "tokens_per_s": sum(s.n_tokens for s in h) / wall,
+        "token_sweeps_per_s": sum(s.n_tokens for s in h) * args.sweeps / wall,
+        "mean_seconds": {f: float(np.mean([getattr(s, f) for s in h]))
+                         for f in ("wall", "gibbs", "wait", "update")},
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--iterations", type=int, default=60)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--topics", type=int, default=100)
+    p.add_argument("--sweeps", type=int, default=200)
+    args = p.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = make_store(Path(tmp) / "wiki.zarr")
+        rows = [measure(store, n, args) for n in (1, 2)]
+    rows[1]["parallel_efficiency"] = rows[1]["docs_per_s"] / (2 * rows[0]["docs_per_s"])
+    for r in rows:
+        print(json.dumps(r))
+    out = {"machine": {"cpu": cpu_model(), "cores": 2}, "args": vars(args), "results": rows}
+    (RESULTS / "lda_throughput.json").write_text(json.dumps(out, indent=1))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    parts = ("gibbs", "wait", "update")
+    bottom = np.zeros(len(rows))
+    for part in parts:
+        vals = np.array([r["mean_seconds"][part] for r in rows])
+        ax.bar([f"{r['workers']} worker(s)" for r in rows], vals, bottom=bottom, label=part)
+        bottom += vals
+    ax.set(ylabel="seconds per iteration", title="LDA iteration time split (wiki, K=100, n=50)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / "lda_throughput.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()
