@@ -241,7 +241,13 @@ def exponential(s):
 def _gamma_ge1(s, shape):
     """Gamma(shape, 1) draw for shape >= 1 (Marsaglia & Tsang 2000)."""
     d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
+    return gamma_mt(s, d, 1.0 / np.sqrt(9.0 * d))
+
+
+@nb.njit(cache=True, _nrt=False)
+def gamma_mt(s, d, c):
+    """Gamma(d + 1/3, 1) draw, d >= 2/3, c = 1 / sqrt(9 d): Marsaglia-Tsang with
+    its constants precomputed, for loops that draw many gammas of one shape."""
     while True:
         x = ziggurat_normal(s)
         t = 1.0 + c * x

@@ -35,6 +35,21 @@ def test_gamma_is_stationary_for_any_h(a, h):
     assert stats.kstest(state.log_theta, stats.loggamma(a).cdf).pvalue > P_MIN
 
 
+def test_mixed_shapes_along_a_row_are_each_stationary():
+    # per-entry shapes as in a topic row: the prior alone (repeated) and
+    # prior + counts of all sizes, interleaved, so the kernel switches between
+    # its small-shape and large-shape draws; probability integral transforms
+    # u = F_a(theta) of all entries together must be Uniform(0, 1)
+    n, prior = 30_000, 0.1
+    rng = np.random.default_rng(3)
+    counts = np.where(rng.random(n) < 0.5, 0.0, rng.choice([0.05, 0.3, 0.4, 2.0, 50.0], n))
+    a = prior + counts
+    state = cir.init_log(stats.loggamma(a).rvs(random_state=rng))
+    for m in range(2):
+        state = cir.step(state, prior, counts, 0.7, derive(19, m))
+    assert stats.kstest(stats.loggamma(a).cdf(state.log_theta), "uniform").pvalue > P_MIN
+
+
 @pytest.mark.parametrize("h", [0.01, 1.0, 10.0])
 @pytest.mark.parametrize("a", [0.1, 0.5, 1.0, 7.3, 100.0])
 @pytest.mark.parametrize("theta0", [2.0, 1e4])

@@ -45,7 +45,16 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.rng import gamma, log_gamma, mix_in, new_state, poisson, ziggurat_normal
+from dscir.rng import (
+    exponential,
+    gamma,
+    gamma_mt,
+    log_gamma,
+    mix_in,
+    new_state,
+    poisson,
+    ziggurat_normal,
+)
 
 # Below this many elements the serial kernel is used: a parallel launch costs
 # more than it saves on a Dirichlet-study vector, and both give identical draws.
@@ -55,6 +64,7 @@ _PARALLEL_MIN_SIZE = 1 << 15
 _LOG_LAM_ZERO = -54.0 * math.log(2.0)
 _LOG2 = math.log(2.0)
 _LOG_MIN_DOUBLE = math.log(5e-324)
+_LOG_FLOOR = -np.finfo(np.float64).max
 
 
 class State(NamedTuple):
@@ -171,10 +181,11 @@ def _check_key(key) -> int:
 
 
 @nb.njit(cache=True, _nrt=False)
-def _log_poisson_gamma(s, a, log_lam):
+def _log_poisson_gamma(s, a, log_lam, d, c, inv_a):
     """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)) (see the module
     notes). For a >= 1/2 the sum (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) is
-    formed on the linear scale: it falls below 1e-300 with probability ~1e-150."""
+    formed on the linear scale: it falls below 1e-300 with probability ~1e-150.
+    For a < 1/2, (d, c, inv_a) are ``_boost_constants(a)``."""
     if a >= 0.5:
         z = ziggurat_normal(s) + np.exp(0.5 * (log_lam + _LOG2))
         x = 0.5 * z * z
@@ -184,20 +195,36 @@ def _log_poisson_gamma(s, a, log_lam):
         # keep the log finite by rounding it up to the smallest double
         return np.log(x) if x > 0.0 else _LOG_MIN_DOUBLE
     p = poisson(s, np.exp(log_lam)) if log_lam > _LOG_LAM_ZERO else 0.0
-    return log_gamma(s, a + p)
+    if p > 0.0:
+        return log_gamma(s, a + p)
+    # log G(a) = log G(a + 1) - E / a, as in rng.log_gamma, with the constants
+    # of the Marsaglia-Tsang draw for a + 1 computed once per distinct a
+    lg = np.log(gamma_mt(s, d, c)) - exponential(s) * inv_a
+    return lg if lg > _LOG_FLOOR else _LOG_FLOOR
+
+
+@nb.njit(cache=True, _nrt=False)
+def _boost_constants(a):
+    d = a + 2.0 / 3.0
+    return d, 1.0 / np.sqrt(9.0 * d), 1.0 / a
 
 
 @nb.njit(cache=True, _nrt=False)
 def _transition_row(log_theta, prior, counts, log_scale, log_ratio, s, out):
     """One row of the transition from stream ``s``; returns the number of bad shapes."""
     n_bad = 0
+    cached = -1.0  # the small shape whose constants d, c, inv_a are current
+    d = c = inv_a = 0.0
     for j in range(log_theta.size):
         aj = prior + counts[j]
         if not (0.0 < aj < np.inf):
             out[j] = np.nan
             n_bad += 1
             continue
-        out[j] = log_scale + _log_poisson_gamma(s, aj, log_theta[j] + log_ratio)
+        if aj < 0.5 and aj != cached:  # most small shapes are the prior itself
+            cached = aj
+            d, c, inv_a = _boost_constants(aj)
+        out[j] = log_scale + _log_poisson_gamma(s, aj, log_theta[j] + log_ratio, d, c, inv_a)
     return n_bad
 
 
