@@ -12,11 +12,14 @@ All functions here are ``numba.njit`` and can be called from other kernels;
 ``derive`` is also usable from Python.
 
 Draws from a state ``s``: ``uniform``, ``normal`` (Box-Muller), ``ziggurat_normal``
-(faster), ``gamma`` / ``log_gamma`` (any shape > 0; the log form stays finite
-where the value underflows), ``log_beta`` and ``poisson`` (any lam >= 0). The
-draw functions that call other draw functions are compiled without numba's
-reference counting (``_nrt=False``: they never allocate), which keeps atomic
-increments of the state's refcount out of the innermost loops.
+(faster), ``exponential``, ``gamma`` / ``log_gamma`` (any shape > 0; the log form
+stays finite where the value underflows), ``gamma_mt`` (one shape, constants
+precomputed), ``log_beta`` and ``poisson`` (any lam >= 0). The draw functions
+that call other draw functions are compiled without numba's reference counting
+(``_nrt=False``: they never allocate): passing the state array to a compiled
+call otherwise costs two atomic refcount updates, more than a ziggurat draw.
+Hot loops do best the same way: allocate the state per row, then hand it to an
+``_nrt=False`` row function (``dscir.samplers.cir`` does this).
 """
 
 from __future__ import annotations
@@ -267,11 +270,11 @@ def log_gamma(s, shape):
     """log of a Gamma(shape, 1) draw; finite for every shape > 0.
 
     Shape >= 1: Marsaglia-Tsang. Shape < 1: log G(a) = log G(a + 1) + log(U) / a
-    (with -log U drawn as an Exp(1) variate),
-    exact and computed on the log scale, so tiny shapes (1e-8, 1e-300) give
-    finite values far below log(1e-308) instead of underflowing; the result is
-    clamped at -1.8e308 (reached only for shapes below ~1e-307). Shape 0 gives
-    -inf (Gamma(0) is the point mass at 0); negative or NaN shapes give NaN.
+    (-log U drawn as an Exp(1) variate), exact and computed on the log scale, so
+    tiny shapes (1e-8, 1e-300) give finite values far below log(1e-308) instead
+    of underflowing; the result is clamped at -1.8e308 (reached only for shapes
+    below ~1e-307). Shape 0 gives -inf (Gamma(0) is the point mass at 0);
+    negative or NaN shapes give NaN.
     """
     if shape >= 1.0:
         return np.log(_gamma_ge1(s, shape))
@@ -286,7 +289,7 @@ def log_gamma(s, shape):
 @nb.njit(cache=True, _nrt=False)
 def gamma(s, shape):
     """A Gamma(shape, 1) draw. For small shapes the value underflows to 0 with
-    probability ~ (1e-308)^shape (1e-3 at shape 0.01, almost surely at 1e-4):
+    probability ~ (1e-308)^shape (1e-3 at shape 0.01, 0.93 at 1e-4):
     use ``log_gamma`` wherever a log is taken later."""
     if shape >= 1.0:
         return _gamma_ge1(s, shape)
