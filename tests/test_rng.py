@@ -196,6 +196,8 @@ def test_log_beta_matches_scipy(a, b):
     # the Beta cdf at V from whichever log is accurate (V itself rounds to 1.0
     # for ~8% of Beta(0.05, 0.05) draws): I_V(a, b) = 1 - I_{1-V}(b, a)
     u = np.where(
-        log_v < np.log(0.5), stats.beta(a, b).cdf(np.exp(log_v)), stats.beta(b, a).sf(np.exp(log_1mv))
+        log_v < np.log(0.5),
+        stats.beta(a, b).cdf(np.exp(log_v)),
+        stats.beta(b, a).sf(np.exp(log_1mv)),
     )
     assert stats.kstest(u, "uniform").pvalue > 1e-3
