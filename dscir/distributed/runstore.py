@@ -76,7 +76,7 @@ class RunWriter:
         evaluations: dict[str, np.ndarray],
     ) -> Path:
         g = self.group
-        _put(g, "vocabulary", np.asarray(vocabulary).astype(str))
+        _put(g, "vocabulary", np.array([str(v) for v in vocabulary]))
         _put(g, "phi_mean", phi_mean)
         for name, value in state.items():
             _put(g, f"state/{name}", np.asarray(value))
@@ -103,7 +103,8 @@ class RunWriter:
 
 def _put(group: zarr.Group, name: str, value: np.ndarray) -> None:
     value = np.asarray(value)
-    arr = group.create_array(name, shape=value.shape, dtype=value.dtype)
+    dtype = str if value.dtype.kind == "U" else value.dtype
+    arr = group.create_array(name, shape=value.shape, dtype=dtype)
     if value.size:
         arr[...] = value
 

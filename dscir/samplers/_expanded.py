@@ -1,0 +1,50 @@
+"""The expanded-mean parameterisation shared by SGRLD, gSGRHMC, SGLD and SGHMC.
+
+theta_kw > 0 with phi_k = theta_k / theta_k. ; prior Gamma(prior, 1) on each
+entry and a multinomial likelihood on phi_k with (scaled) counts c_kw give
+
+    grad log p(theta)_kw = (prior + c_kw - 1) / theta_kw - 1 - c_k. / theta_k. .
+
+Positivity is kept by reflection at 0 (theta -> |theta|); a value that lands
+exactly on 0 is set to the smallest positive double so its log stays finite.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from dscir.errors import DscirError
+
+TINY = 5e-324
+
+
+def as_rows(theta: np.ndarray, prior, counts: np.ndarray, step_size, key, name: str):
+    """Validated 2-D views (rows = simplices) and a per-entry prior array."""
+    theta = np.asarray(theta, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.shape != theta.shape:
+        raise DscirError(f"{name} counts have shape {counts.shape}, the state {theta.shape}")
+    prior = np.asarray(prior, dtype=np.float64)
+    if not np.all(np.isfinite(prior) & (prior > 0)):
+        raise DscirError(f"{name} prior must be positive and finite")
+    try:
+        prior = np.broadcast_to(prior, theta.shape)
+    except ValueError:
+        raise DscirError(f"{name} prior of shape {prior.shape} does not broadcast to "
+                         f"{theta.shape}") from None
+    if not isinstance(step_size, numbers.Real) or not step_size > 0:
+        raise DscirError(f"{name} step_size must be a positive number, got {step_size!r}")
+    if not isinstance(key, numbers.Integral) or key < 0:
+        raise DscirError(f"{name} key must be a non-negative integer stream key")
+    cols = theta.shape[-1] if theta.ndim else 1
+    rows = lambda x: np.ascontiguousarray(x).reshape(-1, cols)  # noqa: E731
+    return rows(theta), rows(prior), rows(counts), float(step_size), np.uint64(key)
+
+
+def check_theta0(theta0, name: str) -> np.ndarray:
+    theta0 = np.array(theta0, dtype=np.float64)
+    if not np.all(np.isfinite(theta0) & (theta0 > 0)):
+        raise DscirError(f"{name} theta0 must be positive and finite everywhere")
+    return theta0

@@ -1,0 +1,66 @@
+"""SGHMC (Chen, Fox & Guestrin 2014) on the expanded mean: the Hamiltonian baseline.
+
+With friction C (identity metric):
+
+    r'     = r + eps grad log p(theta) - eps C r + sqrt(2 C eps) xi
+    theta' = theta + eps r'
+
+reflected at 0 (theta -> -theta and r -> -r). Row r draws from ``mix_in(key, r)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.rng import mix_in, new_state, ziggurat_normal
+from dscir.samplers._expanded import TINY, as_rows, check_theta0
+
+
+class State(NamedTuple):
+    theta: np.ndarray
+    r: np.ndarray
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        return np.log(self.theta)
+
+
+def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
+    theta0 = check_theta0(theta0, "SGHMC")
+    r0 = np.zeros_like(theta0) if r0 is None else np.array(r0, dtype=np.float64)
+    return State(theta0, r0)
+
+
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
+         friction: float = 1.0) -> State:
+    if not friction > 0:
+        raise DscirError(f"SGHMC friction must be positive, got {friction!r}")
+    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
+                                             "SGHMC")
+    r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
+    t2, r2 = _sghmc(theta, r, prior, counts, eps, float(friction), key)
+    return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
+
+
+@nb.njit(parallel=True, cache=True)
+def _sghmc(theta, r, prior, counts, eps, friction, key):
+    t_out = np.empty_like(theta)
+    r_out = np.empty_like(r)
+    noise = np.sqrt(2.0 * friction * eps)
+    for i in nb.prange(theta.shape[0]):
+        s = new_state(mix_in(key, i))
+        ratio = counts[i].sum() / theta[i].sum()
+        for w in range(theta.shape[1]):
+            t = theta[i, w]
+            grad = (prior[i, w] + counts[i, w] - 1.0) / t - 1.0 - ratio
+            m = r[i, w] + eps * grad - eps * friction * r[i, w] + noise * ziggurat_normal(s)
+            v = t + eps * m
+            if v < 0.0:
+                v, m = -v, -m
+            t_out[i, w] = v if v > 0.0 else TINY
+            r_out[i, w] = m
+    return t_out, r_out

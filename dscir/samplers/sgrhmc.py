@@ -1,0 +1,75 @@
+"""gSGRHMC: generalised stochastic-gradient Riemannian HMC (Ma, Chen & Fox 2015).
+
+Derived from the complete recipe with z = (theta, r), H = U(theta) + r.r/2,
+U = -log p(theta) in the expanded mean, G(theta) = diag(theta)^-1 and
+
+    D = diag(0, G^-1) = diag(0, theta),   Q = [[0, -G^-1/2], [G^-1/2, 0]].
+
+The recipe's drift is -(D + Q) grad H + Gamma with Gamma_i = sum_j d(D_ij + Q_ij)/dz_j:
+Q_{theta,r} depends on theta only, so Gamma_theta = 0, and
+Gamma_r = d(sqrt theta)/d theta = 1 / (2 sqrt theta). Hence
+
+    d theta = sqrt(theta) r dt
+    d r     = [ sqrt(theta) grad log p - theta r + 1/(2 sqrt theta) ] dt + sqrt(2 theta) dW
+            = [ (a - 1/2)/sqrt(theta) - sqrt(theta)(1 + c_k./theta_k.) - theta r ] dt
+              + sqrt(2 theta) dW,
+
+a = prior + c. The Euler step updates r from theta, then theta from the new r;
+reflection at 0 flips both theta and r. Dropping the Gamma_r term gives the
+"naive" state-adaptive SGHMC, which is biased (tests/test_recipe.py shows it
+on a 1-D example). Row r draws from ``mix_in(key, r)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from dscir.rng import mix_in, new_state, ziggurat_normal
+from dscir.samplers._expanded import TINY, as_rows, check_theta0
+
+
+class State(NamedTuple):
+    theta: np.ndarray
+    r: np.ndarray
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        return np.log(self.theta)
+
+
+def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
+    theta0 = check_theta0(theta0, "gSGRHMC")
+    r0 = np.zeros_like(theta0) if r0 is None else np.array(r0, dtype=np.float64)
+    return State(theta0, r0)
+
+
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
+    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
+                                             "gSGRHMC")
+    r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
+    t2, r2 = _sgrhmc(theta, r, prior, counts, eps, key)
+    return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
+
+
+@nb.njit(parallel=True, cache=True)
+def _sgrhmc(theta, r, prior, counts, eps, key):
+    t_out = np.empty_like(theta)
+    r_out = np.empty_like(r)
+    for i in nb.prange(theta.shape[0]):
+        s = new_state(mix_in(key, i))
+        ratio = counts[i].sum() / theta[i].sum()
+        for w in range(theta.shape[1]):
+            t = theta[i, w]
+            st = np.sqrt(t)
+            a = prior[i, w] + counts[i, w]
+            drift = (a - 0.5) / st - st * (1.0 + ratio) - t * r[i, w]
+            m = r[i, w] + eps * drift + np.sqrt(2.0 * eps * t) * ziggurat_normal(s)
+            v = t + eps * st * m
+            if v < 0.0:
+                v, m = -v, -m
+            t_out[i, w] = v if v > 0.0 else TINY
+            r_out[i, w] = m
+    return t_out, r_out

@@ -1,0 +1,53 @@
+"""SGRLD: stochastic-gradient Riemannian Langevin dynamics (Patterson & Teh 2013).
+
+Expanded mean with metric G(theta) = diag(theta)^-1, mirrored at 0:
+
+    theta' = | theta + eps (prior + c - theta - c_k. phi) + sqrt(2 eps theta) xi |,
+
+an Euler step of the Langevin diffusion, so it carries discretisation error
+(which is what SCIR removes). Row r draws from stream ``mix_in(key, r)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from dscir.rng import mix_in, new_state, ziggurat_normal
+from dscir.samplers._expanded import TINY, as_rows, check_theta0
+
+
+class State(NamedTuple):
+    theta: np.ndarray
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        return np.log(self.theta)
+
+
+def init(theta0: np.ndarray) -> State:
+    return State(check_theta0(theta0, "SGRLD"))
+
+
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
+    """One SGRLD step with step size epsilon = ``step_size``."""
+    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
+                                             "SGRLD")
+    return State(_sgrld(theta, prior, counts, eps, key).reshape(state.theta.shape))
+
+
+@nb.njit(parallel=True, cache=True)
+def _sgrld(theta, prior, counts, eps, key):
+    out = np.empty_like(theta)
+    for r in nb.prange(theta.shape[0]):
+        s = new_state(mix_in(key, r))
+        total_t = theta[r].sum()
+        total_c = counts[r].sum()
+        for w in range(theta.shape[1]):
+            t = theta[r, w]
+            drift = prior[r, w] + counts[r, w] - t - total_c * t / total_t
+            v = abs(t + eps * drift + np.sqrt(2.0 * eps * t) * ziggurat_normal(s))
+            out[r, w] = v if v > 0.0 else TINY
+    return out

@@ -1,0 +1,179 @@
+"""The LDA driver on real Dask clusters: recovery, reproducibility, exact reductions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from distributed import Client, LocalCluster
+from scipy.optimize import linear_sum_assignment
+
+from dscir.api import LDA
+from dscir.corpus import Corpus, split_heldout, write_corpus
+from dscir.distributed.lda import LDAConfig, LDADriver, add_counts
+from dscir.distributed.tasks import GibbsResult
+from dscir.distributed.minibatch import EpochPosition, next_minibatch
+from dscir.distributed.runstore import Run
+from dscir.errors import DscirError
+
+K_TRUE = 4
+W = 40
+
+
+def synthetic_lda(n_docs: int, doc_len: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Documents drawn from LDA with K_TRUE well-separated topics (10 words each)."""
+    rng = np.random.default_rng(seed)
+    phi = np.full((K_TRUE, W), 1e-3)
+    for k in range(K_TRUE):
+        phi[k, 10 * k : 10 * (k + 1)] = rng.dirichlet(np.full(10, 5.0))
+    phi /= phi.sum(axis=1, keepdims=True)
+    theta = rng.dirichlet(np.full(K_TRUE, 0.2), size=n_docs)
+    rows = [rng.multinomial(doc_len, theta[d] @ phi) for d in range(n_docs)]
+    return sp.csr_matrix(np.array(rows)), phi
+
+
+def topic_error(phi_hat: np.ndarray, phi: np.ndarray) -> float:
+    """Mean L1 distance between matched topics (Hungarian matching)."""
+    cost = np.abs(phi_hat[:, None, :] - phi[None, :, :]).sum(axis=2)
+    r, c = linear_sum_assignment(cost)
+    return float(cost[r, c].mean())
+
+
+@pytest.fixture(scope="module")
+def synthetic_store(tmp_path_factory):
+    counts, phi = synthetic_lda(300, 60, seed=1)
+    path = tmp_path_factory.mktemp("lda") / "synthetic.zarr"
+    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(W)], chunk_docs=64)
+    split_heldout(path, every=10)
+    return str(path), phi
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield client
+
+
+def small_config(**kw) -> LDAConfig:
+    base = dict(n_topics=K_TRUE, sampler="scir", alpha=0.1, beta=0.5, batch_size=30,
+                step_size=0.5, tau=10.0, kappa=0.33, sweeps=20, seed=3, burn_in=5, thin=2,
+                eval_sweeps=20)
+    base.update(kw)
+    return LDAConfig(**base)
+
+
+def test_minibatches_cover_an_epoch_without_replacement():
+    docs = np.arange(100, dtype=np.int64) * 3
+    pos, seen = EpochPosition(), []
+    for _ in range(4):
+        batch, pos = next_minibatch(docs, 25, seed=9, position=pos)
+        seen.append(batch)
+    assert np.array_equal(np.sort(np.concatenate(seen)), docs)
+    again, _ = next_minibatch(docs, 25, seed=9, position=EpochPosition())
+    assert np.array_equal(again, seen[0])
+    batch, pos = next_minibatch(docs, 30, seed=9, position=EpochPosition(0, 90))
+    assert pos == EpochPosition(1, 30) and np.unique(batch).size == 30
+
+
+def test_scir_recovers_known_topics(synthetic_store, two_workers):
+    path, phi = synthetic_store
+    driver = LDADriver(two_workers, path, small_config(burn_in=60, thin=2))
+    before = topic_error(np.exp(driver.log_phi()), phi)
+    for _ in range(100):
+        driver.step()
+    driver.close()
+    after = topic_error(driver.mean_phi(), phi)
+    # Random Gamma(1) topics are ~1.3 apart in L1 from the truth; the fit is close.
+    assert before > 1.0
+    assert after < 0.25, after
+    assert driver.n_samples == 20
+    assert np.isfinite(driver.perplexity())
+
+
+def test_same_seed_same_chain_with_one_and_two_workers(synthetic_store, one_worker, two_workers):
+    path, _ = synthetic_store
+    runs = []
+    for client in (one_worker, two_workers):
+        driver = LDADriver(client, path, small_config())
+        for _ in range(6):
+            driver.step()
+        driver.close()
+        runs.append(driver.state.log_theta)
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_reduction_is_exact_in_any_arrival_order():
+    rng = np.random.default_rng(0)
+    results = [
+        GibbsResult(np.sort(rng.choice(W, 12, replace=False)),
+                    rng.integers(0, 10**12, size=(3, 12)), 10, 0, 0.0)
+        for _ in range(6)
+    ]
+    first = add_counts(np.zeros((3, W), np.int64), results)
+    for _ in range(5):
+        order = rng.permutation(len(results))
+        assert np.array_equal(add_counts(np.zeros((3, W), np.int64),
+                                         [results[i] for i in order]), first)
+
+
+def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):
+    path, _ = synthetic_store
+    for name, beta, step in [("sgrld", 1e-4, 0.01), ("gsgrhmc", 1e-4, 0.02),
+                             ("sgld", 0.5, 1e-4), ("sghmc", 0.5, 1e-4)]:
+        driver = LDADriver(two_workers, path, small_config(sampler=name, beta=beta,
+                                                           step_size=step, tau=None))
+        for _ in range(3):
+            driver.step()
+        driver.close()
+        assert np.all(np.isfinite(driver.log_phi())), name
+
+
+def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers, tmp_path):
+    path, _ = synthetic_store
+    model = LDA(n_topics=K_TRUE, batch_size=30, sweeps=20, n_iter=20, thin=2, eval_every=10,
+                eval_sweeps=20, seed=1, progress=False)
+    model.fit(path, client=two_workers, out=tmp_path / "run")
+    assert model.topic_word_.shape == (K_TRUE, W)
+    assert np.allclose(model.topic_word_.sum(axis=1), 1.0)
+    assert [e.iteration for e in model.evaluations_] == [10, 20]
+    run = Run.open(tmp_path / "run")
+    assert run.iteration == 20 and run.n_samples == 5
+    assert np.allclose(run.phi_mean, model.topic_word_)
+    iterations, samples = run.samples()
+    assert list(iterations) == [12, 14, 16, 18, 20] and samples.shape == (5, K_TRUE, W)
+    docs = Corpus.open(path).read(np.arange(5))
+    theta = model.transform(docs)
+    assert theta.shape == (5, K_TRUE) and np.allclose(theta.sum(axis=1), 1.0)
+    assert len(model.top_words(3)) == K_TRUE
+    assert "LDA(" in repr(model) and "<table>" in model._repr_html_()
+    model.partial_fit(client=two_workers, n_iter=2)
+    assert model.n_iter_ == 22
+    with pytest.raises(DscirError, match="exists"):
+        model.fit(path, client=two_workers, out=tmp_path / "run")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"n_topics": 1}, "n_topics must be >= 2"),
+    ({"alpha": -1.0}, "alpha must be > 0"),
+    ({"sampler": "gibbs"}, "sampler must be one of"),
+    ({"kappa": 2.0}, "kappa must be <= 1"),
+    ({"batch_size": 0}, "batch_size must be >= 1"),
+    ({"sweeps": 1.5}, "sweeps must be an integer"),
+])
+def test_invalid_hyperparameters_are_named(params, message):
+    with pytest.raises(DscirError, match=message):
+        LDA(**params)._config()
+
+
+def test_batch_larger_than_corpus_is_an_error(synthetic_store, two_workers):
+    path, _ = synthetic_store
+    with pytest.raises(DscirError, match="exceeds"):
+        LDADriver(two_workers, path, small_config(batch_size=10_000))
