@@ -17,6 +17,7 @@ from dscir.errors import DscirError
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.quickstart",
+    "dscir.cli.corpus",
     "dscir.cli.fit",
     "dscir.cli.lda",
 )

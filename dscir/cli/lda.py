@@ -17,8 +17,13 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--workers", type=int, help="LocalCluster worker processes")
 
 
-def _tau(text: str) -> float | None:
-    return None if text.lower() in ("none", "constant") else float(text)
+def _tau(text: str) -> float | str | None:
+    """A number, 'none' (constant step size) or 'default' (the sampler's reference)."""
+    if text.lower() in ("none", "constant"):
+        return None
+    if text.lower() == "default":
+        return "default"
+    return float(text)
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
