@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from distributed import Client, Future, as_completed
+from distributed import Client, Future
 
 from dscir.corpus import Corpus
 from dscir.distributed import streams, tasks
@@ -206,16 +206,11 @@ class LDADriver:
                 )
             )
         driver = time.perf_counter() - t0
-        # Reduce in arrival order: integer sums make the order irrelevant.
-        counts = np.zeros((cfg.n_topics, self.n_words), dtype=np.int64)
-        results: list[tasks.GibbsResult] = []
-        reducing = 0.0
-        for _, r in as_completed(gibbs, with_results=True):
-            t0 = time.perf_counter()
-            add_counts(counts, [r])
-            results.append(r)
-            reducing += time.perf_counter() - t0
-        driver += reducing
+        results: list[tasks.GibbsResult] = self.client.gather(gibbs)
+        t0 = time.perf_counter()
+        # Integer sums: exact whatever order the tasks finished or are added in.
+        counts = add_counts(np.zeros((cfg.n_topics, self.n_words), dtype=np.int64), results)
+        driver += time.perf_counter() - t0
         waited = time.perf_counter() - start - driver
 
         t0 = time.perf_counter()
