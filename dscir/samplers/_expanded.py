@@ -12,6 +12,7 @@ exactly on 0 is set to the smallest positive double so its log stays finite.
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,3 +49,32 @@ def check_theta0(theta0, name: str) -> np.ndarray:
     if not np.all(np.isfinite(theta0) & (theta0 > 0)):
         raise DscirError(f"{name} theta0 must be positive and finite everywhere")
     return theta0
+
+
+class PositionState(NamedTuple):
+    """State of the first-order samplers (SGRLD, SGLD)."""
+
+    theta: np.ndarray
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        return np.log(self.theta)
+
+
+class MomentumState(NamedTuple):
+    """State of the Hamiltonian samplers (gSGRHMC, SGHMC): position and momentum."""
+
+    theta: np.ndarray
+    r: np.ndarray
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        return np.log(self.theta)
+
+
+def init_momentum(theta0, r0, name: str) -> MomentumState:
+    theta0 = check_theta0(theta0, name)
+    r0 = np.zeros_like(theta0) if r0 is None else np.array(r0, dtype=np.float64)
+    if r0.shape != theta0.shape:
+        raise DscirError(f"{name} r0 has shape {r0.shape}, theta0 {theta0.shape}")
+    return MomentumState(theta0, r0)

@@ -8,21 +8,14 @@ Row r draws from stream ``mix_in(key, r)``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba as nb
 import numpy as np
 
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, as_rows, check_theta0
+from dscir.samplers._expanded import TINY, PositionState, as_rows, check_theta0
 
 
-class State(NamedTuple):
-    theta: np.ndarray
-
-    @property
-    def log_theta(self) -> np.ndarray:
-        return np.log(self.theta)
+State = PositionState
 
 
 def init(theta0: np.ndarray) -> State:

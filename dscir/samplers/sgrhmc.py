@@ -22,28 +22,18 @@ on a 1-D example). Row r draws from ``mix_in(key, r)``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba as nb
 import numpy as np
 
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, as_rows, check_theta0
+from dscir.samplers._expanded import TINY, MomentumState, as_rows, init_momentum
 
 
-class State(NamedTuple):
-    theta: np.ndarray
-    r: np.ndarray
-
-    @property
-    def log_theta(self) -> np.ndarray:
-        return np.log(self.theta)
+State = MomentumState
 
 
 def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
-    theta0 = check_theta0(theta0, "gSGRHMC")
-    r0 = np.zeros_like(theta0) if r0 is None else np.array(r0, dtype=np.float64)
-    return State(theta0, r0)
+    return init_momentum(theta0, r0, "gSGRHMC")
 
 
 def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
