@@ -1,0 +1,1 @@
+"""Reproductions of the papers' studies, shared by the CLI and benchmarks/."""

@@ -1,0 +1,71 @@
+"""KS via the Rosenblatt transform, the minibatch estimate, and the study end to end."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dscir.cli import main
+from dscir.diagnostics.ks import rosenblatt_ks
+from dscir.errors import DscirError
+from dscir.models import dirichlet as model
+from dscir.rng import derive
+from dscir.samplers import cir
+from dscir.samplers.simplex import normalize_log
+
+
+def exact(a, n, seed):
+    return normalize_log(cir.sample_stationary(np.broadcast_to(a, (n, a.size)),
+                                               derive(seed, 99)))
+
+
+def test_ks_of_exact_samples_is_small_and_shrinks():
+    a = model.ALPHA + model.SPARSE  # zeros in the counts: tiny components
+    small = rosenblatt_ks(exact(a, 500, 1), a)
+    large = rosenblatt_ks(exact(a, 8000, 1), a)
+    assert small < 0.07 and large < small
+    assert np.isfinite(large)
+
+
+def test_ks_of_a_wrong_dirichlet_is_large():
+    a = model.ALPHA + model.SPARSE
+    wrong = model.ALPHA + model.DENSE
+    assert rosenblatt_ks(exact(wrong, 2000, 2), a) > 0.3
+
+
+def test_ks_validates_input():
+    with pytest.raises(DscirError, match="shape"):
+        rosenblatt_ks(np.zeros((10, 3)), np.ones(4))
+    with pytest.raises(DscirError, match="positive"):
+        rosenblatt_ks(np.zeros((10, 2)), np.array([1.0, -1.0]))
+
+
+def test_minibatch_estimate_is_unbiased():
+    labels = model.observations(model.SPARSE)
+    rng = np.random.default_rng(0)
+    mean = np.mean([model.minibatch_counts(labels, 10, model.D, rng) for _ in range(4000)],
+                   axis=0)
+    # sd of one estimate of the 800-count category is ~ 1000*sqrt(.8*.2/10) = 126
+    assert np.allclose(mean, model.SPARSE, atol=4 * 126 / np.sqrt(4000) + 1e-9)
+
+
+def test_study_runs_through_the_cli(tmp_path, capsys):
+    out = tmp_path / "study"
+    assert main(["experiment", "dirichlet", "--out", str(out), "--seeds", "1",
+                 "--burn-in", "50", "--kept", "50", "--fractions", "0.05", "0.5",
+                 "--no-progress"]) == 0
+    data = json.loads((out / "dirichlet_study.json").read_text())
+    assert len(data["distances"]) == 2 * 2 * 2  # posteriors x fractions x methods
+    assert all(0 <= r["ks"] <= 1 for r in data["distances"])
+    for name in ("dirichlet_boxplots.png", "dirichlet_ks.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+    assert "sparse fraction 0.05" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fraction", ["-0.1", "1.5"])
+def test_bad_fraction_is_rejected_and_writes_nothing(tmp_path, capsys, fraction):
+    out = tmp_path / "study"
+    assert main(["experiment", "dirichlet", "--out", str(out), "--fractions", fraction,
+                 "--no-progress"]) == 2
+    assert "fractions must be in (0, 1]" in capsys.readouterr().err
+    assert not out.exists()
