@@ -1,7 +1,9 @@
 """Corpora as chunked Zarr stores: format, ingestion, reading."""
 
-from dscir.corpus.store import CSRBatch, Corpus, completion_split, split_heldout, write_corpus
-from dscir.corpus.ingest import ingest_ldac, ingest_uci
+from dscir.corpus.store import (CSRBatch, Corpus, CorpusWriter, completion_split, heldout_flag,
+                                split_heldout, write_corpus)
+from dscir.corpus.ingest import ingest_bow, ingest_ldac, ingest_uci, read_vocabulary
 
-__all__ = ["CSRBatch", "Corpus", "completion_split", "ingest_ldac", "ingest_uci",
-           "split_heldout", "write_corpus"]
+__all__ = ["CSRBatch", "Corpus", "CorpusWriter", "completion_split", "heldout_flag",
+           "ingest_bow", "ingest_ldac", "ingest_uci", "read_vocabulary", "split_heldout",
+           "write_corpus"]

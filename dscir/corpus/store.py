@@ -1,24 +1,27 @@
-"""The dscir corpus store (format version 1): a Zarr v3 group.
+"""The dscir corpus store: a Zarr v3 group holding a CSR document-term matrix.
 
-Layout (AnnData-compatible CSR encoding of the document-term matrix)::
+Format version 2 (the full spec is in README.md, "Corpus store format")::
 
-    STORE/                 attrs: encoding-type "csr_matrix", encoding-version "0.1.0",
-                           shape [n_docs, n_words], dscir_corpus {format_version,
-                           n_docs, n_words, n_tokens, chunk_docs}
-      indptr   int64 [n_docs + 1]   row offsets (one chunk)
-      indices  int32 [nnz]          word ids, ascending within a document
-      data     int32 [nnz]          counts (> 0)
-      vocabulary  str [n_words]
-      doc_ids     str [n_docs]
-      heldout     bool [n_docs]     optional: the held-out flag (split_heldout)
+    STORE/   attrs: encoding-type "csr_matrix", encoding-version "0.1.0",
+             shape [n_docs, n_words] (AnnData's sparse encoding), and
+             dscir_corpus {format_version, n_docs, n_words, n_tokens, nnz,
+             chunk_docs, shard_docs, chunk_entries, shard_entries, ingest}
+      indptr      int64 [n_docs + 1]  chunks of chunk_docs rows, shards of shard_docs
+      indices     int32 [nnz]         word ids, ascending within a document
+      data        int32 [nnz]         counts (> 0)
+      doc_ids     str   [n_docs]      chunked like indptr
+      vocabulary  str   [n_words]
+      heldout     bool  [n_docs]      optional held-out flag (split_heldout)
 
-``indices`` and ``data`` are chunked along the entries so that each chunk
-holds about ``chunk_docs`` documents' worth of entries; a block of documents is
-a contiguous range of entries, read with one slice per array.
+``indices`` and ``data`` are chunked along the entries so that one chunk holds
+about ``chunk_docs`` documents (from the mean document size of the first
+shard written), and sharded so that one shard file holds ``shard_chunks``
+chunks: a block of documents is one contiguous slice of each array.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import uuid
 from pathlib import Path
@@ -29,8 +32,10 @@ import zarr
 
 from dscir.errors import CorpusError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 ATTR = "dscir_corpus"
+INT32_MAX = np.iinfo(np.int32).max
 
 
 class CSRBatch(NamedTuple):
@@ -56,6 +61,7 @@ class Corpus:
 
     @classmethod
     def open(cls, path) -> Corpus:
+        """Open a store by local path or any fsspec URL zarr accepts."""
         path = str(path)
         try:
             group = zarr.open_group(path, mode="r")
@@ -64,10 +70,10 @@ class Corpus:
         meta = group.attrs.get(ATTR)
         if meta is None:
             raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store")
-        if meta.get("format_version") != FORMAT_VERSION:
+        if meta.get("format_version") not in READABLE_VERSIONS:
             raise CorpusError(
                 f"{path} has corpus format {meta.get('format_version')}; "
-                f"this dscir reads format {FORMAT_VERSION}"
+                f"this dscir reads formats {', '.join(map(str, READABLE_VERSIONS))}"
             )
         return cls(path, group, dict(meta))
 
@@ -75,6 +81,12 @@ class Corpus:
     n_words = property(lambda self: int(self._meta["n_words"]))
     n_tokens = property(lambda self: int(self._meta["n_tokens"]))
     chunk_docs = property(lambda self: int(self._meta["chunk_docs"]))
+    nnz = property(lambda self: int(self._indptr[-1]))
+
+    @property
+    def meta(self) -> dict:
+        """The store's ``dscir_corpus`` attributes (sizes, chunking, ingest report)."""
+        return dict(self._meta)
 
     @property
     def vocabulary(self) -> np.ndarray:
@@ -108,41 +120,35 @@ class Corpus:
         return np.flatnonzero(self._heldout).astype(np.int64)
 
     def read(self, docs) -> CSRBatch:
-        """Documents ``docs`` (row indices), in the order given: one contiguous
-        read per run of documents that share a chunk of the doc axis."""
+        """Documents ``docs`` (row indices), in the order given. A contiguous
+        ascending run is one slice per array; any other set is one coordinate
+        selection per array, for which zarr fetches the chunks concurrently."""
         docs = np.asarray(docs, dtype=np.int64).ravel()
         if docs.size and (docs.min() < 0 or docs.max() >= self.n_docs):
             raise CorpusError(f"document index out of range 0..{self.n_docs - 1}")
-        order = np.argsort(docs, kind="stable")
-        sdocs = docs[order]
-        starts, ends = self._indptr[sdocs], self._indptr[sdocs + 1]
+        starts, ends = self._indptr[docs], self._indptr[docs + 1]
         lengths = ends - starts
-        pieces_i, pieces_d = [], []
-        chunk = sdocs // self.chunk_docs
-        bounds = np.flatnonzero(np.diff(chunk)) + 1
-        for group in np.split(np.arange(sdocs.size), bounds):
-            if group.size == 0:
-                continue
-            lo, hi = int(starts[group[0]]), int(ends[group[-1]])
-            idx = self._indices[lo:hi]
-            dat = self._data[lo:hi]
-            for g in group:
-                a, b = int(starts[g]) - lo, int(ends[g]) - lo
-                pieces_i.append(idx[a:b])
-                pieces_d.append(dat[a:b])
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.size)
-        pieces_i = [pieces_i[k] for k in inverse]
-        pieces_d = [pieces_d[k] for k in inverse]
         indptr = np.zeros(docs.size + 1, dtype=np.int64)
-        np.cumsum(lengths[inverse], out=indptr[1:])
-        cat = lambda ps, dt: np.concatenate(ps).astype(dt) if ps else np.zeros(0, dt)  # noqa: E731
-        return CSRBatch(indptr, cat(pieces_i, np.int32), cat(pieces_d, np.int32), docs)
+        np.cumsum(lengths, out=indptr[1:])
+        total = int(indptr[-1])
+        if total == 0:
+            indices = data = np.zeros(0, np.int32)
+        elif docs.size == 1 or np.all(np.diff(docs) == 1):
+            lo, hi = int(starts[0]), int(ends[-1])
+            indices, data = self._indices[lo:hi], self._data[lo:hi]
+        else:
+            where = np.repeat(starts - indptr[:-1], lengths) + np.arange(total, dtype=np.int64)
+            indices = self._indices.get_coordinate_selection(where)
+            data = self._data.get_coordinate_selection(where)
+        return CSRBatch(indptr, indices.astype(np.int32, copy=False),
+                        data.astype(np.int32, copy=False), docs)
 
-    def iter_blocks(self):
-        """(first row, CSRBatch) for each chunk of the document axis."""
-        for start in range(0, self.n_docs, self.chunk_docs):
-            stop = min(start + self.chunk_docs, self.n_docs)
+    def iter_blocks(self, block_docs: int | None = None):
+        """(first row, CSRBatch) for consecutive blocks of ``block_docs``
+        documents (default: one chunk of the document axis)."""
+        step = int(block_docs or self.chunk_docs)
+        for start in range(0, self.n_docs, step):
+            stop = min(start + step, self.n_docs)
             yield start, self.read(np.arange(start, stop))
 
     def __repr__(self) -> str:
@@ -150,89 +156,271 @@ class Corpus:
                 f"{self.n_tokens} tokens)")
 
 
+class CorpusWriter:
+    """Append documents to a new store block by block, with memory bounded by
+    about one shard; the store appears at ``path`` only when ``finish`` succeeds.
+
+    Use as a context manager (an exception removes the partial store) or call
+    ``abort`` yourself. Documents arrive as blocks (lengths, indices, data,
+    doc_ids) with ascending, distinct word ids and positive counts per document.
+    Empty documents are kept unless ``drop_empty``; either way they are counted
+    in the ingest report.
+    """
+
+    def __init__(self, path, *, overwrite: bool = False, chunk_docs: int = 256,
+                 shard_chunks: int = 16, drop_empty: bool = False,
+                 max_buffer_entries: int = 1 << 22):
+        self.path = Path(path)
+        if chunk_docs < 1 or shard_chunks < 1:
+            raise CorpusError("chunk_docs and shard_chunks must be >= 1")
+        if self.path.exists() and not overwrite:
+            raise CorpusError(f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
+        self.chunk_docs, self.shard_chunks = int(chunk_docs), int(shard_chunks)
+        self.shard_docs = self.chunk_docs * self.shard_chunks
+        self.drop_empty = drop_empty
+        self.max_buffer_entries = int(max_buffer_entries)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
+        self._group = zarr.open_group(str(self._tmp), mode="w")
+        self._arrays: dict | None = None
+        self._ptr, self._ids = [np.zeros(1, np.int64)], [np.zeros(0, str)]
+        self._idx, self._dat = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+        self._n_buf_docs = self._n_buf_entries = 0
+        self._ptr_written = self._docs_written = self._entries_written = 0
+        self.n_docs = self.nnz = self.n_tokens = 0
+        self.max_word = -1
+        self.n_empty = 0
+        self._open = True
+
+    def __enter__(self) -> CorpusWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None or self._open:
+            self.abort()
+
+    def add(self, lengths, indices, data, doc_ids) -> None:
+        """Append a block of documents: ``lengths[i]`` entries each, taken in
+        order from ``indices``/``data``; ``doc_ids`` names them."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        data = np.asarray(data, dtype=np.int64)
+        doc_ids = np.asarray(doc_ids, dtype=str)
+        if (doc_ids.size != lengths.size or indices.size != data.size
+                or int(lengths.sum()) != indices.size):
+            raise ValueError("block sizes disagree")
+        empty = lengths == 0
+        self.n_empty += int(empty.sum())
+        if self.drop_empty and empty.any():
+            lengths, doc_ids = lengths[~empty], doc_ids[~empty]
+        if not lengths.size:
+            return
+        if indices.size:
+            if data.max() > INT32_MAX:
+                raise CorpusError(f"a count exceeds {INT32_MAX}")
+            self.max_word = max(self.max_word, int(indices.max()))
+        ptr = self._ptr[-1][-1] + np.cumsum(lengths)
+        self._ptr.append(ptr)
+        self._ids.append(doc_ids)
+        self._idx.append(indices.astype(np.int32))
+        self._dat.append(data.astype(np.int32))
+        self.n_docs += lengths.size
+        self.nnz += indices.size
+        self.n_tokens += int(data.sum())
+        self._n_buf_docs += lengths.size
+        self._n_buf_entries += indices.size
+        if self._arrays is None:
+            if self._n_buf_docs >= self.shard_docs or self._n_buf_entries >= self.max_buffer_entries:
+                self._create_arrays()
+        if self._arrays is not None:
+            self._flush(final=False)
+
+    def _create_arrays(self) -> None:
+        per_doc = self._n_buf_entries / max(self._n_buf_docs, 1)
+        chunk_entries = max(1024, 1024 * math.ceil(per_doc * self.chunk_docs / 1024))
+        self.chunk_entries = chunk_entries
+        self.shard_entries = chunk_entries * self.shard_chunks
+        g, docs, ents = self._group, (self.chunk_docs,), (chunk_entries,)
+        dshard, eshard = (self.shard_docs,), (self.shard_entries,)
+        self._arrays = {
+            "indptr": g.create_array("indptr", shape=(0,), dtype="int64", chunks=docs, shards=dshard),
+            "doc_ids": g.create_array("doc_ids", shape=(0,), dtype=str, chunks=docs, shards=dshard),
+            "indices": g.create_array("indices", shape=(0,), dtype="int32", chunks=ents, shards=eshard),
+            "data": g.create_array("data", shape=(0,), dtype="int32", chunks=ents, shards=eshard),
+        }
+
+    @staticmethod
+    def _append(array, parts: list, written: int, shard: int, final: bool) -> int:
+        """Write whole shards from the buffered ``parts`` (all of them if
+        ``final``); keep the rest in ``parts``; return the new length written."""
+        buf = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        n = buf.size if final else (buf.size // shard) * shard
+        if n:
+            array.resize((written + n,))
+            array[written : written + n] = buf[:n]
+        parts[:] = [buf[n:]]
+        return written + n
+
+    def _flush(self, final: bool) -> None:
+        a = self._arrays
+        if final or self._n_buf_docs >= self.shard_docs:
+            self._ptr_written = self._append(a["indptr"], self._ptr, self._ptr_written,
+                                             self.shard_docs, final)
+            self._docs_written = self._append(a["doc_ids"], self._ids, self._docs_written,
+                                              self.shard_docs, final)
+            self._n_buf_docs = self._ids[0].size
+        if final or self._n_buf_entries >= self.shard_entries:
+            w = self._append(a["indices"], self._idx, self._entries_written, self.shard_entries,
+                             final)
+            self._append(a["data"], self._dat, self._entries_written, self.shard_entries, final)
+            self._entries_written = w
+            self._n_buf_entries = self._idx[0].size
+
+    def finish(self, vocabulary, *, heldout: dict | None = None,
+               report: dict | None = None) -> Corpus:
+        """Write the vocabulary and attributes, optionally the held-out flag
+        (``heldout``: keyword arguments of ``split_heldout``), and move the
+        store into place. Returns the open store."""
+        if not self._open:
+            raise CorpusError("the writer is closed")
+        try:
+            vocabulary = np.asarray(vocabulary, dtype=str)
+            if self.n_docs == 0:
+                what = (f" ({self.n_empty} empty documents dropped)"
+                        if self.n_empty else "")
+                raise CorpusError(f"the corpus is empty: no documents{what}")
+            if self.max_word >= vocabulary.size:
+                raise CorpusError(
+                    f"word id {self.max_word} has no vocabulary entry "
+                    f"(the vocabulary has {vocabulary.size} words)")
+            if vocabulary.size == 0:
+                raise CorpusError("the vocabulary is empty")
+            if self._arrays is None:
+                self._create_arrays()
+            self._flush(final=True)
+            g = self._group
+            g.create_array("vocabulary", shape=vocabulary.shape, dtype=str,
+                           chunks=(max(vocabulary.size, 1),))[...] = vocabulary
+            if heldout:
+                flag = heldout_flag(self.n_docs, **heldout)
+                g.create_array("heldout", shape=flag.shape, dtype="bool",
+                               chunks=(self.chunk_docs,))[...] = flag
+            n_words = int(vocabulary.size)
+            ingest = {"empty_docs": self.n_empty,
+                      "empty_policy": "dropped" if self.drop_empty else "kept"}
+            ingest.update(report or {})
+            g.attrs.update({
+                "encoding-type": "csr_matrix", "encoding-version": "0.1.0",
+                "shape": [self.n_docs, n_words],
+                ATTR: {"format_version": FORMAT_VERSION, "n_docs": self.n_docs,
+                       "n_words": n_words, "n_tokens": self.n_tokens, "nnz": self.nnz,
+                       "chunk_docs": self.chunk_docs, "shard_docs": self.shard_docs,
+                       "chunk_entries": self.chunk_entries,
+                       "shard_entries": self.shard_entries, "ingest": ingest},
+            })
+            _move_into_place(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        self._open = False
+        return Corpus.open(self.path)
+
+    def abort(self) -> None:
+        """Remove the partial store."""
+        self._open = False
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _move_into_place(tmp: Path, path: Path) -> None:
+    """Rename ``tmp`` to ``path``; an old store there is removed only after."""
+    old = None
+    if path.exists():
+        old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:8]}"
+        path.rename(old)
+    tmp.rename(path)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def write_corpus(path, matrix, vocabulary=None, doc_ids=None, *, overwrite=False,
-                 chunk_docs: int = 1024, progress: bool = False) -> Corpus:
-    """Write a scipy.sparse document-term matrix as a corpus store, atomically."""
+                 chunk_docs: int = 256, shard_chunks: int = 16, drop_empty: bool = False,
+                 heldout: dict | None = None, progress: bool = False) -> Corpus:
+    """Write an in-memory scipy.sparse document-term matrix (e.g. scikit-learn's
+    CountVectorizer output) as a corpus store, block by block and atomically.
+    Counts must be non-negative integers; explicit zeros are dropped and
+    duplicate entries summed."""
     import scipy.sparse as sp
 
+    if not sp.issparse(matrix) and not isinstance(matrix, np.ndarray):
+        raise CorpusError(f"expected a scipy.sparse matrix, got {type(matrix).__name__}")
     m = sp.csr_matrix(matrix)
-    m.sum_duplicates()
-    m.eliminate_zeros()
-    if m.data.size and m.data.min() < 0:
-        raise CorpusError("counts must be positive")
     n_docs, n_words = m.shape
-    if vocabulary is None:
-        vocabulary = [str(i) for i in range(n_words)]
+    if m.data.size:
+        if not np.all(np.isfinite(m.data)) or np.any(m.data != np.round(m.data)):
+            raise CorpusError("counts must be integers")
+        if m.data.min() < 0:
+            raise CorpusError("counts must be positive (found a negative entry)")
+    merged = 0
+    if not m.has_canonical_format:
+        before = m.nnz
+        m.sum_duplicates()
+        merged = before - m.nnz
+    m.eliminate_zeros()
+    vocabulary = [str(i) for i in range(n_words)] if vocabulary is None else list(vocabulary)
     if len(vocabulary) != n_words:
         raise CorpusError(f"vocabulary has {len(vocabulary)} entries, the matrix {n_words} columns")
-    if doc_ids is None:
-        doc_ids = [str(i) for i in range(n_docs)]
-    return _write(Path(path), m.indptr.astype(np.int64), m.indices.astype(np.int32),
-                  m.data.astype(np.int32), np.asarray(vocabulary, dtype=str),
-                  np.asarray(doc_ids, dtype=str), n_words, overwrite, chunk_docs)
+    doc_ids = np.arange(n_docs).astype(str) if doc_ids is None else np.asarray(doc_ids, str)
+    if doc_ids.size != n_docs:
+        raise CorpusError(f"{doc_ids.size} document ids for {n_docs} documents")
+    from tqdm.auto import tqdm
+
+    with CorpusWriter(path, overwrite=overwrite, chunk_docs=chunk_docs,
+                      shard_chunks=shard_chunks, drop_empty=drop_empty) as w:
+        step = w.shard_docs
+        for lo in tqdm(range(0, n_docs, step), disable=not progress, unit="block"):
+            hi = min(lo + step, n_docs)
+            a, b = m.indptr[lo], m.indptr[hi]
+            w.add(np.diff(m.indptr[lo : hi + 1]), m.indices[a:b], m.data[a:b], doc_ids[lo:hi])
+        return w.finish(vocabulary, heldout=heldout,
+                        report={"format": "scipy.sparse", "duplicates_merged": merged})
 
 
-def _write(path: Path, indptr, indices, data, vocabulary, doc_ids, n_words, overwrite,
-           chunk_docs) -> Corpus:
-    n_docs = indptr.size - 1
-    if n_docs == 0:
-        raise CorpusError("the corpus is empty: no documents")
-    if path.exists() and not overwrite:
-        raise CorpusError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
-    tmp = path.parent / f".{path.name}.partial-{uuid.uuid4().hex[:8]}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        g = zarr.open_group(str(tmp), mode="w")
-        nnz = max(int(indices.size), 1)
-        per_chunk = max(int(nnz * min(chunk_docs, n_docs) / n_docs), 1024)
-        g.create_array("indptr", shape=indptr.shape, dtype="int64")[...] = indptr
-        for name, arr in (("indices", indices), ("data", data)):
-            a = g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=(per_chunk,))
-            if arr.size:
-                a[...] = arr
-        g.create_array("vocabulary", shape=vocabulary.shape, dtype=str)[...] = vocabulary
-        g.create_array("doc_ids", shape=doc_ids.shape, dtype=str)[...] = doc_ids
-        g.attrs.update({
-            "encoding-type": "csr_matrix", "encoding-version": "0.1.0",
-            "shape": [int(n_docs), int(n_words)],
-            ATTR: {"format_version": FORMAT_VERSION, "n_docs": int(n_docs),
-                   "n_words": int(n_words), "n_tokens": int(data.astype(np.int64).sum()),
-                   "chunk_docs": int(chunk_docs)},
-        })
-        if path.exists():
-            shutil.rmtree(path)
-        tmp.rename(path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return Corpus.open(path)
-
-
-def split_heldout(path, *, n_heldout=None, fraction=None, every=None, seed=0) -> np.ndarray:
-    """Store a held-out flag beside the counts: every ``every``-th document, or a
-    seeded random choice of ``n_heldout`` (or ``fraction``) documents."""
-    corpus = Corpus.open(path)
-    n = corpus.n_docs
+def heldout_flag(n_docs: int, *, n_heldout=None, fraction=None, every=None,
+                 seed: int = 0) -> np.ndarray:
+    """The held-out flag: every ``every``-th document (rows every-1, 2*every-1,
+    ...), or a seeded random choice of ``n_heldout`` (or ``fraction``) documents."""
     given = sum(x is not None for x in (n_heldout, fraction, every))
     if given != 1:
         raise CorpusError("give exactly one of n_heldout, fraction and every")
-    flag = np.zeros(n, dtype=bool)
+    flag = np.zeros(n_docs, dtype=bool)
     if every is not None:
         if every < 2:
             raise CorpusError(f"every must be >= 2, got {every}")
+        if every > n_docs:
+            raise CorpusError(f"every={every} holds out nothing from {n_docs} documents")
         flag[every - 1 :: every] = True
-    else:
-        k = n_heldout if n_heldout is not None else int(round(fraction * n))
-        if not 0 < k < n:
-            raise CorpusError(f"held-out size must be between 1 and {n - 1}, got {k}")
-        from dscir.rng import derive
+        return flag
+    k = n_heldout if n_heldout is not None else int(round(fraction * n_docs))
+    if not 0 < k < n_docs:
+        raise CorpusError(f"held-out size must be between 1 and {n_docs - 1}, got {k}")
+    from dscir.rng import derive
 
-        rng = np.random.Generator(np.random.PCG64(derive(seed, 7)))
-        flag[rng.choice(n, size=k, replace=False)] = True
+    rng = np.random.Generator(np.random.PCG64(derive(seed, 7)))
+    flag[rng.choice(n_docs, size=k, replace=False)] = True
+    return flag
+
+
+def split_heldout(path, *, n_heldout=None, fraction=None, every=None, seed=0) -> np.ndarray:
+    """Store a held-out flag beside the counts (see ``heldout_flag``); returns
+    the held-out rows."""
+    corpus = Corpus.open(path)
+    flag = heldout_flag(corpus.n_docs, n_heldout=n_heldout, fraction=fraction, every=every,
+                        seed=seed)
     g = zarr.open_group(str(path), mode="r+")
     if "heldout" in g:
         del g["heldout"]
-    g.create_array("heldout", shape=(n,), dtype="bool")[...] = flag
+    g.create_array("heldout", shape=flag.shape, dtype="bool",
+                   chunks=(corpus.chunk_docs,))[...] = flag
     return np.flatnonzero(flag)
 
 
