@@ -1,59 +1,279 @@
-"""The corpus store: ingestion of the shared corpora, reads, splits, bad input."""
+"""The corpus store: every ingestion path on the shared corpora, checked against
+independent parses; reads, splits, layout; bad input rejected, nothing left behind."""
 
 from __future__ import annotations
 
 import gzip
+import json
+import os
+import re
+import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import zarr
 
 from dscir.cli import main
-from dscir.corpus import Corpus, completion_split, ingest_ldac, ingest_uci, split_heldout, write_corpus
+from dscir.corpus import (Corpus, CSRBatch, completion_split, ingest_bow, ingest_ldac,
+                          ingest_uci, split_heldout, write_corpus)
+from dscir.corpus.text import ENGLISH_STOP_WORDS, ingest_text, trec_source
 from dscir.errors import CorpusError
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-pytestmark = pytest.mark.skipif(not DATA.exists(), reason="shared data not present")
+
+def _shared_data() -> Path:
+    if os.environ.get("DSCIR_SHARED_DATA"):
+        return Path(os.environ["DSCIR_SHARED_DATA"])
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "shared" / "data").is_dir():
+            return parent / "shared" / "data"
+    return Path("shared/data")
+
+
+DATA = _shared_data()
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared data not present")
+
+
+# -- independent parsers (plain Python, no numpy) ------------------------------------
+
+def _lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return f.read().splitlines()
 
 
 def parse_ldac(path: Path) -> list[dict[int, int]]:
     docs = []
-    for line in path.read_text().splitlines():
+    for line in _lines(path):
         parts = line.split()
         if parts:
-            docs.append({int(a): int(b) for a, b in (p.split(":") for p in parts[1:])})
+            doc = {}
+            for p in parts[1:]:
+                w, c = p.split(":")
+                doc[int(w)] = doc.get(int(w), 0) + int(c)
+            docs.append(doc)
     return docs
 
 
-def test_reuters_round_trip(tmp_path):
+def parse_uci(path: Path) -> list[dict[int, int]]:
+    lines = _lines(path)
+    docs = [{} for _ in range(int(lines[0]))]
+    for line in lines[3:]:
+        d, w, c = map(int, line.split())
+        docs[d - 1][w - 1] = docs[d - 1].get(w - 1, 0) + c
+    return docs
+
+
+def as_dicts(corpus: Corpus, docs=None) -> list[dict[int, int]]:
+    docs = np.arange(corpus.n_docs) if docs is None else np.asarray(docs)
+    b = corpus.read(docs)
+    return [dict(zip(b.indices[b.indptr[k]:b.indptr[k + 1]].tolist(),
+                     b.data[b.indptr[k]:b.indptr[k + 1]].tolist())) for k in range(docs.size)]
+
+
+def leftovers(directory: Path, name: str = "out.zarr") -> list[str]:
+    return [p.name for p in directory.iterdir() if name in p.name]
+
+
+# -- the shared corpora through the CLI ----------------------------------------------
+
+SHARED = {
+    "reuters": (["ldac", "reuters/reuters.ldac", "--vocab", "reuters/reuters.tokens"],
+                (395, 4258, 84010), parse_ldac),
+    "wiki": (["ldac", "wiki/wiki.ldac.gz", "--vocab", "wiki/vocab.txt"],
+             (7961, 6130, 2844630), parse_ldac),
+    "kos": (["uci", "kos/docword.kos.txt.gz"], (3430, 6906, 467714), parse_uci),
+    "msweb": (["uci", "msweb/docword.msweb.txt.gz", "--vocab", "msweb/vocab.msweb.txt"],
+              (32710, 285, 98653), parse_uci),
+}
+
+
+@needs_data
+@pytest.mark.parametrize("name", list(SHARED))
+def test_shared_corpus_ingests_by_cli_with_true_sizes_and_exact_counts(tmp_path, capsys, name):
+    args, sizes, parse = SHARED[name]
+    fmt, src, *rest = args
+    rest = [str(DATA / a) if "/" in a else a for a in rest]
+    store = tmp_path / f"{name}.zarr"
+    assert main(["ingest", fmt, str(DATA / src), str(store), *rest, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(store)]) == 0
+    out = capsys.readouterr().out
+    for label, value in zip(("documents", "vocabulary", "tokens"), sizes):
+        assert re.search(rf"^{label}:\s+{value:,}$", out, re.M), out
+    assert "per shard" in out and "held out:    0 documents" in out
+
+    corpus = Corpus.open(store)
+    assert (corpus.n_docs, corpus.n_words, corpus.n_tokens) == sizes
+    assert as_dicts(corpus) == parse(DATA / src)
+    assert corpus.doc_lengths.sum() == sizes[2]
+    vocab = [a for a in rest if "/" in a]
+    if vocab:
+        assert corpus.vocabulary.tolist() == [w.strip() for w in _lines(Path(vocab[0]))]
+    else:  # UCI without a vocabulary: words named by their 1-based UCI ids
+        assert corpus.vocabulary[[0, -1]].tolist() == ["1", str(sizes[1])]
+
+
+@needs_data
+def test_reads_in_any_order_and_blocks_match(tmp_path):
     src = DATA / "reuters"
     corpus = ingest_ldac(src / "reuters.ldac", src / "reuters.tokens", tmp_path / "r.zarr",
-                         chunk_docs=64)
-    assert (corpus.n_docs, corpus.n_words, corpus.n_tokens) == (395, 4258, 84010)
-    assert list(corpus.vocabulary[:3]) == (src / "reuters.tokens").read_text().split()[:3]
+                         chunk_docs=16, shard_chunks=4)
     expected = parse_ldac(src / "reuters.ldac")
-    docs = np.array([394, 0, 77, 128, 63, 64])  # unsorted, across chunk boundaries
-    batch = corpus.read(docs)
-    for row, d in enumerate(docs):
-        a, b = batch.indptr[row], batch.indptr[row + 1]
-        assert dict(zip(batch.indices[a:b].tolist(), batch.data[a:b].tolist())) == expected[d]
-    lengths = corpus.doc_lengths
-    assert lengths.sum() == 84010 and lengths[5] == sum(expected[5].values())
+    docs = np.array([394, 0, 77, 128, 63, 64, 77])  # unsorted, repeated, across chunks
+    assert as_dicts(corpus, docs) == [expected[d] for d in docs]
+    assert as_dicts(corpus, []) == []
+    starts = []
+    for start, batch in corpus.iter_blocks():
+        starts.append(start)
+        assert batch.docs.tolist() == list(range(start, min(start + 16, 395)))
+    assert starts == list(range(0, 395, 16))
+    with pytest.raises(CorpusError, match="out of range"):
+        corpus.read([395])
+    # chunked and sharded by documents
+    g = zarr.open_group(str(tmp_path / "r.zarr"), mode="r")
+    assert g["indptr"].chunks == (16,) and g["indptr"].shards == (64,)
+    m = corpus.meta
+    assert g["indices"].chunks == (m["chunk_entries"],)
+    assert g["indices"].shards == (m["chunk_entries"] * 4,)
+    assert m["chunk_entries"] >= corpus.nnz / 395 * 16
+    assert g.attrs["encoding-type"] == "csr_matrix" and g.attrs["shape"] == [395, 4258]
 
 
-def test_kos_uci_round_trip(tmp_path):
-    path = DATA / "kos" / "docword.kos.txt.gz"
-    corpus = ingest_uci(path, tmp_path / "kos.zarr")
-    assert (corpus.n_docs, corpus.n_words, corpus.n_tokens) == (3430, 6906, 467714)
-    with gzip.open(path, "rt") as f:
-        for _ in range(3):
-            f.readline()
-        rows = np.loadtxt(f, dtype=np.int64, max_rows=2000)
-    first = rows[rows[:, 0] == 1]
-    batch = corpus.read([0])
-    assert np.array_equal(batch.indices, first[:, 1] - 1)
-    assert np.array_equal(batch.data, first[:, 2])
+@needs_data
+@pytest.mark.parametrize("fmt", ["ldac", "uci"])
+def test_tiny_blocks_give_the_same_store(tmp_path, fmt):
+    """Documents spanning parse blocks and shard boundaries are carried over intact."""
+    if fmt == "ldac":
+        src = DATA / "reuters"
+        ingest = lambda out, **kw: ingest_ldac(src / "reuters.ldac", src / "reuters.tokens",  # noqa: E731
+                                               out, **kw)
+        expected = parse_ldac(src / "reuters.ldac")
+    else:
+        src = DATA / "msweb" / "docword.msweb.txt.gz"
+        ingest = lambda out, **kw: ingest_uci(src, out, **kw)  # noqa: E731
+        expected = parse_uci(src)
+    small = ingest(tmp_path / "small.zarr", block_bytes=1500, chunk_docs=40, shard_chunks=3)
+    assert as_dicts(small) == expected
+    assert small.meta["shard_docs"] == 120
+
+
+@needs_data
+def test_ap_raw_text_matches_an_independent_tokenization(tmp_path, capsys):
+    path = DATA / "ap" / "ap.txt.gz"
+    texts, ids = [], []
+    for block in gzip.open(path, "rt").read().split("</DOC>")[:-1]:
+        ids.append(block.split("<DOCNO>")[1].split("</DOCNO>")[0].strip())
+        texts.append(block.split("<TEXT>")[1].split("</TEXT>")[0])
+    tokens = [[t for t in re.split(r"[^a-z]+", x.lower())
+               if len(t) >= 2 and t not in ENGLISH_STOP_WORDS] for x in texts]
+    df = Counter(t for toks in tokens for t in set(toks))
+    vocab = sorted(t for t, n in df.items() if 5 <= n <= len(texts) // 2)
+    index = {t: i for i, t in enumerate(vocab)}
+
+    out = tmp_path / "ap.zarr"
+    assert main(["ingest", "trec", str(path), str(out), "--min-df", "5", "--max-df", "0.5",
+                 "--heldout-every", "10", "--quiet"]) == 0
+    assert "held out:    224 documents" in capsys.readouterr().out
+    corpus = Corpus.open(out)
+    assert corpus.n_docs == 2246 and corpus.doc_ids.tolist() == ids
+    assert corpus.vocabulary.tolist() == vocab
+    expected = [dict(Counter(index[t] for t in toks if t in index)) for toks in tokens]
+    assert as_dicts(corpus) == expected
+    assert corpus.n_tokens == sum(sum(e.values()) for e in expected)
+
+    capped = ingest_text(trec_source(path), tmp_path / "cap.zarr", min_df=5, max_df=0.5,
+                         max_vocab=1000)
+    top = sorted(vocab, key=lambda t: (-df[t], t))[:1000]
+    assert capped.vocabulary.tolist() == sorted(top)
+
+
+def test_text_sources_directory_jsonl_csv_tsv(tmp_path):
+    docs = {"a": "The cat sat; the CAT ran!", "b": "dogs and cats: 3 dogs", "c": "the of and"}
+    d = tmp_path / "dir"
+    (d / "sub").mkdir(parents=True)
+    (d / "a.txt").write_text(docs["a"])
+    (d / "sub" / "b.txt").write_text(docs["b"])
+    (d / "c.txt").write_text(docs["c"])
+    (tmp_path / "d.jsonl").write_text(
+        "".join(json.dumps({"id": k, "body": v}) + "\n" for k, v in docs.items()))
+    for name, sep in (("d.csv", ","), ("d.tsv", "\t")):
+        rows = [f"key{sep}text"] + [f'{k}{sep}"{v}"' for k, v in docs.items()]
+        (tmp_path / name).write_text("\n".join(rows) + "\n")
+    runs = {
+        "text": [str(d)],
+        "jsonl": [str(tmp_path / "d.jsonl"), "--text-field", "body", "--id-field", "id"],
+        "csv": [str(tmp_path / "d.csv"), "--id-column", "key"],
+        "tsv": [str(tmp_path / "d.tsv"), "--id-column", "key"],
+    }
+    expected_vocab = ["cat", "cats", "dogs", "ran", "sat"]
+    for fmt, args in runs.items():
+        out = tmp_path / f"{fmt}.zarr"
+        assert main(["ingest", fmt, args[0], str(out), *args[1:], "--quiet"]) == 0
+        c = Corpus.open(out)
+        assert c.vocabulary.tolist() == expected_vocab, fmt
+        ids = ["a.txt", "c.txt", "sub/b.txt"] if fmt == "text" else ["a", "b", "c"]
+        assert c.doc_ids.tolist() == ids, fmt
+        got = dict(zip(ids, as_dicts(c)))
+        assert got[ids[0]] == {0: 2, 3: 1, 4: 1}
+        assert got["sub/b.txt" if fmt == "text" else "b"] == {1: 1, 2: 2}
+        assert got["c.txt" if fmt == "text" else "c"] == {}  # only stop words: kept, empty
+        assert c.meta["ingest"]["empty_docs"] == 1
+    dropped = tmp_path / "dropped.zarr"
+    assert main(["ingest", "text", str(d), str(dropped), "--drop-empty", "--quiet"]) == 0
+    assert Corpus.open(dropped).doc_ids.tolist() == ["a.txt", "sub/b.txt"]
+    kept = tmp_path / "stop.zarr"
+    assert main(["ingest", "text", str(d), str(kept), "--no-stopwords", "--quiet"]) == 0
+    assert "the" in Corpus.open(kept).vocabulary.tolist()
+
+
+def test_scipy_matrix_round_trip_merges_duplicates(tmp_path):
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, 300, 4000), rng.integers(0, 50, 4000)
+    m = sp.coo_matrix((rng.integers(1, 5, 4000), (rows, cols)), shape=(300, 50))
+    dense = m.toarray()
+    with pytest.warns(UserWarning, match="the matrix: merged"):
+        c = write_corpus(tmp_path / "m.zarr", m, vocabulary=[f"w{i}" for i in range(50)],
+                         chunk_docs=8, shard_chunks=2)
+    b = c.read(np.arange(300))
+    assert np.array_equal(sp.csr_matrix((b.data, b.indices, b.indptr), shape=(300, 50)).toarray(),
+                          dense)
+    assert c.n_tokens == dense.sum() and c.vocabulary[7] == "w7"
+    assert c.meta["ingest"]["duplicates_merged"] == 4000 - np.count_nonzero(dense)
+    assert c.meta["ingest"]["empty_docs"] == int((dense.sum(axis=1) == 0).sum())
+    with pytest.raises(CorpusError, match="integers"):
+        write_corpus(tmp_path / "f.zarr", sp.csr_matrix(np.array([[0.5, 1.0]])))
+    with pytest.raises(CorpusError, match="positive"):
+        write_corpus(tmp_path / "n.zarr", sp.csr_matrix(np.array([[-1, 1]])))
+    with pytest.raises(CorpusError, match="vocabulary has 1 entries"):
+        write_corpus(tmp_path / "v.zarr", sp.csr_matrix(np.array([[1, 1]])), vocabulary=["a"])
+    assert leftovers(tmp_path, "f.zarr") == leftovers(tmp_path, "n.zarr") == []
+
+
+@needs_data
+def test_gensim_style_iterable(tmp_path):
+    src = DATA / "reuters"
+    expected = parse_ldac(src / "reuters.ldac")
+    words = [w.strip() for w in _lines(src / "reuters.tokens")]
+    stream = (sorted(d.items(), reverse=True) for d in expected)  # unsorted ids are fine
+    c = ingest_bow(stream, tmp_path / "g.zarr", dict(enumerate(words)))
+    assert as_dicts(c) == expected and c.vocabulary.tolist() == words
+    with pytest.warns(UserWarning, match="merged 1 duplicate"):
+        d = ingest_bow(iter([[(0, 1), (2, 3), (0, 2)], [], [(1, 1)]]), tmp_path / "d.zarr",
+                       doc_ids=["x", "y", "z"])
+    assert as_dicts(d) == [{0: 3, 2: 3}, {}, {1: 1}]
+    assert d.doc_ids.tolist() == ["x", "y", "z"] and d.n_words == 3
+    with pytest.raises(CorpusError, match="no entry for word id 1"):
+        ingest_bow([[(0, 1)]], tmp_path / "e.zarr", {0: "a", 2: "c"})
+    with pytest.raises(CorpusError, match="document 1: word id 5 out of range"):
+        ingest_bow([[(0, 1)], [(5, 1)]], tmp_path / "e.zarr", ["a", "b"])
+    with pytest.raises(CorpusError, match="document 0: counts must be positive"):
+        ingest_bow([[(0, 0)]], tmp_path / "e.zarr")
+    with pytest.raises(CorpusError, match="integers"):
+        ingest_bow([[(0, 0.5)]], tmp_path / "e.zarr")
+    assert leftovers(tmp_path, "e.zarr") == []
 
 
 def test_heldout_split_is_deterministic_and_stored(tmp_path):
@@ -64,16 +284,20 @@ def test_heldout_split_is_deterministic_and_stored(tmp_path):
     a = split_heldout(tmp_path / "a", n_heldout=10, seed=3)
     b = split_heldout(tmp_path / "b", n_heldout=10, seed=3)
     assert np.array_equal(a, b) and a.size == 10
+    assert not np.array_equal(split_heldout(tmp_path / "b", n_heldout=10, seed=4), a)
     c = Corpus.open(tmp_path / "a")
     assert np.array_equal(c.heldout_docs(), a)
     assert np.union1d(c.train_docs(), c.heldout_docs()).size == 50
     assert np.array_equal(split_heldout(tmp_path / "b", every=10), [9, 19, 29, 39, 49])
+    w = write_corpus(tmp_path / "w", m, heldout={"n_heldout": 10, "seed": 3})
+    assert np.array_equal(w.heldout_docs(), a)  # at ingestion = afterwards
+    with pytest.raises(CorpusError, match="held-out size"):
+        write_corpus(tmp_path / "x", m, heldout={"n_heldout": 50})
+    assert not (tmp_path / "x").exists()
 
 
 def test_completion_split_takes_every_tenth_token():
     m = sp.csr_matrix(np.array([[3, 0, 9, 13], [0, 0, 5, 0]]))
-    from dscir.corpus import CSRBatch
-
     batch = CSRBatch(m.indptr.astype(np.int64), m.indices.astype(np.int32),
                      m.data.astype(np.int32), np.arange(2))
     obs, test = completion_split(batch, every=10)
@@ -84,39 +308,128 @@ def test_completion_split_takes_every_tenth_token():
     assert test.indptr[2] - test.indptr[1] == 0  # 5 tokens: none tested
 
 
+# -- bad input: one message naming the problem, nothing left behind ---------------------
+
 @pytest.mark.parametrize("text, message", [
-    ("2 0:1 1:x\n", "r.ldac:1: malformed"),
-    ("3 0:1 1:2\n", "header says 3 entries"),
-    ("1 0:1\n1 7:1\n", "r.ldac:2: word id out of range"),
-    ("1 0:0\n", "counts must be positive"),
+    ("2 0:1 1:x\n", r"r.ldac:1: malformed LDA-C line \(not an integer\)"),
+    ("1 0:1\n2 0:1 1\n", r"r.ldac:2: malformed LDA-C line \(expected"),
+    ("1 0:1\n2 0:1 1:2:3\n", "r.ldac:2: malformed"),
+    ("\n3 0:1 1:2\n", "r.ldac:2: header says 3 entries, line has 2"),
+    ("1 0:1\n1 7:1\n", r"r.ldac:2: word id 7 out of range 0..2 \(the vocabulary v.txt has 3"),
+    ("1 0:1\n1 -1:1\n", "r.ldac:2: word id -1 is below 0"),
+    ("1 0:0\n", "r.ldac:1: counts must be positive, got 0"),
+    ("1 0:-2\n", "r.ldac:1: counts must be positive, got -2"),
     ("", "empty"),
+    ("\n\n", "empty"),
 ])
 def test_bad_ldac_is_rejected_and_leaves_nothing(tmp_path, text, message):
     (tmp_path / "r.ldac").write_text(text)
     (tmp_path / "v.txt").write_text("a\nb\nc\n")
     with pytest.raises(CorpusError, match=message):
         ingest_ldac(tmp_path / "r.ldac", tmp_path / "v.txt", tmp_path / "out.zarr")
-    assert not any(p.name.startswith(("out.zarr", ".out.zarr")) for p in tmp_path.iterdir())
+    assert leftovers(tmp_path) == []
 
 
-def test_uci_header_disagreeing_with_body(tmp_path):
-    (tmp_path / "d.txt").write_text("2\n3\n5\n1 1 2\n2 3 1\n")
-    with pytest.raises(CorpusError, match="header says 5 entries"):
-        ingest_uci(tmp_path / "d.txt", tmp_path / "out.zarr")
+@pytest.mark.parametrize("text, vocab, message", [
+    ("2\n3\n5\n1 1 2\n2 3 1\n", None, "header says 5 entries"),
+    ("2\n3\n2\n1 1 2\n2 4 1\n", None, r"d.txt:5: word id 4 out of range 1..3 \(the header"),
+    ("2\n3\n2\n1 1 2\n3 3 1\n", None, r"d.txt:5: docID 3 out of range 1..2"),
+    ("2\n3\n2\n2 1 2\n1 3 1\n", None, "d.txt:5: document 1 after document 2: UCI docword "
+                                     "lines must be sorted"),
+    ("2\n3\n2\n1 1 0\n2 3 1\n", None, "d.txt:4: counts must be positive, got 0"),
+    ("2\n3\n2\n1 1 2\n2 3\n", None, r"d.txt:5: malformed UCI line"),
+    ("2\n3\n2\n1 1 2\n2 x 1\n", None, r"d.txt:5: malformed UCI line"),
+    ("2\nthree\n2\n", None, "the UCI header must be three lines"),
+    ("2\n3\n", None, "starts with three header lines"),
+    ("", None, r"the file is empty \(no UCI header\)"),
+    ("0\n3\n0\n", None, "empty"),
+    ("2\n3\n2\n1 1 2\n2 3 1\n", "a\nb\n", "has 2 words but the header .* says W = 3 "
+                                         r"\(missing vocabulary entries\)"),
+    ("2\n3\n2\n1 1 2\n2 3 1\n", "a\n\nc\n", "v.txt:2: blank vocabulary entry"),
+])
+def test_bad_uci_is_rejected_and_leaves_nothing(tmp_path, text, vocab, message):
+    (tmp_path / "d.txt").write_text(text)
+    if vocab is not None:
+        (tmp_path / "v.txt").write_text(vocab)
+    with pytest.raises(CorpusError, match=message):
+        ingest_uci(tmp_path / "d.txt", tmp_path / "out.zarr",
+                   tmp_path / "v.txt" if vocab else None)
+    assert leftovers(tmp_path) == []
 
 
+def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path):
+    (tmp_path / "d.txt").write_text("4\n3\n4\n1 2 1\n1 2 3\n3 1 1\n3 3 2\n")
+    with pytest.warns(UserWarning, match="merged 1 duplicate"):
+        c = ingest_uci(tmp_path / "d.txt", tmp_path / "u.zarr")
+    assert as_dicts(c) == [{1: 4}, {}, {0: 1, 2: 2}, {}]
+    assert c.doc_ids.tolist() == ["1", "2", "3", "4"]
+    assert c.meta["ingest"] == {"empty_docs": 2, "empty_policy": "kept", "format": "uci",
+                                "source": str(tmp_path / "d.txt"), "duplicates_merged": 1}
+    with pytest.warns(UserWarning):
+        d = ingest_uci(tmp_path / "d.txt", tmp_path / "v.zarr", drop_empty=True)
+    assert d.doc_ids.tolist() == ["1", "3"] and d.meta["ingest"]["empty_docs"] == 2
+    (tmp_path / "r.ldac").write_text("2 1:1 1:2\n0\n")
+    (tmp_path / "v.txt").write_text("a\nb\n")
+    with pytest.warns(UserWarning, match="r.ldac: merged 1 duplicate"):
+        e = ingest_ldac(tmp_path / "r.ldac", tmp_path / "v.txt", tmp_path / "l.zarr")
+    assert as_dicts(e) == [{1: 3}, {}]
+    out = tmp_path / "cli.zarr"
+    assert main(["ingest", "ldac", str(tmp_path / "r.ldac"), str(out), "--vocab",
+                 str(tmp_path / "v.txt"), "--drop-empty", "--quiet"]) == 0
+    assert Corpus.open(out).n_docs == 1
+
+
+@pytest.mark.parametrize("fmt, name, content, message", [
+    ("jsonl", "d.jsonl", b'{"text": "ok"}\n{"text": "caf\xe9 bar"}\n',
+     r"d.jsonl:2: not valid UTF-8 \(byte 0xe9 at column 14"),
+    ("jsonl", "d.jsonl", b'{"text": "ok"}\n{"text": \n', r"d.jsonl:2: malformed JSON"),
+    ("jsonl", "d.jsonl", b'{"body": "ok"}\n', r"d.jsonl:1: no string field 'text'"),
+    ("jsonl", "d.jsonl", b"\n", "empty: no documents"),
+    ("jsonl", "d.jsonl", b'{"text": "the and 42"}\n', "no word of the jsonl passes"),
+    ("csv", "d.csv", b"id,body\n1,hello\n", "d.csv:1: no column 'text'"),
+    ("csv", "d.csv", b"text,x\nhello,1\nworld\n", "d.csv:3: 1 fields, the header has 2"),
+    ("trec", "d.txt", b"<DOC>\n<TEXT>\nhello\n</TEXT>\n", "never closed"),
+    ("trec", "d.txt", b"hello\n", r"d.txt:1: text outside a <DOC> block"),
+    ("text", "docs", b"caf\xc3\xa9 ok\n\xff\n", r"docs/a.txt:2: not valid UTF-8 \(byte 0xff"),
+])
+def test_bad_text_is_rejected_and_leaves_nothing(tmp_path, capsys, fmt, name, content,
+                                                 message):
+    path = tmp_path / name
+    if fmt == "text":
+        path.mkdir()
+        (path / "a.txt").write_bytes(content)
+    else:
+        path.write_bytes(content)
+    assert main(["ingest", fmt, str(path), str(tmp_path / "out.zarr"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert leftovers(tmp_path) == []
+
+
+@needs_data
 def test_existing_store_is_not_overwritten_and_cli_errors(tmp_path, capsys):
     src = DATA / "reuters"
-    args = ["ingest", "ldac", str(src / "reuters.ldac"), str(tmp_path / "s"),
-            "--vocab", str(src / "reuters.tokens"), "--heldout-every", "10"]
+    store = tmp_path / "s"
+    args = ["ingest", "ldac", str(src / "reuters.ldac"), str(store),
+            "--vocab", str(src / "reuters.tokens"), "--heldout-every", "10", "--quiet"]
     assert main(args) == 0
-    assert main(["info", str(tmp_path / "s")]) == 0
+    assert main(["info", str(store)]) == 0
     out = capsys.readouterr().out
     assert "395" in out and "84,010" in out and "held out:    39" in out
+    marker = store / "zarr.json"
+    before = marker.read_bytes()
     assert main(args) == 2
-    assert "exists" in capsys.readouterr().err
+    assert "exists" in capsys.readouterr().err and marker.read_bytes() == before
+    assert main([*args[:-3], "--heldout", "5", "--seed", "1", "--overwrite", "--quiet"]) == 0
+    assert Corpus.open(store).heldout_docs().size == 5
     assert main(["info", str(tmp_path / "missing")]) == 2
     assert "no corpus store" in capsys.readouterr().err
     assert main(["ingest", "ldac", str(tmp_path / "nofile"), str(tmp_path / "t"),
                  "--vocab", str(src / "reuters.tokens")]) == 2
-    assert not (tmp_path / "t").exists()
+    assert "no such file" in capsys.readouterr().err
+    assert main(["ingest", "ldac", str(src / "reuters.ldac"), str(tmp_path / "t"),
+                 "--vocab", str(src / "reuters.tokens"), "--heldout-every", "400"]) == 2
+    assert "holds out nothing" in capsys.readouterr().err
+    assert leftovers(tmp_path, "t") == []
+    assert main(["ingest", "ldac", str(src / "reuters.ldac"), str(tmp_path / "t")]) == 2
+    assert "needs --vocab" in capsys.readouterr().err

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.corpus.store import Corpus, CorpusWriter
+from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 BLOCK_BYTES = 1 << 22
@@ -109,12 +109,6 @@ def merge_entries(doc, word, count, n_docs: int):
     return np.bincount(doc, minlength=n_docs), word, count, n_merged
 
 
-def _warn_merged(n: int, where) -> None:
-    if n:
-        warnings.warn(f"{where}: merged {n:,} duplicate (document, word) entries "
-                      "by summing their counts", stacklevel=3)
-
-
 def _check_entries(where, doc, word, count, n_words, base: int, header: str) -> None:
     """Word ids in base..n_words-1+base and positive counts, else name the
     place: ``where(i)`` says where the i-th document of the block is."""
@@ -189,13 +183,13 @@ def ingest_ldac(path, vocab_path, out, *, overwrite=False, chunk_docs=256, shard
             merged += m
             w.add(lengths, ids, counts, np.arange(n_seen, n_seen + sizes.size).astype(str))
             n_seen += sizes.size
-        _warn_merged(merged, path)
+        warn_merged(merged, path)
         return w.finish(vocab, heldout=heldout, report={
             "format": "ldac", "source": str(path), "duplicates_merged": merged})
 
 
 def _parse_uci_header(path, lines: list[str]):
-    if len(lines) < 3:
+    if len([x for x in lines if x.strip()]) < 3:
         raise CorpusError(f"{path}: a UCI docword file starts with three header lines "
                           "D, W and NNZ")
     try:
@@ -300,7 +294,7 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
                               f"the body has {n_rows}")
         if D >= next_doc:
             emit(pend, pend_lines, D + 1)
-        _warn_merged(merged, path)
+        warn_merged(merged, path)
         if vocab is None:
             vocab = np.arange(1, W + 1).astype(str)
         return w.finish(vocab, heldout=heldout, report={
@@ -374,7 +368,7 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
                 block = []
         if block:
             flush(block)
-        _warn_merged(merged, "bag-of-words corpus")
+        warn_merged(merged, "bag-of-words corpus")
         if vocabulary is None:
             W = n_words if n_words is not None else w.max_word + 1
             vocabulary = np.arange(max(W, 0)).astype(str)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import shutil
 import uuid
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -331,6 +332,13 @@ class CorpusWriter:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
+def warn_merged(n: int, where) -> None:
+    """Say that ``n`` duplicate (document, word) entries were summed."""
+    if n:
+        warnings.warn(f"{where}: merged {n:,} duplicate (document, word) entries "
+                      "by summing their counts", stacklevel=3)
+
+
 def _move_into_place(tmp: Path, path: Path) -> None:
     """Rename ``tmp`` to ``path``; an old store there is removed only after."""
     old = None
@@ -360,11 +368,10 @@ def write_corpus(path, matrix, vocabulary=None, doc_ids=None, *, overwrite=False
             raise CorpusError("counts must be integers")
         if m.data.min() < 0:
             raise CorpusError("counts must be positive (found a negative entry)")
-    merged = 0
-    if not m.has_canonical_format:
-        before = m.nnz
-        m.sum_duplicates()
-        merged = before - m.nnz
+    before = matrix.nnz if sp.issparse(matrix) else m.nnz
+    m.sum_duplicates()
+    merged = before - m.nnz
+    warn_merged(merged, "the matrix")
     m.eliminate_zeros()
     vocabulary = [str(i) for i in range(n_words)] if vocabulary is None else list(vocabulary)
     if len(vocabulary) != n_words:
