@@ -31,7 +31,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-WIKI = ROOT.parent / "shared" / "data" / "wiki"
+WIKI = next((p / "shared" / "data" / "wiki" for p in ROOT.parents
+             if (p / "shared" / "data" / "wiki").is_dir()), ROOT.parent / "shared" / "data" / "wiki")
 N_WORDS = 50_000
 DOC_DISTINCT = 250
 
@@ -97,9 +98,18 @@ def ingest(fmt, src, out, vocab=None) -> dict:
 
 
 def read_throughput(store, n_batches: int = 300, batch: int = 50, seed: int = 0) -> dict:
+    """Reads with the shard cache off and at its default size."""
+    from dscir.corpus.store import DEFAULT_CACHE_BYTES
+
+    return {"cache_off": _reads(store, 0, n_batches, batch, seed),
+            f"cache_{DEFAULT_CACHE_BYTES >> 20}MiB":
+                _reads(store, DEFAULT_CACHE_BYTES, n_batches, batch, seed)}
+
+
+def _reads(store, cache_bytes, n_batches, batch, seed) -> dict:
     from dscir.corpus import Corpus
 
-    c = Corpus.open(store)
+    c = Corpus.open(store, cache_bytes=cache_bytes)
     rng = np.random.default_rng(seed)
     batches = [rng.choice(c.n_docs, batch, replace=False) for _ in range(n_batches)]
     c.read(batches[0])
@@ -140,8 +150,14 @@ def plot(results: dict, path: Path) -> None:
     ax[1].bar(names, [r["tokens"] / r["seconds"] / 1e6 for r in rows])
     ax[1].set(ylabel="M tokens / s", title="ingestion throughput")
     reads = results["read"]
-    ax[2].bar(list(reads), [v["random_docs_per_s"] for v in reads.values()])
-    ax[2].set(ylabel="documents / s", title="random 50-document batches")
+    modes = list(next(iter(reads.values())))
+    pos = np.arange(len(reads))
+    for k, mode in enumerate(modes):
+        ax[2].bar(pos + 0.4 * k, [v[mode]["random_docs_per_s"] for v in reads.values()],
+                  width=0.4, label=mode.replace("_", " "))
+    ax[2].set_xticks(pos + 0.2, list(reads))
+    ax[2].set(ylabel="documents / s", yscale="log", title="random 50-document batches")
+    ax[2].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

@@ -132,13 +132,13 @@ def test_reads_in_any_order_and_blocks_match(tmp_path):
     assert starts == list(range(0, 395, 16))
     with pytest.raises(CorpusError, match="out of range"):
         corpus.read([395])
-    # the shard cache: same answers with it off, and bounded when tiny
-    shard_bytes = 8 * corpus.meta["shard_entries"]
-    for cache_bytes in (0, shard_bytes):
+    # the shard cache: used when the counts fit, and the same answers without it
+    for cache_bytes, used in ((0, False), (8 * corpus.nnz - 1, False), (8 * corpus.nnz, True)):
         other = Corpus.open(tmp_path / "r.zarr", cache_bytes=cache_bytes)
+        assert other._use_cache == used
         assert as_dicts(other, docs) == as_dicts(corpus, docs)
         assert as_dicts(other) == expected
-        assert other._cached <= max(cache_bytes, shard_bytes)
+        assert len(other._cache) == (-(-corpus.nnz // corpus.meta["shard_entries"]) if used else 0)
     # chunked and sharded by documents
     g = zarr.open_group(str(tmp_path / "r.zarr"), mode="r")
     assert g["indptr"].chunks == (16,) and g["indptr"].shards == (64,)

@@ -204,7 +204,6 @@ def _parse_uci_header(path, lines: list[str]):
 
 def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     """``doc word count`` lines -> (rows [n, 3], line number of each row)."""
-    lines = text.splitlines()
     try:
         rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2) if text.strip() \
             else np.zeros((0, 3), np.int64)
@@ -212,14 +211,16 @@ def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     except ValueError:
         ok = False
     if not ok:
-        for k, line in enumerate(lines):
+        for k, line in enumerate(text.splitlines()):
             parts = line.split()
             if parts and (len(parts) != 3 or not all(p.lstrip("+-").isdigit() for p in parts)):
                 raise CorpusError(f"{path}:{lineno + k}: malformed UCI line (expected "
                                   f"'docID wordID count'): {line[:80]!r}")
         raise CorpusError(f"{path}:{lineno}: malformed UCI block")
-    where = np.array([lineno + k for k, line in enumerate(lines) if line.strip()], np.int64)
-    return rows, where
+    if text.count("\n") + (not text.endswith("\n")) == rows.shape[0]:  # no blank lines
+        return rows, lineno + np.arange(rows.shape[0], dtype=np.int64)
+    where = [lineno + k for k, line in enumerate(text.splitlines()) if line.strip()]
+    return rows, np.array(where, dtype=np.int64)
 
 
 def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,

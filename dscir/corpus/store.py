@@ -26,7 +26,6 @@ import shutil
 import threading
 import uuid
 import warnings
-from collections import OrderedDict
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,10 +53,12 @@ class CSRBatch(NamedTuple):
 class Corpus:
     """A read-only handle on a corpus store; metadata and ``indptr`` are loaded once.
 
-    Reads go through an LRU cache of whole shards of ``indices``/``data``
-    (``cache_bytes``, default 128 MiB; 0 turns it off): a worker drawing random
-    minibatches then pays one contiguous read per shard, once, instead of one
-    read per chunk per batch. Safe to share between threads."""
+    If the counts fit in ``cache_bytes`` (8 bytes an entry; default 128 MiB,
+    0 turns caching off), reads keep each shard of ``indices``/``data`` they
+    touch in memory: a worker drawing random minibatches then pays one
+    contiguous read per shard, once, instead of one read per chunk per batch.
+    A larger corpus is read from the store each time (an LRU over shards
+    would thrash on random minibatches). Safe to share between threads."""
 
     def __init__(self, path: str, group: zarr.Group, meta: dict,
                  cache_bytes: int = DEFAULT_CACHE_BYTES):
@@ -69,9 +70,8 @@ class Corpus:
         self._data = group["data"]
         self._heldout = group["heldout"][...] if "heldout" in group else None
         self._shard_entries = int((self._indices.shards or self._indices.chunks)[0])
-        self._cache_bytes = int(cache_bytes)
-        self._cache: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._cached = 0
+        self._use_cache = 0 < 8 * self.nnz <= int(cache_bytes)
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -136,25 +136,18 @@ class Corpus:
 
     def _shard(self, s: int) -> tuple[np.ndarray, np.ndarray]:
         """Entries of shard ``s`` (indices, data), from the cache or the store."""
-        with self._lock:
-            if s in self._cache:
-                self._cache.move_to_end(s)
-                return self._cache[s]
-        lo, hi = s * self._shard_entries, min((s + 1) * self._shard_entries, self.nnz)
-        pair = (self._indices[lo:hi].astype(np.int32, copy=False),
-                self._data[lo:hi].astype(np.int32, copy=False))
-        with self._lock:
-            if s not in self._cache:
-                self._cache[s] = pair
-                self._cached += pair[0].nbytes + pair[1].nbytes
-                while self._cached > self._cache_bytes and len(self._cache) > 1:
-                    _, (i, d) = self._cache.popitem(last=False)
-                    self._cached -= i.nbytes + d.nbytes
+        pair = self._cache.get(s)
+        if pair is None:
+            lo, hi = s * self._shard_entries, min((s + 1) * self._shard_entries, self.nnz)
+            pair = (self._indices[lo:hi].astype(np.int32, copy=False),
+                    self._data[lo:hi].astype(np.int32, copy=False))
+            with self._lock:
+                pair = self._cache.setdefault(s, pair)
         return pair
 
     def read(self, docs) -> CSRBatch:
         """Documents ``docs`` (row indices), in the order given. With the shard
-        cache on, entries are gathered from cached shards; without it, a
+        cache in use, entries are gathered from cached shards; without it, a
         contiguous ascending run is one slice per array and any other set one
         coordinate selection per array (zarr fetches the chunks concurrently)."""
         docs = np.asarray(docs, dtype=np.int64).ravel()
@@ -167,7 +160,7 @@ class Corpus:
         total = int(indptr[-1])
         if total == 0:
             indices = data = np.zeros(0, np.int32)
-        elif self._cache_bytes > 0:
+        elif self._use_cache:
             where = np.repeat(starts - indptr[:-1], lengths) + np.arange(total, dtype=np.int64)
             shard = where // self._shard_entries
             indices, data = np.empty(total, np.int32), np.empty(total, np.int32)
