@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import shutil
@@ -32,7 +33,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WIKI = next((p / "shared" / "data" / "wiki" for p in ROOT.parents
-             if (p / "shared" / "data" / "wiki").is_dir()), ROOT.parent / "shared" / "data" / "wiki")
+             if (p / "shared" / "data" / "wiki").is_dir()),
+            ROOT.parent / "shared" / "data" / "wiki")
 N_WORDS = 50_000
 DOC_DISTINCT = 250
 
@@ -88,12 +90,19 @@ def child(fmt: str, src: str, out: str, vocab: str | None) -> None:
 
 
 def ingest(fmt, src, out, vocab=None) -> dict:
+    """Ingest in a child process, once as is and once with one malloc arena
+    (MALLOC_ARENA_MAX=1), which shows how much of the peak is glibc's
+    per-thread arenas (zarr encodes in threads) rather than live data."""
     cmd = [sys.executable, __file__, "--child", fmt, str(src), str(out)]
     if vocab:
         cmd.append(str(vocab))
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     row = json.loads(res.stdout.strip().splitlines()[-1])
     row["store_bytes"] = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())
+    shutil.rmtree(out)
+    env = dict(os.environ, MALLOC_ARENA_MAX="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    row["peak_rss_mb_one_arena"] = json.loads(res.stdout.strip().splitlines()[-1])["peak_rss_mb"]
     return row
 
 
@@ -140,6 +149,8 @@ def plot(results: dict, path: Path) -> None:
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
     x = [r["tokens"] / 1e6 for r in gen]
     ax[0].plot(x, [r["peak_rss_mb"] for r in gen], "o-", label="peak RSS")
+    ax[0].plot(x, [r["peak_rss_mb_one_arena"] for r in gen], "o-",
+               label="peak RSS, MALLOC_ARENA_MAX=1")
     ax[0].plot(x, [r["baseline_rss_mb"] for r in gen], "s--", label="RSS after imports")
     ax[0].plot(x, [r["nnz"] * 8 / 2**20 for r in gen], "^:", label="the corpus in memory "
                "(indices + data)")

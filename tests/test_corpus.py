@@ -155,13 +155,17 @@ def test_tiny_blocks_give_the_same_store(tmp_path, fmt):
     """Documents spanning parse blocks and shard boundaries are carried over intact."""
     if fmt == "ldac":
         src = DATA / "reuters"
-        ingest = lambda out, **kw: ingest_ldac(src / "reuters.ldac", src / "reuters.tokens",  # noqa: E731
-                                               out, **kw)
         expected = parse_ldac(src / "reuters.ldac")
+
+        def ingest(out, **kw):
+            return ingest_ldac(src / "reuters.ldac", src / "reuters.tokens", out, **kw)
     else:
         src = DATA / "msweb" / "docword.msweb.txt.gz"
-        ingest = lambda out, **kw: ingest_uci(src, out, **kw)  # noqa: E731
         expected = parse_uci(src)
+
+        def ingest(out, **kw):
+            return ingest_uci(src, out, **kw)
+
     small = ingest(tmp_path / "small.zarr", block_bytes=1500, chunk_docs=40, shard_chunks=3)
     assert as_dicts(small) == expected
     assert small.meta["shard_docs"] == 120
@@ -440,3 +444,25 @@ def test_existing_store_is_not_overwritten_and_cli_errors(tmp_path, capsys):
     assert leftovers(tmp_path, "t") == []
     assert main(["ingest", "ldac", str(src / "reuters.ldac"), str(tmp_path / "t")]) == 2
     assert "needs --vocab" in capsys.readouterr().err
+
+
+def test_writer_streams_whole_shards_and_an_interrupt_leaves_nothing(tmp_path):
+    from dscir.corpus import CorpusWriter
+
+    with CorpusWriter(tmp_path / "out.zarr", chunk_docs=4, shard_chunks=2) as w:
+        for d in range(21):  # one document a call: 2 entries each
+            w.add([2], [d % 5, 5 + d % 3], [1, d + 1], [f"d{d}"])
+            assert w._n_buf_docs < 8  # documents leave memory shard by shard
+        assert w._arrays["indptr"].shape[0] == 16 and w._arrays["doc_ids"].shape[0] == 16
+        assert not (tmp_path / "out.zarr").exists()
+        c = w.finish([f"w{i}" for i in range(8)])
+    assert c.n_docs == 21 and c.nnz == 42 and c.n_tokens == 21 + 21 * 22 // 2
+    assert as_dicts(c, [20]) == [{0: 1, 7: 21}] and c.doc_ids[20] == "d20"
+
+    def docs():
+        yield from ([(0, 1)] for _ in range(5000))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest_bow(docs(), tmp_path / "int.zarr", block_docs=1000, chunk_docs=16)
+    assert leftovers(tmp_path, "int.zarr") == []

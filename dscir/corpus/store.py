@@ -210,7 +210,8 @@ class CorpusWriter:
         if chunk_docs < 1 or shard_chunks < 1:
             raise CorpusError("chunk_docs and shard_chunks must be >= 1")
         if self.path.exists() and not overwrite:
-            raise CorpusError(f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
+            raise CorpusError(
+                f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
         self.chunk_docs, self.shard_chunks = int(chunk_docs), int(shard_chunks)
         self.shard_docs = self.chunk_docs * self.shard_chunks
         self.drop_empty = drop_empty
@@ -266,7 +267,8 @@ class CorpusWriter:
         self._n_buf_docs += lengths.size
         self._n_buf_entries += indices.size
         if self._arrays is None:
-            if self._n_buf_docs >= self.shard_docs or self._n_buf_entries >= self.max_buffer_entries:
+            if (self._n_buf_docs >= self.shard_docs
+                    or self._n_buf_entries >= self.max_buffer_entries):
                 self._create_arrays()
         if self._arrays is not None:
             self._flush(final=False)
@@ -279,10 +281,10 @@ class CorpusWriter:
         g, docs, ents = self._group, (self.chunk_docs,), (chunk_entries,)
         dshard, eshard = (self.shard_docs,), (self.shard_entries,)
         self._arrays = {
-            "indptr": g.create_array("indptr", shape=(0,), dtype="int64", chunks=docs, shards=dshard),
-            "doc_ids": g.create_array("doc_ids", shape=(0,), dtype=str, chunks=docs, shards=dshard),
-            "indices": g.create_array("indices", shape=(0,), dtype="int32", chunks=ents, shards=eshard),
-            "data": g.create_array("data", shape=(0,), dtype="int32", chunks=ents, shards=eshard),
+            name: g.create_array(name, shape=(0,), dtype=dtype, chunks=chunks, shards=shards)
+            for name, dtype, chunks, shards in (
+                ("indptr", "int64", docs, dshard), ("doc_ids", str, docs, dshard),
+                ("indices", "int32", ents, eshard), ("data", "int32", ents, eshard))
         }
 
     @staticmethod
@@ -484,5 +486,7 @@ def completion_split(batch: CSRBatch, every: int = 10) -> tuple[CSRBatch, CSRBat
         test_i.append(words[mt]); test_d.append(n_test[mt])
         obs_ptr.append(obs_ptr[-1] + int(mo.sum())); test_ptr.append(test_ptr[-1] + int(mt.sum()))
     cat = lambda ps, dt: np.concatenate(ps).astype(dt) if ps else np.zeros(0, dt)  # noqa: E731
-    return (CSRBatch(np.array(obs_ptr, np.int64), cat(obs_i, np.int32), cat(obs_d, np.int32), batch.docs),
-            CSRBatch(np.array(test_ptr, np.int64), cat(test_i, np.int32), cat(test_d, np.int32), batch.docs))
+    return (CSRBatch(np.array(obs_ptr, np.int64), cat(obs_i, np.int32), cat(obs_d, np.int32),
+                     batch.docs),
+            CSRBatch(np.array(test_ptr, np.int64), cat(test_i, np.int32), cat(test_d, np.int32),
+                     batch.docs))
