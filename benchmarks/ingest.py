@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,8 @@ def child(fmt: str, src: str, out: str, vocab: str | None) -> None:
     """Run one ingestion and print its time and memory as JSON."""
     from dscir.corpus import ingest_ldac, ingest_uci
 
+    if os.environ.get("DSCIR_TRACEMALLOC"):
+        tracemalloc.start()
     base = rss_mb()
     start = time.perf_counter()
     if fmt == "ldac":
@@ -84,15 +87,18 @@ def child(fmt: str, src: str, out: str, vocab: str | None) -> None:
         c = ingest_uci(src, out)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    traced = tracemalloc.get_traced_memory()[1] / 2**20 if tracemalloc.is_tracing() else None
     print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "baseline_rss_mb": base,
+                      "traced_peak_mb": traced,
                       "docs": c.n_docs, "words": c.n_words, "tokens": c.n_tokens,
                       "nnz": c.nnz}))
 
 
 def ingest(fmt, src, out, vocab=None) -> dict:
-    """Ingest in a child process, once as is and once with one malloc arena
-    (MALLOC_ARENA_MAX=1), which shows how much of the peak is glibc's
-    per-thread arenas (zarr encodes in threads) rather than live data."""
+    """Ingest in a child process three times: as is (time, peak RSS); with one
+    malloc arena (MALLOC_ARENA_MAX=1: how much of the peak RSS is glibc's
+    per-thread arenas keeping freed buffers, zarr encoding in threads); under
+    tracemalloc (the peak of live Python and numpy allocations)."""
     cmd = [sys.executable, __file__, "--child", fmt, str(src), str(out)]
     if vocab:
         cmd.append(str(vocab))
@@ -103,6 +109,10 @@ def ingest(fmt, src, out, vocab=None) -> dict:
     env = dict(os.environ, MALLOC_ARENA_MAX="1")
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     row["peak_rss_mb_one_arena"] = json.loads(res.stdout.strip().splitlines()[-1])["peak_rss_mb"]
+    shutil.rmtree(out)
+    env = dict(os.environ, DSCIR_TRACEMALLOC="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    row["traced_peak_mb"] = json.loads(res.stdout.strip().splitlines()[-1])["traced_peak_mb"]
     return row
 
 
@@ -151,6 +161,7 @@ def plot(results: dict, path: Path) -> None:
     ax[0].plot(x, [r["peak_rss_mb"] for r in gen], "o-", label="peak RSS")
     ax[0].plot(x, [r["peak_rss_mb_one_arena"] for r in gen], "o-",
                label="peak RSS, MALLOC_ARENA_MAX=1")
+    ax[0].plot(x, [r["traced_peak_mb"] for r in gen], "d-", label="peak traced (tracemalloc)")
     ax[0].plot(x, [r["baseline_rss_mb"] for r in gen], "s--", label="RSS after imports")
     ax[0].plot(x, [r["nnz"] * 8 / 2**20 for r in gen], "^:", label="the corpus in memory "
                "(indices + data)")

@@ -326,7 +326,7 @@ def test_completion_split_takes_every_tenth_token():
     ("1 0:1\n2 0:1 1\n", r"r.ldac:2: malformed LDA-C line \(expected"),
     ("1 0:1\n2 0:1 1:2:3\n", "r.ldac:2: malformed"),
     ("\n3 0:1 1:2\n", "r.ldac:2: header says 3 entries, line has 2"),
-    ("1 0:1\n1 7:1\n", r"r.ldac:2: word id 7 out of range 0..2 \(the vocabulary v.txt has 3"),
+    ("1 0:1\n1 7:1\n", r"r.ldac:2: word id 7 out of range 0..2 \(no vocabulary entry: v.txt has 3 words"),
     ("1 0:1\n1 -1:1\n", "r.ldac:2: word id -1 is below 0"),
     ("1 0:0\n", "r.ldac:1: counts must be positive, got 0"),
     ("1 0:-2\n", "r.ldac:1: counts must be positive, got -2"),

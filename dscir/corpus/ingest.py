@@ -171,7 +171,7 @@ def ingest_ldac(path, vocab_path, out, *, overwrite=False, chunk_docs=256, shard
     (blank lines skipped)."""
     vocab = read_vocabulary(vocab_path)
     W = vocab.size
-    header = f"the vocabulary {Path(vocab_path).name} has {W} words"
+    header = f"no vocabulary entry: {Path(vocab_path).name} has {W} words"
     merged = n_seen = 0
     with CorpusWriter(out, overwrite=overwrite, chunk_docs=chunk_docs,
                       shard_chunks=shard_chunks, drop_empty=drop_empty) as w:
