@@ -466,3 +466,15 @@ def test_writer_streams_whole_shards_and_an_interrupt_leaves_nothing(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         ingest_bow(docs(), tmp_path / "int.zarr", block_docs=1000, chunk_docs=16)
     assert leftovers(tmp_path, "int.zarr") == []
+
+
+def test_anndata_reads_the_counts(tmp_path):
+    """The store's root is an AnnData ``csr_matrix`` element (anndata is not a
+    dependency; the test runs where it is installed)."""
+    anndata_io = pytest.importorskip("anndata.io")
+    m = sp.random(300, 40, density=0.2, format="csr", random_state=0)
+    m.data = np.ceil(m.data * 5)
+    write_corpus(tmp_path / "s.zarr", m, chunk_docs=16, shard_chunks=2)
+    group = zarr.open_group(str(tmp_path / "s.zarr"), mode="r")
+    assert abs(anndata_io.read_elem(group) - m).sum() == 0
+    assert abs(anndata_io.sparse_dataset(group)[10:20] - m[10:20]).sum() == 0
