@@ -171,6 +171,18 @@ def test_tiny_blocks_give_the_same_store(tmp_path, fmt):
     assert small.meta["shard_docs"] == 120
 
 
+@pytest.mark.parametrize("block_bytes", [1, 2, 5, 9, 64])
+def test_blocks_shorter_than_a_line(tmp_path, block_bytes):
+    (tmp_path / "u.txt").write_text("3\n3\n3\n1 1 1\n3 2 2\n3 3 1")  # no final newline
+    (tmp_path / "l.txt").write_text("1 0:1\n\n2 1:2 2:1")
+    (tmp_path / "v.txt").write_text("a\nb\nc")
+    u = ingest_uci(tmp_path / "u.txt", tmp_path / "u.zarr", block_bytes=block_bytes)
+    assert as_dicts(u) == [{0: 1}, {}, {1: 2, 2: 1}]
+    lc = ingest_ldac(tmp_path / "l.txt", tmp_path / "v.txt", tmp_path / "l.zarr",
+                     block_bytes=block_bytes)
+    assert as_dicts(lc) == [{0: 1}, {1: 2, 2: 1}] and lc.vocabulary.tolist() == ["a", "b", "c"]
+
+
 @needs_data
 def test_ap_raw_text_matches_an_independent_tokenization(tmp_path, capsys):
     path = DATA / "ap" / "ap.txt.gz"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import os
 import warnings
 from pathlib import Path
@@ -188,6 +189,18 @@ def ingest_ldac(path, vocab_path, out, *, overwrite=False, chunk_docs=256, shard
             "format": "ldac", "source": str(path), "duplicates_merged": merged})
 
 
+def _first_lines(blocks, n: int) -> tuple[list[str], str]:
+    """The first ``n`` lines from an iterator of line blocks (fewer at the end
+    of the input), and the rest of the block that completed them."""
+    buf = ""
+    for _, text in blocks:
+        buf += text
+        if buf.count("\n") >= n:
+            parts = buf.split("\n", n)
+            return parts[:n], parts[n]
+    return buf.splitlines()[:n], ""
+
+
 def _parse_uci_header(path, lines: list[str]):
     if len([x for x in lines if x.strip()]) < 3:
         raise CorpusError(f"{path}: a UCI docword file starts with three header lines "
@@ -250,19 +263,19 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
             merged += m
             w.add(lengths, ids, counts, np.arange(next_doc, upto).astype(str))
 
-        for lineno, text in line_blocks(path, progress=progress, block_bytes=block_bytes):
-            if D is None:
-                parts = text.split("\n", 3)
-                D, W, NNZ = _parse_uci_header(path, parts[:3])
-                if vocab_path is not None:
-                    vocab = read_vocabulary(vocab_path)
-                    if vocab.size != W:
-                        raise CorpusError(
-                            f"the vocabulary {vocab_path} has {vocab.size} words but the "
-                            f"header of {path} says W = {W}"
-                            + (" (missing vocabulary entries)" if vocab.size < W else ""))
-                text = parts[3] if len(parts) > 3 else ""
-                lineno += 3
+        blocks = line_blocks(path, progress=progress, block_bytes=block_bytes)
+        head, rest = _first_lines(blocks, 3)
+        if not head:
+            raise CorpusError(f"{path}: the file is empty (no UCI header)")
+        D, W, NNZ = _parse_uci_header(path, head)
+        if vocab_path is not None:
+            vocab = read_vocabulary(vocab_path)
+            if vocab.size != W:
+                raise CorpusError(
+                    f"the vocabulary {vocab_path} has {vocab.size} words but the "
+                    f"header of {path} says W = {W}"
+                    + (" (missing vocabulary entries)" if vocab.size < W else ""))
+        for lineno, text in itertools.chain([(4, rest)], blocks):
             rows, lines = _uci_rows(text, lineno, path)
             if not rows.shape[0]:
                 continue
@@ -288,8 +301,6 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
                 emit(rows[done], lines[done], last)
                 next_doc = last
             pend, pend_lines = rows[~done], lines[~done]
-        if D is None:
-            raise CorpusError(f"{path}: the file is empty (no UCI header)")
         if n_rows != NNZ:
             raise CorpusError(f"{path}: the header says {NNZ} entries (NNZ), "
                               f"the body has {n_rows}")
