@@ -380,7 +380,7 @@ def test_bad_uci_is_rejected_and_leaves_nothing(tmp_path, text, vocab, message):
     assert leftovers(tmp_path) == []
 
 
-def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path):
+def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path, capsys):
     (tmp_path / "d.txt").write_text("4\n3\n4\n1 2 1\n1 2 3\n3 1 1\n3 3 2\n")
     with pytest.warns(UserWarning, match="merged 1 duplicate"):
         c = ingest_uci(tmp_path / "d.txt", tmp_path / "u.zarr")
@@ -400,6 +400,9 @@ def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path):
     assert main(["ingest", "ldac", str(tmp_path / "r.ldac"), str(out), "--vocab",
                  str(tmp_path / "v.txt"), "--drop-empty", "--quiet"]) == 0
     assert Corpus.open(out).n_docs == 1
+    captured = capsys.readouterr()
+    assert "dscir: warning: " in captured.err and "merged 1 duplicate" in captured.err
+    assert "empty docs:  1 (dropped)" in captured.out and "duplicates:  1" in captured.out
 
 
 @pytest.mark.parametrize("fmt, name, content, message", [
