@@ -474,6 +474,22 @@ def test_writer_streams_whole_shards_and_an_interrupt_leaves_nothing(tmp_path):
     assert c.n_docs == 21 and c.nnz == 42 and c.n_tokens == 21 + 21 * 22 // 2
     assert as_dicts(c, [20]) == [{0: 1, 7: 21}] and c.doc_ids[20] == "d20"
 
+    rng = np.random.default_rng(1)  # blocks of any size, shard edges anywhere
+    m = sp.random(500, 30, density=0.1, format="csr", random_state=1)
+    m.data = np.ceil(m.data * 4)
+    with CorpusWriter(tmp_path / "blocks.zarr", chunk_docs=3, shard_chunks=5) as w:
+        lo = 0
+        while lo < 500:
+            hi = min(lo + int(rng.integers(1, 40)), 500)
+            a, b = m.indptr[lo], m.indptr[hi]
+            w.add(np.diff(m.indptr[lo:hi + 1]), m.indices[a:b], m.data[a:b],
+                  np.arange(lo, hi).astype(str))
+            lo = hi
+        c = w.finish([f"w{i}" for i in range(30)])
+    b = c.read(np.arange(500))
+    assert abs(sp.csr_matrix((b.data, b.indices, b.indptr), shape=m.shape) - m).sum() == 0
+    assert c.doc_ids.tolist() == [str(i) for i in range(500)]
+
     def docs():
         yield from ([(0, 1)] for _ in range(5000))
         raise KeyboardInterrupt

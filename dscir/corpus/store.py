@@ -256,8 +256,7 @@ class CorpusWriter:
             if data.max() > INT32_MAX:
                 raise CorpusError(f"a count exceeds {INT32_MAX}")
             self.max_word = max(self.max_word, int(indices.max()))
-        ptr = self._ptr[-1][-1] + np.cumsum(lengths)
-        self._ptr.append(ptr)
+        self._ptr.append(self.nnz + np.cumsum(lengths))
         self._ids.append(doc_ids)
         self._idx.append(indices.astype(np.int32))
         self._dat.append(data.astype(np.int32))
