@@ -428,7 +428,8 @@ def run_chain(
     from tqdm.auto import tqdm
 
     evaluations: list[Evaluation] = []
-    bar = tqdm(total=n_iter, disable=not progress, unit="it", desc="dscir lda")
+    bar = tqdm(total=driver.iteration + n_iter, initial=driver.iteration,
+               disable=not progress, unit="it", desc="dscir lda")
     last = float("nan")
     try:
         for i in range(n_iter):
