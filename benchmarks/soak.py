@@ -65,13 +65,10 @@ def progress(log: Path, total: int) -> int:
 
 
 def last_checkpoint(run: Path) -> int:
-    from dscir.distributed.runstore import read_checkpoint
-    from dscir.errors import DscirError
-
-    try:
-        return read_checkpoint(run).iteration
-    except (DscirError, OSError, KeyError, ValueError):  # none yet, or being replaced
-        return 0
+    """The iteration of the run's latest complete checkpoint (0: none yet)."""
+    root = run / "checkpoints"
+    names = [int(e) for e in os.listdir(root) if e.isdigit()] if root.exists() else []
+    return max(names, default=0)
 
 
 def undisturbed(store: Path, address: str, args, out: Path, log: Path) -> dict:
@@ -211,9 +208,14 @@ def main() -> None:
     p.add_argument("--data", type=Path, default=DATA, help="folder of wiki.ldac.gz, vocab.txt")
     args = p.parse_args()
 
+    import dask
     from distributed import Client, LocalCluster
 
     RESULTS.mkdir(exist_ok=True)
+    # A LocalCluster closes a nanny whose worker has been gone for this long
+    # (default 15 s); with a kill every few seconds one may be gone at that
+    # moment, so the cluster would shrink for good. Keep both nannies.
+    dask.config.set({"distributed.deploy.lost-worker-timeout": "1h"})
     with tempfile.TemporaryDirectory() as tmp, \
             LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                          silence_logs=50) as cluster, Client(cluster) as client:

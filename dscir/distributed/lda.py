@@ -22,6 +22,7 @@ cluster beyond that (communication and scheduling) and the driver's update.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 import typing
@@ -403,7 +404,10 @@ def evaluate_perplexity(
     n_test = sum(r.n_test for r in results)
     if n_test == 0:
         raise DscirError("the held-out documents have no test tokens")
-    return float(np.exp(-sum(r.loglik for r in results) / n_test))
+    # fsum is exactly rounded, so the score does not depend on how the documents
+    # were split into tasks (the number of workers) or on the order of the parts.
+    loglik = math.fsum(np.concatenate([r.loglik for r in results]).tolist())
+    return float(np.exp(-loglik / n_test))
 
 
 def run_chain(

@@ -63,7 +63,7 @@ def gibbs_counts(
 
 
 class CompletionResult(NamedTuple):
-    loglik: float  # natural log, summed over test tokens
+    loglik: np.ndarray  # float64 [n_docs] natural log, summed over each document's test tokens
     n_test: int
     n_docs: int
     seconds: float
@@ -90,5 +90,6 @@ def completion_scores(
         alpha, sweeps, seed,
     )
     return CompletionResult(
-        float(loglik.sum()), int(n_test.sum()), int(batch.docs.size), time.perf_counter() - start
+        np.asarray(loglik, np.float64), int(n_test.sum()), int(batch.docs.size),
+        time.perf_counter() - start
     )
