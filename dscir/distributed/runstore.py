@@ -58,9 +58,10 @@ _CHECKPOINT_NAME = re.compile(r"^\d{12}$")
 class RunWriter:
     """Writes a run incrementally, then commits it.
 
-    With ``checkpoint_every`` > 0 the run is written in place and can be
-    resumed (``RunWriter.resume``) from its latest ``checkpoint``; otherwise it
-    is written into a temporary directory and renamed into place by ``commit``.
+    With ``checkpoint_every`` > 0 the run is written in place (an existing
+    run is removed at once with ``overwrite``) and can be resumed
+    (``RunWriter.resume``) from its latest ``checkpoint``; otherwise it is
+    written into a temporary directory and renamed into place by ``commit``.
     """
 
     def __init__(self, path: str | Path, *, overwrite: bool = False, model: str = "lda",
@@ -251,7 +252,10 @@ def read_checkpoint(run: str | Path) -> Checkpoint:
     root = Path(run) / "checkpoints"
     names = sorted(e for e in os.listdir(root) if _CHECKPOINT_NAME.match(e)) if root.exists() else []
     if not names:
-        raise DscirError(f"{run} has no complete checkpoint yet")
+        raise DscirError(
+            f"{run} has no complete checkpoint yet; start the fit again "
+            "(--out with --overwrite, or overwrite=True)"
+        )
     g = zarr.open_group(str(root / names[-1]), mode="r")
     meta = g.attrs[CHECKPOINT]
     if meta.get("format_version") != FORMAT_VERSION:
