@@ -199,7 +199,8 @@ class LDA:
                         f"{resume} is at iteration {ckpt.iteration}, past n_iter={self.n_iter}"
                     )
                 n_iter -= ckpt.iteration
-                writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)
+                writer = RunWriter.resume(resume, ckpt,
+                                          checkpoint_every=checkpoint_every or None)
             elif out is not None:
                 writer = RunWriter(out, overwrite=overwrite, checkpoint_every=checkpoint_every)
             self._advance(n_iter, writer)
@@ -238,11 +239,15 @@ class LDA:
 
         d = self._driver
         every = writer.checkpoint_every if writer is not None else 0
+
+        def checkpoint(driver) -> None:
+            writer.checkpoint(driver.checkpoint())
+
         try:
             run_chain(
                 d, n_iter, eval_every=self.eval_every,
                 on_sample=writer.add_sample if writer else None,
-                checkpoint=(lambda driver: writer.checkpoint(driver.checkpoint())) if every else None,
+                checkpoint=checkpoint if every else None,
                 checkpoint_every=every, progress=self.progress,
             )
             self.evaluations_ = list(d.evaluations)

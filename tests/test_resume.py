@@ -53,8 +53,8 @@ def assert_same_run(a: Run, b: Run, evaluations: bool = True) -> None:
         assert np.array_equal(a.evaluations["perplexity"], b.evaluations["perplexity"])
 
 
-def test_fit_interrupted_and_resumed_equals_uninterrupted(synthetic_store, client, tmp_path,  # noqa: F811
-                                                          monkeypatch):
+def test_fit_interrupted_and_resumed_equals_uninterrupted(
+        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
     store, _ = synthetic_store
     whole = lda().fit(store, client=client, out=tmp_path / "whole")
 
@@ -134,8 +134,8 @@ def read_checkpoint_dir(path):
     return read_checkpoint(path)
 
 
-def test_interrupted_checkpoint_write_keeps_the_previous_one(synthetic_store, client, tmp_path,  # noqa: F811
-                                                             monkeypatch):
+def test_interrupted_checkpoint_write_keeps_the_previous_one(
+        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
     store, _ = synthetic_store
     driver = LDADriver(client, store, small_config(burn_in=1, thin=1))
     run_chain(driver, 2, progress=False)
@@ -170,8 +170,8 @@ def test_interrupted_checkpoint_write_keeps_the_previous_one(synthetic_store, cl
     assert read_checkpoint(tmp_path).iteration == 4
 
 
-def test_cli_driver_killed_and_resumed_equals_uninterrupted(tcp_cluster, synthetic_store,  # noqa: F811
-                                                            tmp_path):
+def test_cli_driver_killed_and_resumed_equals_uninterrupted(
+        tcp_cluster, synthetic_store, tmp_path):  # noqa: F811
     store, _ = synthetic_store
     common = [sys.executable, "-m", "dscir", "fit", "lda", store, "--topics", "4",
               "--iterations", "40", "--batch-size", "30", "--sweeps", "10", "--eval-sweeps",

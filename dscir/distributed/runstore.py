@@ -250,7 +250,8 @@ def read_checkpoint(run: str | Path) -> Checkpoint:
     """The latest complete checkpoint of ``run``."""
     _resumable(Path(run))
     root = Path(run) / "checkpoints"
-    names = sorted(e for e in os.listdir(root) if _CHECKPOINT_NAME.match(e)) if root.exists() else []
+    names = sorted(e for e in os.listdir(root) if _CHECKPOINT_NAME.match(e)) \
+        if root.exists() else []
     if not names:
         raise DscirError(
             f"{run} has no complete checkpoint yet; start the fit again "
