@@ -159,6 +159,8 @@ class LDA:
         n_workers: int | None = None,
         out: str | Path | None = None,
         overwrite: bool = False,
+        checkpoint_every: int = 0,
+        resume: str | Path | None = None,
     ) -> LDA:
         """Run ``n_iter`` iterations from a fresh chain on a corpus store.
 
@@ -167,17 +169,41 @@ class LDA:
         ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
         processes. With ``out``, the run (configuration, thinned samples,
         final state, history) is written there as a Zarr run store.
+
+        With ``checkpoint_every`` = N (and ``out``) the whole chain is
+        checkpointed into the run every N iterations. ``resume=RUN`` continues
+        such a run from its latest checkpoint up to ``n_iter`` iterations in
+        all and writes it back to RUN; the hyperparameters and corpus must be
+        the run's, and the chain is then bit for bit the uninterrupted one.
         """
         from dscir.distributed.cluster import dask_client
         from dscir.distributed.lda import LDADriver
+        from dscir.distributed.runstore import RunWriter, read_checkpoint
 
         config = self._config()
+        _check("checkpoint_every", checkpoint_every, kind=numbers.Integral, low=0)
+        if resume is not None and out is not None and Path(out) != Path(resume):
+            raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
+        if checkpoint_every and out is None and resume is None:
+            raise DscirError("checkpoint_every needs out, the run store to checkpoint into")
         store = _store_path(corpus)
         with dask_client(client, address=address, scheduler_file=scheduler_file,
                          n_workers=n_workers) as c:
             self._driver = LDADriver(c, store, config)
-            self.evaluations_ = []
-            self._advance(self.n_iter, out=out, overwrite=overwrite)
+            n_iter, writer = self.n_iter, None
+            if resume is not None:
+                ckpt = read_checkpoint(resume)
+                self._driver.restore(ckpt)
+                if ckpt.iteration > self.n_iter:
+                    raise DscirError(
+                        f"{resume} is at iteration {ckpt.iteration}, past n_iter={self.n_iter}"
+                    )
+                n_iter -= ckpt.iteration
+                writer = RunWriter.resume(resume, ckpt,
+                                          checkpoint_every=checkpoint_every or None)
+            elif out is not None:
+                writer = RunWriter(out, overwrite=overwrite, checkpoint_every=checkpoint_every)
+            self._advance(n_iter, writer)
             if client is None:
                 self._driver.client = None
         return self
@@ -194,7 +220,6 @@ class LDA:
             config = self._config()
             with dask_client(client, **cluster) as c:
                 self._driver = LDADriver(c, _store_path(corpus), config)
-                self.evaluations_ = []
                 self._advance(n_iter)
                 if client is None:
                     self._driver.client = None
@@ -208,30 +233,34 @@ class LDA:
                 driver.client = None
         return self
 
-    def _advance(self, n_iter: int, out=None, overwrite: bool = False) -> None:
+    def _advance(self, n_iter: int, writer=None) -> None:
         from dscir.corpus import Corpus
         from dscir.distributed.lda import run_chain
-        from dscir.distributed.runstore import RunWriter
 
         d = self._driver
-        writer = RunWriter(out, overwrite=overwrite) if out is not None else None
+        every = writer.checkpoint_every if writer is not None else 0
+
+        def checkpoint(driver) -> None:
+            writer.checkpoint(driver.checkpoint())
+
         try:
-            evals = run_chain(
+            run_chain(
                 d, n_iter, eval_every=self.eval_every,
-                on_sample=writer.add_sample if writer else None, progress=self.progress,
+                on_sample=writer.add_sample if writer else None,
+                checkpoint=checkpoint if every else None,
+                checkpoint_every=every, progress=self.progress,
             )
-            self.evaluations_ += evals
+            self.evaluations_ = list(d.evaluations)
             self._collect(Corpus.open(d.store).vocabulary)
             if writer is not None:
+                ckpt = d.checkpoint()
+                if every:
+                    writer.checkpoint(ckpt)  # so a finished run can be extended
                 self.run_path_ = writer.commit(
                     model="lda", config=d.config.to_dict(), store=d.store,
                     iteration=d.iteration, n_samples=d.n_samples,
                     vocabulary=self.vocabulary_, phi_mean=self.topic_word_,
-                    state=d.state._asdict(), history=self.history_,
-                    evaluations={
-                        "iteration": np.array([e.iteration for e in self.evaluations_], np.int64),
-                        "perplexity": np.array([e.perplexity for e in self.evaluations_]),
-                    },
+                    state=ckpt.state, history=self.history_, evaluations=ckpt.evaluations,
                 )
         except BaseException:
             if writer is not None:

@@ -100,14 +100,16 @@ def test_scir_recovers_known_topics(synthetic_store, two_workers):
 
 def test_same_seed_same_chain_with_one_and_two_workers(synthetic_store, one_worker, two_workers):
     path, _ = synthetic_store
-    runs = []
+    runs, scores = [], []
     for client in (one_worker, two_workers):
         driver = LDADriver(client, path, small_config())
         for _ in range(6):
             driver.step()
         driver.close()
         runs.append(driver.state.log_theta)
+        scores.append(driver.perplexity())  # 2 and 4 scoring tasks: the same float
     assert np.array_equal(runs[0], runs[1])
+    assert scores[0] == scores[1]
 
 
 def test_reduction_is_exact_in_any_arrival_order():

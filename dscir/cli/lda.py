@@ -43,6 +43,12 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    "the store has held-out documents)")
     p.add_argument("--out", help="write the run (samples, state, history) to this Zarr path")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
+                   help="checkpoint the whole chain into --out every N iterations, so "
+                   "the run can be continued with --resume")
+    p.add_argument("--resume", metavar="RUN",
+                   help="continue the checkpointed run RUN from its last checkpoint up to "
+                   "--iterations in all (same hyperparameters, seed and store)")
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
     p.add_argument("--batch-size", type=int, default=50)
@@ -86,6 +92,8 @@ def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
     from dscir.corpus import Corpus
     from dscir.distributed.cluster import dask_client, dashboard_link
+    from dscir.distributed.runstore import read_checkpoint
+    from dscir.errors import DscirError
 
     model = LDA(
         n_topics=args.topics, sampler=args.sampler, alpha=args.alpha, beta=args.beta,
@@ -95,20 +103,25 @@ def _fit_lda(args: argparse.Namespace) -> int:
         eval_sweeps=args.eval_sweeps, seed=args.seed, progress=not args.no_progress,
     )
     model._config()  # validate before starting a cluster
+    if args.checkpoint_every and not (args.out or args.resume):
+        raise DscirError("--checkpoint-every needs --out (the run to checkpoint into)")
+    if args.resume:  # a clear error before starting a cluster
+        read_checkpoint(args.resume).check(model._config(), args.store)
     corpus = Corpus.open(args.store)
     with dask_client(address=args.address, scheduler_file=args.scheduler_file,
                      n_workers=args.workers) as client:
         link = dashboard_link(client)
         if link:
             print(f"Dask dashboard: {link}", file=sys.stderr)
-        model.fit(corpus, client=client, out=args.out, overwrite=args.overwrite)
+        model.fit(corpus, client=client, out=args.out, overwrite=args.overwrite,
+                  checkpoint_every=args.checkpoint_every, resume=args.resume)
         if model.evaluations_:
             last = model.evaluations_[-1]
             print(f"held-out perplexity at iteration {last.iteration}: {last.perplexity:.1f}")
         elif corpus.heldout_docs().size:
             print(f"held-out perplexity: {model.perplexity(client=client):.1f}")
     _print_topics(model.topic_word_, model.vocabulary_, args.top)
-    if args.out:
+    if args.out or args.resume:
         print(f"run written to {model.run_path_}", file=sys.stderr)
     return 0
 

@@ -47,7 +47,8 @@ def _quickstart(args: argparse.Namespace) -> int:
         fit_args = argparse.Namespace(
             store=str(store), topics=args.topics, sampler="scir",
             iterations=args.iterations, eval_every=max(args.iterations // 5, 1),
-            out=args.out, overwrite=False, alpha=None, beta=None, batch_size=50,
+            out=args.out, overwrite=False, checkpoint_every=0, resume=None,
+            alpha=None, beta=None, batch_size=50,
             step_size=None, tau="default", kappa=None, sweeps=args.sweeps,
             eval_sweeps=args.sweeps, burn_in=None, thin=5, seed=args.seed, top=8,
             no_progress=args.no_progress, address=None, scheduler_file=None,

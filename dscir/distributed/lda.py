@@ -22,7 +22,10 @@ cluster beyond that (communication and scheduling) and the driver's update.
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import time
+import typing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +82,50 @@ class IterationStats(NamedTuple):
     update: float  # driver: phi columns, reduction and sampler step
 
 
+@dataclass
+class Evaluation:
+    iteration: int
+    perplexity: float
+
+
+_HISTORY_DTYPES = {f: np.int64 if t is int else np.float64
+                   for f, t in typing.get_type_hints(IterationStats).items()}
+
+
+@dataclass
+class Checkpoint:
+    """A chain at one iteration, as arrays and JSON values (no pickle)."""
+
+    config: dict[str, Any]  # LDAConfig.to_dict()
+    store: str
+    iteration: int
+    position: EpochPosition
+    state: dict[str, np.ndarray]  # the sampler state's fields
+    phi_sum: np.ndarray  # running sum of the kept phi samples
+    n_samples: int
+    history: dict[str, np.ndarray]  # IterationStats fields
+    evaluations: dict[str, np.ndarray]  # iteration, perplexity
+
+    def check(self, config: LDAConfig, store: str) -> None:
+        """Raise unless this checkpoint continues a chain of ``config`` on ``store``."""
+        mine = config.to_dict()
+        differ = [k for k in mine if self.config.get(k) != mine[k]]
+        if differ:
+            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
+            now = ", ".join(f"{k}={mine[k]!r}" for k in differ)
+            raise DscirError(
+                f"the run was checkpointed with {was}, this fit has {now}; "
+                "resume with the run's settings"
+            )
+        if _absolute(self.store) != _absolute(store):
+            raise DscirError(f"the run is a chain on {self.store}, not on {store}")
+
+
+def _absolute(store: str) -> str:
+    """A local store path made absolute (so a run resumes from any directory); URLs as given."""
+    return store if "://" in store else os.path.realpath(store)
+
+
 class _Part(NamedTuple):
     docs: np.ndarray
     batch: Future
@@ -114,8 +161,10 @@ class LDADriver:
     """Owns one LDA chain; workers own the data.
 
     ``state``, ``iteration``, ``position`` and the running sum of kept phi
-    samples are the whole chain; ``history`` records per-iteration timings and
-    held-out scores.
+    samples are the whole chain: every random stream is named by (seed,
+    iteration, ...) or (seed, epoch), and the step size is a function of the
+    iteration, so ``checkpoint``/``restore`` of these continue it exactly.
+    ``history`` records per-iteration timings, ``evaluations`` held-out scores.
     """
 
     def __init__(self, client: Client, store: str, config: LDAConfig):
@@ -143,6 +192,7 @@ class LDADriver:
         self.n_samples = 0
         self.last_sample: np.ndarray | None = None  # phi, when the last step kept a sample
         self.history: list[IterationStats] = []
+        self.evaluations: list[Evaluation] = []
         self._token = uuid.uuid4().hex[:8]
         self._pending: _Pending | None = None
 
@@ -157,6 +207,54 @@ class LDADriver:
         if self.n_samples == 0:
             return np.exp(self.log_phi())
         return self.phi_sum / self.n_samples
+
+    # -- checkpoints ---------------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """The whole chain now, as arrays and JSON values (copies)."""
+        return Checkpoint(
+            config=self.config.to_dict(),
+            store=_absolute(self.store),
+            iteration=self.iteration,
+            position=self.position,
+            state={k: np.array(v) for k, v in self.state._asdict().items()},
+            phi_sum=self.phi_sum.copy(),
+            n_samples=self.n_samples,
+            history={
+                f: np.array([getattr(s, f) for s in self.history], dtype=_HISTORY_DTYPES[f])
+                for f in IterationStats._fields
+            },
+            evaluations={
+                "iteration": np.array([e.iteration for e in self.evaluations], np.int64),
+                "perplexity": np.array([e.perplexity for e in self.evaluations], np.float64),
+            },
+        )
+
+    def restore(self, ckpt: Checkpoint) -> None:
+        """Continue from ``ckpt``, which must come from this configuration and corpus."""
+        ckpt.check(self.config, self.store)
+        fields = set(self.sampler.State._fields)
+        shape = self.phi_sum.shape
+        if set(ckpt.state) != fields or any(v.shape != shape for v in ckpt.state.values()):
+            raise DscirError(
+                f"the checkpoint's sampler state ({sorted(ckpt.state)}) does not fit a "
+                f"{self.config.sampler} chain of shape {shape}"
+            )
+        self.state = self.sampler.State(**{k: np.array(v) for k, v in ckpt.state.items()})
+        self.iteration = ckpt.iteration
+        self.position = EpochPosition(*ckpt.position)
+        self.phi_sum = np.array(ckpt.phi_sum, dtype=np.float64)
+        self.n_samples = ckpt.n_samples
+        self.last_sample = None
+        self.history = [
+            IterationStats(*(t.item() for t in row))
+            for row in zip(*(ckpt.history[f] for f in IterationStats._fields))
+        ]
+        self.evaluations = [
+            Evaluation(int(i), float(p))
+            for i, p in zip(ckpt.evaluations["iteration"], ckpt.evaluations["perplexity"])
+        ]
+        self._pending = None
 
     # -- one iteration -------------------------------------------------------
 
@@ -283,27 +381,33 @@ def evaluate_perplexity(
         )
     with np.errstate(divide="ignore"):
         lphi = np.log(phi)
-    [lphi_future] = client.scatter([lphi], broadcast=True)
+    # Each task gets the log phi columns of its documents' words as an argument,
+    # never scattered data: a worker lost mid-evaluation costs a recomputation.
     token = uuid.uuid4().hex[:8]
+    batches = [
+        client.submit(tasks.read_batch, store, part, key=(f"dscir-read-heldout-{token}", j))
+        for j, part in enumerate(_split(np.sort(docs), n_parts))
+    ]
+    words = client.gather([
+        client.submit(tasks.batch_words, b, key=(f"dscir-words-heldout-{token}", j))
+        for j, b in enumerate(batches)
+    ])
     futures = [
         client.submit(
-            tasks.completion_scores, store, part, lphi_future, alpha, sweeps,
+            tasks.completion_scores, b, w, np.ascontiguousarray(lphi[:, w]), alpha, sweeps,
             derive(seed, streams.EVALUATION), every,
             key=(f"dscir-perplexity-{token}", j),
         )
-        for j, part in enumerate(_split(np.sort(docs), n_parts))
+        for j, (b, w) in enumerate(zip(batches, words))
     ]
     results: list[tasks.CompletionResult] = client.gather(futures)
     n_test = sum(r.n_test for r in results)
     if n_test == 0:
         raise DscirError("the held-out documents have no test tokens")
-    return float(np.exp(-sum(r.loglik for r in results) / n_test))
-
-
-@dataclass
-class Evaluation:
-    iteration: int
-    perplexity: float
+    # fsum is exactly rounded, so the score does not depend on how the documents
+    # were split into tasks (the number of workers) or on the order of the parts.
+    loglik = math.fsum(np.concatenate([r.loglik for r in results]).tolist())
+    return float(np.exp(-loglik / n_test))
 
 
 def run_chain(
@@ -312,26 +416,37 @@ def run_chain(
     *,
     eval_every: int = 0,
     on_sample: Callable[[int, np.ndarray], None] | None = None,
+    checkpoint: Callable[[LDADriver], None] | None = None,
+    checkpoint_every: int = 0,
     progress: bool = True,
 ) -> list[Evaluation]:
     """Advance ``driver`` by ``n_iter`` iterations, scoring held-out documents
-    every ``eval_every`` iterations (and at the end) when ``eval_every > 0``.
+    at every iteration that is a multiple of ``eval_every`` (and at the end)
+    when ``eval_every > 0``; returns the new scores (also in ``driver.evaluations``).
 
-    ``on_sample(iteration, phi)`` receives each kept posterior sample.
+    ``on_sample(iteration, phi)`` receives each kept posterior sample;
+    ``checkpoint(driver)`` is called at every multiple of ``checkpoint_every``,
+    after that iteration's sample and score. Both count the chain's iterations,
+    so a resumed chain scores and checkpoints where an uninterrupted one does.
     """
     from tqdm.auto import tqdm
 
     evaluations: list[Evaluation] = []
-    bar = tqdm(total=n_iter, disable=not progress, unit="it", desc="dscir lda")
+    bar = tqdm(total=driver.iteration + n_iter, initial=driver.iteration,
+               disable=not progress, unit="it", desc="dscir lda")
     last = float("nan")
     try:
         for i in range(n_iter):
             stats = driver.step(prefetch=i + 1 < n_iter)
+            m = driver.iteration
             if on_sample is not None and driver.last_sample is not None:
-                on_sample(driver.iteration, driver.last_sample)
-            if eval_every > 0 and ((i + 1) % eval_every == 0 or i + 1 == n_iter):
+                on_sample(m, driver.last_sample)
+            if eval_every > 0 and (m % eval_every == 0 or i + 1 == n_iter):
                 last = driver.perplexity()
-                evaluations.append(Evaluation(driver.iteration, last))
+                evaluations.append(Evaluation(m, last))
+                driver.evaluations.append(evaluations[-1])
+            if checkpoint is not None and checkpoint_every > 0 and m % checkpoint_every == 0:
+                checkpoint(driver)
             bar.set_postfix(
                 {
                     "docs/s": f"{stats.n_docs / stats.wall:.0f}",

@@ -12,14 +12,29 @@ Layout::
       history/<field>         per-iteration timings (IterationStats fields)
       evaluations/iteration   int64 [E]
       evaluations/perplexity  float64 [E]
+      checkpoints/NNNNNNNNNNNN  the latest checkpoint (checkpointed runs), at
+                                iteration N: attrs["dscir_checkpoint"] = {format_version,
+                                config, store, iteration, epoch, offset, n_samples}
+        state/<field>, phi_sum, history/<field>, evaluations/<field>
 
 A run is written into a hidden sibling directory and renamed into place when
 complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
 existing run is replaced only with ``overwrite=True``.
+
+A checkpointed run is written in place instead and marked
+``attrs["dscir_resumable"] = {format_version, model, checkpoint_every}`` from
+the start; ``dscir_run`` is set last, when it completes. A checkpoint is
+written as a hidden group beside the others and renamed to its iteration's
+name (a directory rename is atomic), and only then are older ones removed, so
+a crash at any moment leaves the previous checkpoint intact. Samples are
+appended as the chain keeps them; a resumed run cuts them back to the
+checkpoint's ``n_samples``. Everything is arrays and JSON attributes: no pickle.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -29,25 +44,89 @@ from typing import Any
 import numpy as np
 import zarr
 
+from dscir.distributed.lda import Checkpoint
+from dscir.distributed.minibatch import EpochPosition
 from dscir.errors import DscirError
 
 FORMAT_VERSION = 1
 ATTR = "dscir_run"
+RESUMABLE = "dscir_resumable"
+CHECKPOINT = "dscir_checkpoint"
+_CHECKPOINT_NAME = re.compile(r"^\d{12}$")
 
 
 class RunWriter:
-    """Writes a run incrementally into a temporary directory, then commits it."""
+    """Writes a run incrementally, then commits it.
 
-    def __init__(self, path: str | Path, *, overwrite: bool = False):
+    With ``checkpoint_every`` > 0 the run is written in place (an existing
+    run is removed at once with ``overwrite``) and can be resumed
+    (``RunWriter.resume``) from its latest ``checkpoint``; otherwise it is
+    written into a temporary directory and renamed into place by ``commit``.
+    """
+
+    def __init__(self, path: str | Path, *, overwrite: bool = False, model: str = "lda",
+                 checkpoint_every: int = 0):
         self.path = Path(path)
         if self.path.exists() and not overwrite:
             raise DscirError(f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
         self.overwrite = overwrite
-        self.group = zarr.open_group(str(self.tmp), mode="w")
+        self.checkpoint_every = int(checkpoint_every)
+        self._checkpointed = False
+        if self.checkpoint_every > 0:
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self.tmp = self.path
+            self.group = zarr.open_group(str(self.path), mode="w")
+            self.group.attrs[RESUMABLE] = {
+                "format_version": FORMAT_VERSION, "model": model,
+                "checkpoint_every": self.checkpoint_every,
+            }
+        else:
+            self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
+            self.group = zarr.open_group(str(self.tmp), mode="w")
         self._samples: zarr.Array | None = None
         self._sample_its: zarr.Array | None = None
+
+    @classmethod
+    def resume(cls, path: str | Path, ckpt: Checkpoint, *, model: str = "lda",
+               checkpoint_every: int | None = None) -> RunWriter:
+        """Reopen a checkpointed run (finished or not) to continue it from
+        ``ckpt``, its latest checkpoint (``read_checkpoint``).
+
+        Samples kept after that checkpoint are dropped (the resumed chain keeps
+        them again); ``checkpoint_every`` None keeps the run's own.
+        """
+        path = Path(path)
+        meta = _resumable(path)
+        if meta["model"] != model:
+            raise DscirError(f"{path} is a {meta['model']} run, not {model}")
+        self = cls.__new__(cls)
+        self.path = self.tmp = path
+        self.overwrite = False
+        self._checkpointed = True
+        self.checkpoint_every = int(
+            meta["checkpoint_every"] if checkpoint_every is None else checkpoint_every
+        )
+        if self.checkpoint_every < 1:
+            raise DscirError("a resumed run keeps checkpointing: checkpoint_every must be >= 1")
+        self.group = zarr.open_group(str(path), mode="r+")
+        self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
+        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every)
+        self._samples = self._sample_its = None
+        if "samples" in self.group:
+            self._samples = self.group["samples/phi"]
+            self._sample_its = self.group["samples/iteration"]
+            self._samples.resize((ckpt.n_samples,) + self._samples.shape[1:])
+            self._sample_its.resize((ckpt.n_samples,))
+        return self
+
+    def checkpoint(self, ckpt: Checkpoint) -> Path:
+        """Write ``ckpt`` atomically as the run's latest checkpoint."""
+        if self.checkpoint_every <= 0:
+            raise DscirError("this run was not started with checkpoint_every > 0")
+        self._checkpointed = True
+        return write_checkpoint(self.path, ckpt)
 
     def add_sample(self, iteration: int, phi: np.ndarray) -> None:
         if self._samples is None:
@@ -76,6 +155,7 @@ class RunWriter:
         evaluations: dict[str, np.ndarray],
     ) -> Path:
         g = self.group
+        in_place = self.tmp == self.path
         _put(g, "vocabulary", np.array([str(v) for v in vocabulary]))
         _put(g, "phi_mean", phi_mean)
         for name, value in state.items():
@@ -92,21 +172,105 @@ class RunWriter:
             "iteration": int(iteration),
             "n_samples": int(n_samples),
         }
+        if in_place:
+            return self.path
         if self.path.exists():
             shutil.rmtree(self.path)
         self.tmp.rename(self.path)
         return self.path
 
     def abort(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        """Remove what a failed fit wrote, except a run that a checkpoint can resume."""
+        if not self._checkpointed:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def _put(group: zarr.Group, name: str, value: np.ndarray) -> None:
     value = np.asarray(value)
     dtype = str if value.dtype.kind == "U" else value.dtype
-    arr = group.create_array(name, shape=value.shape, dtype=dtype)
+    arr = group.create_array(name, shape=value.shape, dtype=dtype, overwrite=True)
     if value.size:
         arr[...] = value
+
+
+def _resumable(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise DscirError(f"no run at {path} to resume")
+    try:
+        meta = zarr.open_group(str(path), mode="r").attrs.get(RESUMABLE)
+    except (FileNotFoundError, ValueError, zarr.errors.GroupNotFoundError) as exc:
+        raise DscirError(f"{path} is not a dscir run ({exc})") from exc
+    if meta is None:
+        raise DscirError(
+            f"{path} has no checkpoints to resume from (it was fitted without "
+            "checkpoint_every / --checkpoint-every)"
+        )
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DscirError(
+            f"{path} has run format {meta.get('format_version')}, this dscir reads "
+            f"{FORMAT_VERSION}"
+        )
+    return dict(meta)
+
+
+def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
+    """Write ``ckpt`` into ``run/checkpoints`` under a temporary name, rename it
+    into place, then delete older checkpoints and leftovers of interrupted writes.
+    A checkpoint of the same iteration already there is kept (the same chain)."""
+    root = Path(run) / "checkpoints"
+    if not root.exists():
+        zarr.open_group(str(root), mode="w")
+    name = f"{ckpt.iteration:012d}"
+    final = root / name
+    if final.exists():  # this iteration's chain is already saved (e.g. a run's last one)
+        return final
+    tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
+    g = zarr.open_group(str(tmp), mode="w")
+    for k, v in ckpt.state.items():
+        _put(g, f"state/{k}", v)
+    _put(g, "phi_sum", ckpt.phi_sum)
+    for k, v in ckpt.history.items():
+        _put(g, f"history/{k}", v)
+    for k, v in ckpt.evaluations.items():
+        _put(g, f"evaluations/{k}", v)
+    epoch, offset = ckpt.position
+    g.attrs[CHECKPOINT] = {
+        "format_version": FORMAT_VERSION, "config": ckpt.config, "store": ckpt.store,
+        "iteration": int(ckpt.iteration), "epoch": int(epoch), "offset": int(offset),
+        "n_samples": int(ckpt.n_samples),
+    }
+    tmp.rename(final)
+    for entry in os.listdir(root):
+        if entry.startswith(".") or (_CHECKPOINT_NAME.match(entry) and entry < name):
+            shutil.rmtree(root / entry, ignore_errors=True)
+    return final
+
+
+def read_checkpoint(run: str | Path) -> Checkpoint:
+    """The latest complete checkpoint of ``run``."""
+    _resumable(Path(run))
+    root = Path(run) / "checkpoints"
+    names = sorted(e for e in os.listdir(root) if _CHECKPOINT_NAME.match(e)) \
+        if root.exists() else []
+    if not names:
+        raise DscirError(
+            f"{run} has no complete checkpoint yet; start the fit again "
+            "(--out with --overwrite, or overwrite=True)"
+        )
+    g = zarr.open_group(str(root / names[-1]), mode="r")
+    meta = g.attrs[CHECKPOINT]
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DscirError(f"{root / names[-1]} has checkpoint format {meta.get('format_version')}")
+
+    def arrays(name: str) -> dict[str, np.ndarray]:
+        return {k: v[...] for k, v in g[name].arrays()}
+
+    return Checkpoint(
+        config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
+        position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
+        state=arrays("state"), phi_sum=g["phi_sum"][...], n_samples=int(meta["n_samples"]),
+        history=arrays("history"), evaluations=arrays("evaluations"),
+    )
 
 
 @dataclass
@@ -132,6 +296,11 @@ class Run:
             raise DscirError(f"no run at {path}")
         try:
             g = zarr.open_group(str(path), mode="r")
+            if ATTR not in g.attrs and RESUMABLE in g.attrs:
+                raise DscirError(
+                    f"{path} is an unfinished run; continue it with `dscir fit ... --resume "
+                    f"{path}` (or fit(..., resume=...))"
+                )
             meta = dict(g.attrs[ATTR])
         except (FileNotFoundError, KeyError, ValueError) as exc:
             raise DscirError(f"{path} is not a dscir run ({exc})") from exc

@@ -63,34 +63,33 @@ def gibbs_counts(
 
 
 class CompletionResult(NamedTuple):
-    loglik: float  # natural log, summed over test tokens
+    loglik: np.ndarray  # float64 [n_docs] natural log, summed over each document's test tokens
     n_test: int
     n_docs: int
     seconds: float
 
 
 def completion_scores(
-    path: str,
-    docs: np.ndarray,
-    log_phi: np.ndarray,
+    batch: CSRBatch,
+    words: np.ndarray,
+    log_phi_cols: np.ndarray,
     alpha: float,
     sweeps: int,
     seed: int,
     every: int,
 ) -> CompletionResult:
-    """Document-completion log-likelihood of held-out documents under fixed phi."""
+    """Document-completion log-likelihood of held-out documents under fixed phi,
+    given the log phi columns of their words (``batch_words(batch)``)."""
     start = time.perf_counter()
-    batch = open_store(path).read(docs)
     observed, test = completion_split(batch, every=every)
-    words = np.union1d(observed.indices, test.indices).astype(np.int64)
-    cols = np.ascontiguousarray(log_phi[:, words])
     loglik, n_test = lda.completion_log_likelihood(
         observed.indptr, observed.indices, observed.data,
-        test.indptr, test.indices, test.data, batch.docs, cols,
+        test.indptr, test.indices, test.data, batch.docs, log_phi_cols,
         np.searchsorted(words, observed.indices).astype(np.int32),
         np.searchsorted(words, test.indices).astype(np.int32),
         alpha, sweeps, seed,
     )
     return CompletionResult(
-        float(loglik.sum()), int(n_test.sum()), int(docs.size), time.perf_counter() - start
+        np.asarray(loglik, np.float64), int(n_test.sum()), int(batch.docs.size),
+        time.perf_counter() - start
     )

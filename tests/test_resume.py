@@ -1,0 +1,207 @@
+"""Checkpoint and resume: a chain interrupted and resumed is bit for bit the uninterrupted one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+
+from dscir.api import LDA
+from dscir.distributed import runstore
+from dscir.distributed.lda import LDADriver, run_chain
+from dscir.distributed.runstore import Run, read_checkpoint, write_checkpoint
+from dscir.errors import DscirError
+from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
+from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def lda(**kw) -> LDA:
+    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter=14, burn_in=4, thin=2,
+                eval_every=5, eval_sweeps=10, seed=7, progress=False)
+    base.update(kw)
+    return LDA(**base)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def assert_same_run(a: Run, b: Run, evaluations: bool = True) -> None:
+    assert a.iteration == b.iteration and a.n_samples == b.n_samples
+    assert a.config == b.config
+    for name in a.state:
+        assert np.array_equal(a.state[name], b.state[name]), name
+    assert np.array_equal(a.phi_mean, b.phi_mean)
+    (ia, pa), (ib, pb) = a.samples(), b.samples()
+    assert np.array_equal(ia, ib) and np.array_equal(pa, pb)
+    assert np.array_equal(a.history["iteration"], b.history["iteration"])
+    if evaluations:
+        assert np.array_equal(a.evaluations["iteration"], b.evaluations["iteration"])
+        assert np.array_equal(a.evaluations["perplexity"], b.evaluations["perplexity"])
+
+
+def test_fit_interrupted_and_resumed_equals_uninterrupted(
+        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
+    store, _ = synthetic_store
+    whole = lda().fit(store, client=client, out=tmp_path / "whole")
+
+    step = LDADriver.step
+
+    def step_until_9(self, prefetch=True):
+        if self.iteration == 9:
+            raise Interrupt  # the driver dies after iteration 9; the last checkpoint is at 8
+        return step(self, prefetch)
+
+    monkeypatch.setattr(LDADriver, "step", step_until_9)
+    with pytest.raises(Interrupt):
+        lda().fit(store, client=client, out=tmp_path / "cut", checkpoint_every=4)
+    monkeypatch.setattr(LDADriver, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == 8
+    with pytest.raises(DscirError, match="unfinished run"):
+        Run.open(tmp_path / "cut")
+
+    resumed = lda().fit(store, client=client, resume=tmp_path / "cut")
+    assert np.array_equal(resumed.topic_word_, whole.topic_word_)
+    assert [e.iteration for e in resumed.evaluations_] == [5, 10, 14]
+    assert [e.perplexity for e in resumed.evaluations_] == \
+        [e.perplexity for e in whole.evaluations_]
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
+
+    # A finished run extends from its final checkpoint like a longer uninterrupted
+    # one (which has no score at 14, where the shorter run ended).
+    longer = lda(n_iter=18).fit(store, client=client, out=tmp_path / "longer")
+    extended = lda(n_iter=18).fit(store, client=client, resume=tmp_path / "cut")
+    assert_same_run(Run.open(tmp_path / "longer"), Run.open(tmp_path / "cut"), evaluations=False)
+    assert np.array_equal(extended.topic_word_, longer.topic_word_)
+    scores = {e.iteration: e.perplexity for e in extended.evaluations_}
+    assert list(scores) == [5, 10, 14, 15, 18]
+    assert [scores[e.iteration] for e in longer.evaluations_] == \
+        [e.perplexity for e in longer.evaluations_]
+
+
+def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path):  # noqa: F811
+    store, _ = synthetic_store
+    lda(n_iter=4).fit(store, client=client, out=tmp_path / "run", checkpoint_every=2)
+    with pytest.raises(DscirError, match=r"checkpointed with sweeps=10, .*this fit has sweeps=12"):
+        lda(n_iter=6, sweeps=12).fit(store, client=client, resume=tmp_path / "run")
+    with pytest.raises(DscirError, match="past n_iter"):
+        lda(n_iter=2).fit(store, client=client, resume=tmp_path / "run")
+    assert Run.open(tmp_path / "run").iteration == 4  # still the finished run
+    lda(n_iter=4).fit(store, client=client, out=tmp_path / "plain")
+    with pytest.raises(DscirError, match="no checkpoints to resume"):
+        lda(n_iter=6).fit(store, client=client, resume=tmp_path / "plain")
+    with pytest.raises(DscirError, match="needs out"):
+        lda().fit(store, client=client, checkpoint_every=2)
+
+
+@pytest.mark.parametrize("sampler, beta, step", [("gsgrhmc", 1e-4, 0.02), ("sgrld", 1e-4, 0.01)])
+def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_path,  # noqa: F811
+                                                  sampler, beta, step):
+    store, _ = synthetic_store
+    cfg = small_config(sampler=sampler, beta=beta, step_size=step, tau=None, burn_in=2)
+    whole = LDADriver(client, store, cfg)
+    run_chain(whole, 6, progress=False)
+    first = LDADriver(client, store, cfg)
+    run_chain(first, 3, progress=False)
+    write_checkpoint(tmp_path, first.checkpoint())
+    second = LDADriver(client, store, cfg)
+    second.restore(read_checkpoint_dir(tmp_path))
+    run_chain(second, 3, progress=False)
+    for name, value in whole.state._asdict().items():  # theta, and r for gSGRHMC
+        assert np.array_equal(getattr(second.state, name), value), name
+    assert np.array_equal(second.phi_sum, whole.phi_sum) and second.n_samples == whole.n_samples
+
+
+def read_checkpoint_dir(path):
+    """read_checkpoint on a bare directory holding checkpoints (no run around them)."""
+    import zarr
+
+    zarr.open_group(str(path), mode="a").attrs[runstore.RESUMABLE] = {
+        "format_version": runstore.FORMAT_VERSION, "model": "lda", "checkpoint_every": 1}
+    return read_checkpoint(path)
+
+
+def test_interrupted_checkpoint_write_keeps_the_previous_one(
+        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
+    store, _ = synthetic_store
+    driver = LDADriver(client, store, small_config(burn_in=1, thin=1))
+    run_chain(driver, 2, progress=False)
+    saved = driver.checkpoint()
+    write_checkpoint(tmp_path, saved)
+    run_chain(driver, 2, progress=False)
+
+    put, calls = runstore._put, []
+
+    def failing_put(group, name, value):
+        calls.append(name)
+        if len(calls) == 3:  # the state and phi_sum are written, the history is not
+            raise OSError("disk full")
+        put(group, name, value)
+
+    monkeypatch.setattr(runstore, "_put", failing_put)
+    with pytest.raises(OSError, match="disk full"):
+        write_checkpoint(tmp_path, driver.checkpoint())
+    monkeypatch.setattr(runstore, "_put", put)
+    assert any(e.startswith(".") for e in os.listdir(tmp_path / "checkpoints"))
+
+    back = read_checkpoint_dir(tmp_path)
+    assert back.iteration == 2 and back.position == saved.position
+    assert back.n_samples == saved.n_samples == 1
+    assert np.array_equal(back.state["log_theta"], saved.state["log_theta"])
+    assert np.array_equal(back.phi_sum, saved.phi_sum)
+    for f, v in saved.history.items():
+        assert np.array_equal(back.history[f], v), f
+
+    write_checkpoint(tmp_path, driver.checkpoint())  # the next write tidies up
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == [f"{4:012d}", "zarr.json"]
+    assert read_checkpoint(tmp_path).iteration == 4
+
+
+def test_cli_driver_killed_and_resumed_equals_uninterrupted(
+        tcp_cluster, synthetic_store, tmp_path):  # noqa: F811
+    store, _ = synthetic_store
+    common = [sys.executable, "-m", "dscir", "fit", "lda", store, "--topics", "4",
+              "--iterations", "40", "--batch-size", "30", "--sweeps", "10", "--eval-sweeps",
+              "10", "--eval-every", "10", "--thin", "2", "--seed", "11", "--no-progress",
+              "--address", tcp_cluster]
+    run = tmp_path / "run"
+    driver = subprocess.Popen([*common, "--checkpoint-every", "3", "--out", str(run)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    checkpoints = run / "checkpoints"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and driver.poll() is None:
+        if checkpoints.exists() and any(e.isdigit() for e in os.listdir(checkpoints)):
+            break
+        time.sleep(0.02)
+    assert driver.poll() is None, driver.stderr.read()  # still running: killed mid-run
+    driver.send_signal(signal.SIGKILL)
+    assert driver.wait(timeout=60) == -signal.SIGKILL
+    driver.stderr.close()
+    at = read_checkpoint(run).iteration
+    assert 3 <= at < 40
+
+    resumed = subprocess.run([*common, "--resume", str(run)], capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run([*common, "--out", str(tmp_path / "whole")], capture_output=True,
+                           text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    assert resumed.stdout == whole.stdout  # the same perplexity and topics printed
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(run))
+
+    other = subprocess.run([*common, "--seed", "12", "--resume", str(run)],
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 2 and "seed=11" in other.stderr and "seed=12" in other.stderr

@@ -1,0 +1,116 @@
+"""A worker process killed mid-iteration costs a retry, not the run, and leaves the chain unchanged.
+
+A worker plugin pauses the worker that starts a chosen task (a Gibbs task of
+one iteration, or a held-out scoring task) and names its pid in a file; the
+test then kills that pid with SIGKILL, so the kill lands while the worker holds
+the task and the iteration's documents. Both clusters run their workers under
+nannies, which start a fresh worker process in place of the dead one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import cloudpickle
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from dscir.distributed.lda import LDADriver, run_chain
+from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
+from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
+
+# `dask worker` processes cannot import this test module: send the plugin by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class StallOnTask(WorkerPlugin):
+    """The first worker to start a task whose key names ``part`` (and, if given,
+    iteration ``iteration``) writes its pid to ``flag`` and stalls there until killed."""
+
+    def __init__(self, flag: str, part: str, iteration: int | None = None):
+        self.flag, self.part, self.iteration = flag, part, iteration
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or not isinstance(key, tuple) or self.part not in key[0]:
+            return
+        if self.iteration is not None and key[1] != self.iteration:
+            return
+        try:
+            fd = os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:  # killed once already (this may be its replacement)
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        time.sleep(120)  # blocks this worker, task in hand, until the test kills it
+
+
+class Killer(threading.Thread):
+    """Kills the pid a StallOnTask plugin writes to ``flag``, once."""
+
+    def __init__(self, flag: Path):
+        super().__init__(daemon=True)
+        self.flag, self.killed, self.stop = flag, None, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            if self.flag.exists() and self.flag.read_text():
+                self.killed = int(self.flag.read_text())
+                os.kill(self.killed, signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+
+@pytest.fixture(scope="module", params=["localcluster", "dask-worker-tcp"])
+def client(request):
+    if request.param == "localcluster":
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as c:
+            yield c
+    else:
+        with Client(request.getfixturevalue("tcp_cluster"), timeout="30s") as c:
+            yield c
+
+
+def chain(client, store):
+    driver = LDADriver(client, store, small_config(burn_in=2, thin=2))
+    evaluations = run_chain(driver, 8, eval_every=4, progress=False)
+    return driver, [e.perplexity for e in evaluations]
+
+
+def test_killed_workers_leave_the_chain_unchanged(synthetic_store, client, tmp_path):  # noqa: F811
+    store, _ = synthetic_store
+    client.wait_for_workers(2, timeout=120)
+    undisturbed, scores = chain(client, store)
+
+    pids = set(client.run(os.getpid).values())
+    kills = {"gibbs": (tmp_path / "gibbs", 3), "perplexity": (tmp_path / "perplexity", None)}
+    killers = []
+    for part, (flag, iteration) in kills.items():
+        client.register_plugin(StallOnTask(str(flag), part, iteration), name=f"stall-{part}")
+        killers.append(Killer(flag))
+        killers[-1].start()
+    try:
+        disturbed, disturbed_scores = chain(client, store)
+    finally:
+        for k in killers:
+            k.stop.set()
+        for part in kills:
+            client.unregister_worker_plugin(f"stall-{part}")
+
+    gibbs_kill, scoring_kill = (k.killed for k in killers)
+    # Both kills happened mid-task: the first of one of the cluster's workers,
+    # the second of another one or of the first one's replacement.
+    assert gibbs_kill in pids, (gibbs_kill, pids)
+    assert scoring_kill is not None and scoring_kill != gibbs_kill
+    client.wait_for_workers(2, timeout=120)  # the nannies replaced them
+    assert not {gibbs_kill, scoring_kill} & set(client.run(os.getpid).values())
+    assert np.array_equal(disturbed.state.log_theta, undisturbed.state.log_theta)
+    assert np.array_equal(disturbed.mean_phi(), undisturbed.mean_phi())
+    assert disturbed_scores == scores
