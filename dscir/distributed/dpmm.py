@@ -284,14 +284,11 @@ class DPMMDriver(_Chain):
             occupancy[r.components] += r.n_users
             counts[np.ix_(r.components, r.words)] += r.counts
         scale = self.train_users.size / users.size
-        self.sticks = self.sampler.step(
-            self.sticks, dpmm.stick_prior(k, self.alpha),
-            dpmm.stick_counts(occupancy * scale), cfg.step_sticks, derive(cfg.seed, STICKS, m))
-        self.theta = self.sampler.step(self.theta, cfg.a0, counts * scale, cfg.step_theta,
-                                       derive(cfg.seed, COMPONENTS, m))
-        _, log_rest = dpmm.log_weights(self.sticks.log_theta)
-        self.alpha = dpmm.sample_alpha(log_rest, k, cfg.alpha_shape, cfg.alpha_rate,
-                                       derive(cfg.seed, ALPHA, m))
+        self.sticks, self.theta, self.alpha = dpmm.global_step(
+            self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,
+            counts * scale, a0=cfg.a0, alpha_prior=(cfg.alpha_shape, cfg.alpha_rate),
+            step_sizes=(cfg.step_theta, cfg.step_sticks),
+            keys=[derive(cfg.seed, d, m) for d in (STICKS, COMPONENTS, ALPHA)])
         keep = int(self.z.max()) + 1
         self.sticks, self.theta = _head(self.sticks, keep), _head(self.theta, keep)
         self.position = after

@@ -45,6 +45,7 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.rng import derive, mix_in, new_state, uniform
+from dscir.samplers import cir
 from dscir.samplers.cir import sample_stationary
 from dscir.samplers.simplex import (
     beta_from_log_gammas,
@@ -111,6 +112,27 @@ def new_sticks(log_rest: float, log_min_u: float, alpha: float, key: int,
 def prior_components(n: int, n_words: int, a0: float, key: int) -> np.ndarray:
     """Log gammas (n x W) of n components drawn from the prior Gamma(a0, 1)."""
     return sample_stationary(np.full((n, n_words), float(a0)), key)
+
+
+def global_step(sampler, sticks, theta, alpha: float, occupancy, counts, *, a0: float,
+                alpha_prior: tuple[float, float], step_sizes: tuple[float, float], keys):
+    """The update of the global parameters from (scaled) allocation statistics.
+
+    ``sampler`` is a ``dscir.samplers`` module (SCIR or SGRLD) moving the K x 2
+    stick gammas towards Beta(1 + m_j, alpha + sum_{l>j} m_l) with step
+    ``step_sizes[1]`` and the K x W component gammas towards Gamma(a0 + c_j)
+    with ``step_sizes[0]``, given ``occupancy`` m (K) and area ``counts`` c
+    (K x W), both already scaled to the full data; then alpha | v. ``keys``
+    name the streams of the three draws. With SCIR, full-data statistics and
+    infinite steps the update is the exact Gibbs one (fresh Beta and Dirichlet
+    draws from the full conditionals). Returns (sticks, theta, alpha).
+    """
+    k = len(occupancy)
+    sticks = sampler.step(sticks, stick_prior(k, alpha), stick_counts(occupancy),
+                          step_sizes[1], keys[0])
+    theta = sampler.step(theta, a0, counts, step_sizes[0], keys[1])
+    _, log_rest = log_weights(sticks.log_theta)
+    return sticks, theta, sample_alpha(log_rest, k, alpha_prior[0], alpha_prior[1], keys[2])
 
 
 def sample_alpha(log_rest: float, n_sticks: int, shape: float, rate: float, key: int) -> float:
@@ -299,8 +321,9 @@ class GibbsSlice:
 
     Single machine, full data: every sweep draws u_i | v, z for all users,
     extends the sticks, allocates all users, then v | z, alpha and theta | z
-    exactly (the SCIR transition over an infinite time, i.e. fresh Gamma
-    draws), alpha | v, and drops the components past the last label in use.
+    exactly, alpha | v (``global_step`` with SCIR, the full-data statistics
+    and infinite steps: fresh Gamma draws), and drops the components past the
+    last label in use.
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``.
@@ -359,11 +382,11 @@ class GibbsSlice:
         m[cc.components] = cc.users
         counts = np.zeros((k, self.n_words))
         counts[cc.components] = cc.counts
-        self.log_sticks = sample_stationary(stick_prior(k, self.alpha) + stick_counts(m),
-                                            key(self._STICKS))
-        self.log_theta = sample_stationary(self.a0 + counts, key(self._COMPONENTS))
-        _, log_rest = log_weights(self.log_sticks)
-        self.alpha = sample_alpha(log_rest, k, *self.alpha_prior, key(self._ALPHA))
+        sticks, theta, self.alpha = global_step(
+            cir, cir.State(self.log_sticks), cir.State(self.log_theta), self.alpha, m, counts,
+            a0=self.a0, alpha_prior=self.alpha_prior, step_sizes=(math.inf, math.inf),
+            keys=(key(self._STICKS), key(self._COMPONENTS), key(self._ALPHA)))
+        self.log_sticks, self.log_theta = sticks.log_theta, theta.log_theta
         keep = int(self.z.max()) + 1
         self.log_sticks, self.log_theta = self.log_sticks[:keep], self.log_theta[:keep]
         self.iteration = t
