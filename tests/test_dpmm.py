@@ -85,7 +85,7 @@ def test_scir_stick_and_component_steps_reach_the_exact_full_conditionals():
     m = np.array([40.0, 0.0, 7.0, 1.0])
     counts = rng.poisson(2.0, size=(4, 6)) * (m[:, None] > 0)
     k, alpha, a0, reps = m.size, 1.7, 0.5, 1500
-    m_rep, c_rep = np.tile(m, reps), np.tile(counts, (reps, 1))
+    c_rep = np.tile(counts, (reps, 1))
     sticks, theta = cir.State(np.zeros((k * reps, 2))), cir.State(np.full((k * reps, 6), 3.0))
     prior = dpmm.stick_prior(k * reps, alpha)
     stats_rep = np.concatenate([dpmm.stick_counts(m)] * reps)
@@ -104,7 +104,6 @@ def test_scir_stick_and_component_steps_reach_the_exact_full_conditionals():
         for w in (0, 3):
             exact = stats.beta(a[j, w], a[j].sum() - a[j, w])
             assert stats.kstest(phi[:, j, w], exact.cdf).pvalue > 1e-3
-    assert np.all(m_rep.reshape(reps, k) == m)  # the statistics stayed fixed
 
 
 def test_global_step_with_infinite_steps_is_the_exact_gibbs_update():
@@ -231,19 +230,18 @@ def test_thousands_of_components_stay_finite(sampler):
         assert np.all(np.isfinite(lp))
         return
     # the SGRLD global step on thousands of prior components with tiny shapes
-    k = 3000
-    log_theta = dpmm.prior_components(k, W, 0.001, key=3)
-    theta = sgrld.init(np.maximum(np.exp(log_theta), 5e-324))
-    sticks = sgrld.init(np.exp(dpmm.new_sticks(0.0, -1e4, 2.0, key=5)[:k]))
-    occupancy = np.zeros(sticks.theta.shape[0])
+    log_sticks = dpmm.new_sticks(0.0, -1e4, 2.0, key=5)[:3000]  # ~20,000 are drawn
+    k = log_sticks.shape[0]
+    sticks = sgrld.init(np.exp(log_sticks))
+    theta = sgrld.init(np.maximum(np.exp(dpmm.prior_components(k, W, 0.001, key=3)), 5e-324))
+    occupancy = np.zeros(k)
     occupancy[:4] = 1e5
-    counts = np.zeros((sticks.theta.shape[0], W))
+    counts = np.zeros((k, W))
     counts[:4, :7] = 1e4
-    sticks, theta = sticks, sgrld.State(theta.theta[: sticks.theta.shape[0]])
     for t in range(5):
         sticks, theta, alpha = dpmm.global_step(
             sgrld, sticks, theta, 2.0, occupancy, counts, a0=0.001, alpha_prior=(1.0, 1.0),
             step_sizes=(0.001, 0.005), keys=[derive(t, d) for d in range(3)])
         assert np.all(np.isfinite(sticks.log_theta)) and np.all(np.isfinite(theta.log_theta))
         assert np.isfinite(alpha) and alpha > 0
-    assert np.all(np.isfinite(dpmm.log_weights(sticks.log_theta)[0]))
+    assert k == 3000 and np.all(np.isfinite(dpmm.log_weights(sticks.log_theta)[0]))
