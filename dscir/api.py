@@ -389,7 +389,8 @@ class DPMixture:
     n_init : components at the start (None: reference value).
     n_iter : iterations of ``fit``.
     burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
-        (None: half of ``n_iter``); ``score`` averages the held-out predictive over them.
+        (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
+        (they are held in memory, K x W floats each, to score other stores).
     eval_every : score the held-out users every this many iterations (0: never).
     seed : the whole chain is a function of the seed (and the corpus).
     progress : show a progress bar.
