@@ -388,3 +388,217 @@ def _csr_arrays(docs, n_words: int):
         indptr, indices, data = m.indptr, m.indices, m.data
     return (np.asarray(indptr, np.int64), np.asarray(indices, np.int32),
             np.asarray(data, np.int32))
+
+
+# Reference settings of the DP mixture on msweb (Baker et al. 2018, Section 5.2):
+# step sizes are (h_theta, h_DP) for the components and the sticks.
+DPMM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "scir": {"a0": 0.5, "step_sizes": (0.1, 0.1), "n_init": 20},
+    "sgrld": {"a0": 0.001, "step_sizes": (0.001, 0.005), "n_init": 30},
+    "gibbs": {"a0": 0.5, "step_sizes": None, "n_init": 20},
+}
+
+
+class DPMixture:
+    """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
+
+    x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
+    alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See
+    ``dscir.models.dpmm`` and ``dscir.distributed.dpmm``.
+
+    Parameters
+    ----------
+    sampler : "scir" (default) or "sgrld": the stochastic slice sampler on a
+        Dask cluster with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice
+        sampler on all training users in this process (no cluster).
+    a0 : Dirichlet concentration of the components (None: the sampler's reference value).
+    alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
+    batch_size : users per minibatch (stochastic samplers).
+    step_sizes : (h_theta, h_DP) for components and sticks (None: reference values).
+    n_init : components at the start (None: reference value).
+    n_iter : iterations of ``fit``.
+    burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
+        (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
+        (they are held in memory, K x W floats each, to score other stores).
+    eval_every : score the held-out users every this many iterations (0: never).
+    seed : the whole chain is a function of the seed (and the corpus).
+    progress : show a progress bar.
+    """
+
+    def __init__(
+        self,
+        sampler: str = "scir",
+        *,
+        a0: float | None = None,
+        alpha_prior: tuple[float, float] = (1.0, 1.0),
+        batch_size: int = 1000,
+        step_sizes: tuple[float, float] | None = None,
+        n_init: int | None = None,
+        n_iter: int = 1000,
+        burn_in: int | None = None,
+        thin: int = 10,
+        eval_every: int = 0,
+        seed: int = 0,
+        progress: bool = True,
+    ):
+        self.sampler = sampler
+        self.a0 = a0
+        self.alpha_prior = alpha_prior
+        self.batch_size = batch_size
+        self.step_sizes = step_sizes
+        self.n_init = n_init
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.eval_every = eval_every
+        self.seed = seed
+        self.progress = progress
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "sampler", "a0", "alpha_prior", "batch_size", "step_sizes", "n_init", "n_iter",
+            "burn_in", "thin", "eval_every", "seed", "progress")}
+
+    def _config(self):
+        from dscir.distributed.dpmm import DPMMConfig
+
+        if self.sampler not in DPMM_DEFAULTS:
+            raise DscirError(
+                f"sampler must be one of {', '.join(DPMM_DEFAULTS)}, got {self.sampler!r}")
+        ref = DPMM_DEFAULTS[self.sampler]
+        a0 = ref["a0"] if self.a0 is None else self.a0
+        n_init = ref["n_init"] if self.n_init is None else self.n_init
+        steps = ref["step_sizes"] if self.step_sizes is None else self.step_sizes
+        _check("a0", a0, kind=numbers.Real, low=0, low_open=True)
+        try:
+            shape, rate = self.alpha_prior
+        except (TypeError, ValueError):
+            raise DscirError(
+                f"alpha_prior must be a (shape, rate) pair, got {self.alpha_prior!r}") from None
+        _check("alpha_prior shape", shape, kind=numbers.Real, low=0, low_open=True)
+        _check("alpha_prior rate", rate, kind=numbers.Real, low=0, low_open=True)
+        if steps is None:
+            steps = (1.0, 1.0)  # unused by the exact sampler
+        try:
+            h_theta, h_dp = steps
+        except (TypeError, ValueError):
+            raise DscirError(
+                f"step_sizes must be a pair (h_theta, h_DP), got {self.step_sizes!r}") from None
+        _check("step_sizes[0] (h_theta)", h_theta, kind=numbers.Real, low=0, low_open=True)
+        _check("step_sizes[1] (h_DP)", h_dp, kind=numbers.Real, low=0, low_open=True)
+        _check("batch_size", self.batch_size, kind=numbers.Integral, low=1)
+        _check("n_init", n_init, kind=numbers.Integral, low=1)
+        _check("n_iter", self.n_iter, kind=numbers.Integral, low=0)
+        _check("burn_in", self.burn_in, kind=numbers.Integral, low=0, allow_none=True)
+        _check("thin", self.thin, kind=numbers.Integral, low=1)
+        _check("eval_every", self.eval_every, kind=numbers.Integral, low=0)
+        _check("seed", self.seed, kind=numbers.Integral, low=0)
+        for name, value in (("a0", a0), ("alpha_prior", shape), ("alpha_prior", rate),
+                            ("step_sizes", h_theta), ("step_sizes", h_dp)):
+            if not np.isfinite(value):
+                raise DscirError(f"{name} must be finite, got {value!r}")
+        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
+        return DPMMConfig(
+            sampler=self.sampler, a0=float(a0), alpha_shape=float(shape),
+            alpha_rate=float(rate), batch_size=int(self.batch_size),
+            step_theta=float(h_theta), step_sticks=float(h_dp), n_init=int(n_init),
+            seed=int(self.seed), burn_in=int(burn_in), thin=int(self.thin))
+
+    def fit(self, corpus, client=None, *, address: str | None = None,
+            scheduler_file: str | None = None, n_workers: int | None = None) -> DPMixture:
+        """Run ``n_iter`` iterations from a fresh chain on a corpus store (users x areas).
+
+        ``corpus`` is a store path or an open ``dscir.corpus.Corpus``. The
+        stochastic samplers run on ``client``, the scheduler at ``address`` /
+        ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
+        processes; ``sampler="gibbs"`` runs in this process.
+        """
+        from dscir.distributed.cluster import dask_client
+        from dscir.distributed.dpmm import DPMMDriver, GibbsDriver, run_chain
+
+        config = self._config()
+        store = _store_path(corpus)
+        if config.sampler == "gibbs":
+            self._driver = GibbsDriver(store, config)
+            self.evaluations_ = run_chain(self._driver, self.n_iter,
+                                          eval_every=self.eval_every, progress=self.progress)
+        else:
+            with dask_client(client, address=address, scheduler_file=scheduler_file,
+                             n_workers=n_workers) as c:
+                self._driver = DPMMDriver(c, store, config)
+                self.evaluations_ = run_chain(self._driver, self.n_iter,
+                                              eval_every=self.eval_every,
+                                              progress=self.progress)
+                if client is None:
+                    self._driver.client = None
+        self._collect()
+        return self
+
+    def _collect(self) -> None:
+        d = self._driver
+        sample = d.sample()
+        self.weights_ = np.exp(sample.log_w)
+        self.components_ = np.exp(sample.log_phi)
+        self.alpha_ = d.alpha
+        self.labels_ = d.z
+        self.n_clusters_ = d.n_clusters
+        self.n_components_ = d.n_components
+        self.n_iter_ = d.iteration
+        self.n_samples_ = len(d.samples)
+        self.history_ = {
+            f: np.array([getattr(s, f) for s in d.history]) for f in d.history[0]._fields
+        } if d.history else {}
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "n_clusters_"):
+            raise DscirError("this DPMixture is not fitted yet; call fit() first")
+
+    def predict(self, users) -> np.ndarray:
+        """Cluster of each user (rows of a scipy.sparse users x areas matrix or a
+        ``CSRBatch``): argmax_j w_j Mult(x | phi_j) under the final sample."""
+        self._fitted()
+        sample = self._driver.sample()
+        indptr, indices, data = _csr_arrays(users, sample.log_phi.shape[1])
+        rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+        loglik = np.zeros((indptr.size - 1, sample.log_w.size))
+        np.add.at(loglik, rows, data[:, None] * sample.log_phi[:, indices].T)
+        return np.argmax(loglik + sample.log_w, axis=1)
+
+    def score(self, corpus=None, client=None, **cluster) -> float:
+        """Average log predictive probability of held-out users (natural log).
+
+        For each held-out user x (the store's held-out flag, e.g. every 6th
+        user), log p(x) = log (1/S) sum_s [sum_k w_k^s Mult(x | phi_k^s) +
+        w_rest^s DirMult(x | a0)] over the S kept posterior samples (the final
+        state if none is kept), multinomial coefficient included; the mean
+        over held-out users. ``corpus``: another store with the same areas.
+        """
+        from dscir.corpus import Corpus
+        from dscir.models.dpmm import PredictiveAverage, log_predictive
+
+        self._fitted()
+        d = self._driver
+        if corpus is None or _store_path(corpus) == d.store:
+            if d.average.n_samples:
+                return d.average.mean()
+            corpus = d.store
+        c = Corpus.open(_store_path(corpus))
+        if c.n_words != d.n_words:
+            raise DscirError(f"{c.path} has {c.n_words} areas, the model {d.n_words}")
+        users = c.heldout_docs()
+        if users.size == 0:
+            raise DscirError(f"{c.path} has no held-out users to score")
+        batch = c.read(users)
+        average = PredictiveAverage()
+        for s in d.samples or [d.sample()]:
+            average.add(log_predictive(batch.indptr, batch.indices, batch.data, s.log_w,
+                                       s.log_phi, s.log_rest, d.config.a0, d.n_words))
+        return average.mean()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                          if v is not None and k in ("sampler", "a0", "alpha_prior",
+                                                     "batch_size", "step_sizes", "seed"))
+        state = (f" fitted: {self.n_iter_} iterations, {self.n_clusters_} clusters"
+                 if hasattr(self, "n_iter_") else "")
+        return f"DPMixture({shown}){state}"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from dscir.cli import lda
+from dscir.cli import dpmm, lda
 
-FIT_MODELS = (lda,)
+FIT_MODELS = (lda, dpmm)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,88 @@
+"""``dscir fit dpmm``: the Dirichlet-process mixture of multinomials."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from dscir.api import DPMM_DEFAULTS
+from dscir.cli.lda import cluster_options
+
+
+def add_fit_parser(models: argparse._SubParsersAction) -> None:
+    """``dscir fit dpmm``."""
+    p = models.add_parser(
+        "dpmm", help="Dirichlet-process mixture of multinomials (stochastic slice sampler)",
+        description="Fit a DP mixture of multinomials on a corpus store (rows = users, "
+        "columns = areas) by the stochastic slice sampler with SCIR or SGRLD steps on "
+        "Dask, or by the exact Gibbs slice sampler in this process. Unset hyperparameters "
+        "take the reference values of the chosen sampler: "
+        + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
+    )
+    p.add_argument("store", help="corpus store (see `dscir ingest`)")
+    p.add_argument("--sampler", default="scir", choices=sorted(DPMM_DEFAULTS))
+    p.add_argument("--iterations", type=int, default=1000)
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="held-out log predictive every M iterations (0: only at the end)")
+    p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
+    p.add_argument("--alpha-prior", type=float, nargs=2, default=(1.0, 1.0),
+                   metavar=("SHAPE", "RATE"), help="Gamma prior of the DP concentration")
+    p.add_argument("--batch-size", type=int, default=1000, help="users per minibatch")
+    p.add_argument("--step-sizes", type=float, nargs=2, metavar=("H_THETA", "H_DP"),
+                   help="step sizes of the components and of the sticks")
+    p.add_argument("--n-init", type=int, help="components at the start")
+    p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
+    p.add_argument("--thin", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--top", type=int, default=5, help="areas printed per cluster")
+    p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
+    p.add_argument("--no-progress", action="store_true")
+    cluster_options(p)
+    p.set_defaults(func=_fit_dpmm)
+
+
+def _fit_dpmm(args: argparse.Namespace) -> int:
+    from dscir.api import DPMixture
+    from dscir.corpus import Corpus
+    from dscir.distributed.cluster import dask_client, dashboard_link
+
+    model = DPMixture(
+        sampler=args.sampler, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
+        batch_size=args.batch_size,
+        step_sizes=None if args.step_sizes is None else tuple(args.step_sizes),
+        n_init=args.n_init, n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin,
+        eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
+    )
+    model._config()  # validate before starting a cluster
+    corpus = Corpus.open(args.store)
+    if args.sampler == "gibbs":
+        model.fit(corpus)
+    else:
+        with dask_client(address=args.address, scheduler_file=args.scheduler_file,
+                         n_workers=args.workers) as client:
+            link = dashboard_link(client)
+            if link:
+                print(f"Dask dashboard: {link}", file=sys.stderr)
+            model.fit(corpus, client=client)
+    print(f"{model.n_iter_} iterations ({args.sampler}): {model.n_clusters_} occupied "
+          f"clusters, {model.n_components_} components represented, alpha = "
+          f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept")
+    heldout = corpus.heldout_docs().size
+    if heldout:
+        print(f"held-out log predictive: {model.score():.4f} nats per user "
+              f"(mean over {heldout} held-out users)")
+    _print_clusters(model, corpus.vocabulary, args.clusters, args.top)
+    return 0
+
+
+def _print_clusters(model, vocabulary: np.ndarray, n: int, top: int) -> None:
+    labels = model.labels_[model.labels_ >= 0]
+    sizes = np.bincount(labels, minlength=model.weights_.size)
+    for j in np.argsort(-sizes, kind="stable")[:n]:
+        if sizes[j] == 0:
+            break
+        areas = np.argsort(-model.components_[j])[:top]
+        print(f"cluster {j:>4} ({sizes[j]:>6} users): "
+              + "; ".join(str(vocabulary[a]) for a in areas))
