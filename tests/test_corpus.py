@@ -29,7 +29,7 @@ def _shared_data() -> Path:
     for parent in Path(__file__).resolve().parents:
         if (parent / "shared" / "data").is_dir():
             return parent / "shared" / "data"
-    return Path("shared/data")
+    return Path("/work/shared/data")  # this workplace's machines, for clones made elsewhere
 
 
 DATA = _shared_data()
