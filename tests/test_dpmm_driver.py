@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 from dscir import DPMixture
 from dscir.cli import main
@@ -21,20 +20,6 @@ def store(tmp_path_factory):
     write_corpus(path, x, vocabulary=[f"area{i}" for i in range(W)], chunk_docs=64)
     split_heldout(path, every=6)
     return str(path), truth
-
-
-@pytest.fixture(scope="module")
-def two_workers():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def one_worker():
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
-        yield client
 
 
 def config(**kw) -> DPMMConfig:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from distributed import Client, LocalCluster
 from scipy.optimize import linear_sum_assignment
 
 from dscir.api import LDA
@@ -46,20 +45,6 @@ def synthetic_store(tmp_path_factory):
     write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(W)], chunk_docs=64)
     split_heldout(path, every=10)
     return str(path), phi
-
-
-@pytest.fixture(scope="module")
-def two_workers():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def one_worker():
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
-        yield client
 
 
 def small_config(**kw) -> LDAConfig:

@@ -10,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 from dscir.api import LDA
 from dscir.distributed import runstore
@@ -21,11 +20,9 @@ from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
 from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
-        yield c
+@pytest.fixture
+def client(two_workers):
+    return two_workers
 
 
 def lda(**kw) -> LDA:
