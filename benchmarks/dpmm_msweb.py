@@ -19,32 +19,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import cpu_model, shared_data
+
 HERE = Path(__file__).resolve().parent
-# ../shared/data from the project root; DSCIR_DATA overrides it (e.g. from a worktree)
-DATA = Path(os.environ.get("DSCIR_DATA", HERE.parent.parent / "shared" / "data")) / "msweb"
+DATA = shared_data() / "msweb"
 RESULTS = HERE / "results"
 METHODS = {
     "scir": dict(sampler="scir", a0=0.5, step_sizes=(0.1, 0.1), n_init=20),
     "sgrld": dict(sampler="sgrld", a0=0.001, step_sizes=(0.001, 0.005), n_init=30),
     "gibbs": dict(sampler="gibbs", a0=0.5, n_init=20),
 }
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def make_store(path: Path) -> Path:

@@ -21,7 +21,6 @@ import gzip
 import json
 import os
 import platform
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -31,8 +30,10 @@ import numpy as np
 
 from dscir.models.lda import CollapsedGibbs, completion_log_likelihood, gibbs_expectations
 
+from _common import cpu_model, shared_data
+
 ROOT = Path(__file__).resolve().parents[1]
-WIKI = ROOT.parent / "shared" / "data" / "wiki" / "wiki.ldac.gz"
+WIKI = shared_data() / "wiki" / "wiki.ldac.gz"
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET = 5e6
 
@@ -122,12 +123,6 @@ def time_completion(corpus, phi, alpha, args, rng) -> dict:
     completion_log_likelihood(*call)
     seconds = time.perf_counter() - t
     return {"token_sweeps_per_s": int(od.sum()) * args.sweeps / seconds}
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                 if ln.startswith("Model name")), platform.processor())
 
 
 def plot(report: dict, path: Path) -> None:

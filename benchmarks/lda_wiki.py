@@ -13,25 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import cpu_model, shared_data
+
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "wiki"
+DATA = shared_data() / "wiki"
 RESULTS = HERE / "results"
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def make_store(path: Path) -> Path:

@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import time
 from pathlib import Path
 
@@ -36,6 +35,8 @@ import numpy as np
 
 from dscir.rng import derive
 from dscir.samplers import cir
+
+from _common import cpu_model
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 15e6  # element updates per second per core
@@ -74,12 +75,6 @@ def time_steps(prior, counts, threads: int, steps: int, seed: int) -> float:
         seconds.append(time.perf_counter() - t)
     assert np.all(np.isfinite(state.log_theta))
     return float(np.median(seconds))
-
-
-def cpu_model() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                 if ln.startswith("Model name")), platform.processor())
 
 
 def plot(report: dict, path: Path) -> None:

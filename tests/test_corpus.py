@@ -7,7 +7,6 @@ import gzip
 import json
 import os
 import re
-import warnings
 from collections import Counter
 from pathlib import Path
 

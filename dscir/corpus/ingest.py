@@ -12,8 +12,6 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
-import os
-import warnings
 from pathlib import Path
 
 import numpy as np
