@@ -8,7 +8,7 @@ from distributed import Client, LocalCluster
 
 def _cluster(n_workers: int):
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         yield client
 
 

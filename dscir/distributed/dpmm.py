@@ -27,6 +27,7 @@ whatever the number of workers.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -37,7 +38,7 @@ import numpy as np
 from distributed import Client
 
 from dscir.corpus import Corpus, CSRBatch
-from dscir.distributed import tasks
+from dscir.distributed import monitor, tasks
 from dscir.distributed.minibatch import EpochPosition, next_minibatch
 from dscir.errors import DscirError
 from dscir.models import dpmm
@@ -84,6 +85,7 @@ class IterationStats(NamedTuple):
     n_components: int  # components represented in the iteration (after the slice extension)
     alpha: float
     wall: float  # seconds for the whole iteration
+    n_docs: int  # users allocated in the iteration
 
 
 class AllocationResult(NamedTuple):
@@ -169,7 +171,7 @@ class _Chain:
             if self.heldout_users.size:
                 self.average.add(self._score_sample(sample))
         stats = IterationStats(self.iteration, self.n_clusters, n_components, self.alpha,
-                               time.perf_counter() - start)
+                               time.perf_counter() - start, self.users_per_iteration)
         self.history.append(stats)
         return stats
 
@@ -183,6 +185,10 @@ class _Chain:
         if self.average.n_samples:
             return self.average.mean()
         return float(np.mean(self._score_sample(self.sample())))
+
+    @property
+    def users_per_iteration(self) -> int:
+        return int(self.train_users.size)
 
     def close(self) -> None:
         pass
@@ -230,6 +236,10 @@ class DPMMDriver(_Chain):
                            self.alpha)
 
     @property
+    def users_per_iteration(self) -> int:
+        return self.config.batch_size
+
+    @property
     def _n_parts(self) -> int:
         return max(2 * sum(self.client.nthreads().values()), 1)
 
@@ -273,7 +283,7 @@ class DPMMDriver(_Chain):
             futures.append(self.client.submit(
                 allocate_users, batch, w, np.ascontiguousarray(log_phi[:, w]),
                 log_u[offset : offset + part.size], log_w, key,
-                key=(f"dscir-dpmm-allocate-{self._token}", m, j)))
+                key=(f"dscir-dpmm-allocation-{self._token}", m, j)))
             offset += part.size
         results: list[AllocationResult] = self.client.gather(futures)
 
@@ -307,10 +317,11 @@ def heldout_log_predictive(client: Client, store: str, users: np.ndarray,
                            sample: dpmm.Sample, a0: float, n_parts: int) -> np.ndarray:
     """Per-user log predictive of ``users`` of ``store`` under one sample, on workers."""
     users = np.asarray(users, dtype=np.int64)
-    [sample_future] = client.scatter([sample], broadcast=True, hash=False)
+    # The sample travels inside each task (it is small), never as scattered data
+    # that a lost worker would take with it.
     token = uuid.uuid4().hex[:8]
     parts = np.array_split(users, min(n_parts, users.size))
-    futures = [client.submit(user_log_predictive, store, part, sample_future, a0,
+    futures = [client.submit(user_log_predictive, store, part, sample, a0,
                              key=(f"dscir-dpmm-score-{token}", j))
                for j, part in enumerate(parts)]
     return np.concatenate(client.gather(futures))
@@ -366,23 +377,42 @@ def run_chain(driver: _Chain, n_iter: int, *, eval_every: int = 0, progress: boo
     every ``eval_every`` iterations (and at the end) when ``eval_every > 0``."""
     from tqdm.auto import tqdm
 
+    cfg = driver.config
+    client = getattr(driver, "client", None)
+    report = monitor.RunReporter(
+        client, "dpmm", metric="log_predictive", sampler=cfg.sampler,
+        store=os.path.basename(driver.store.rstrip("/")), batch_size=cfg.batch_size,
+        seed=cfg.seed,
+    )
+    if client is not None:
+        monitor.ensure_monitor(client)
+    report.start(driver.iteration, driver.iteration + n_iter)
     evaluations: list[Evaluation] = []
     bar = tqdm(total=n_iter, disable=not progress, unit="it",
-               desc=f"dscir dpmm ({driver.config.sampler})")
-    last = float("nan")
+               desc=f"dscir dpmm ({cfg.sampler})")
+    status = "failed"
     try:
         for i in range(n_iter):
             stats = driver.step()
+            report.iteration(**stats._asdict())
             if on_step is not None:
                 on_step(stats)
+            postfix = {"clusters": stats.n_clusters, "K": stats.n_components,
+                       "alpha": f"{stats.alpha:.3g}"}
             if eval_every > 0 and ((i + 1) % eval_every == 0 or i + 1 == n_iter):
-                last = driver.score()
-                evaluations.append(Evaluation(driver.iteration, last, stats.n_clusters))
-            bar.set_postfix({"clusters": stats.n_clusters, "K": stats.n_components,
-                             "alpha": f"{stats.alpha:.3g}", "log pred": f"{last:.4g}"},
-                            refresh=False)
+                evaluations.append(Evaluation(driver.iteration, driver.score(), stats.n_clusters))
+                report.evaluation(driver.iteration, evaluations[-1].log_predictive,
+                                  n_clusters=stats.n_clusters)
+            if evaluations:
+                postfix["log pred"] = f"{evaluations[-1].log_predictive:.4g}"
+            bar.set_postfix(postfix, refresh=False)
             bar.update(1)
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
     finally:
         bar.close()
         driver.close()
+        report.finish(driver.iteration, status)
     return evaluations

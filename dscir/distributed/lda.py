@@ -35,7 +35,7 @@ import numpy as np
 from distributed import Client, Future
 
 from dscir.corpus import Corpus
-from dscir.distributed import streams, tasks
+from dscir.distributed import monitor, streams, tasks
 from dscir.distributed.minibatch import EpochPosition, next_minibatch
 from dscir.errors import DscirError
 from dscir.rng import derive
@@ -431,32 +431,44 @@ def run_chain(
     """
     from tqdm.auto import tqdm
 
+    cfg = driver.config
+    report = monitor.RunReporter(
+        driver.client, "lda", metric="perplexity", sampler=cfg.sampler,
+        store=os.path.basename(driver.store.rstrip("/")), n_topics=cfg.n_topics,
+        batch_size=cfg.batch_size, seed=cfg.seed,
+    )
+    if driver.client is not None:
+        monitor.ensure_monitor(driver.client)
+    report.start(driver.iteration, driver.iteration + n_iter)
     evaluations: list[Evaluation] = []
     bar = tqdm(total=driver.iteration + n_iter, initial=driver.iteration,
                disable=not progress, unit="it", desc="dscir lda")
-    last = float("nan")
+    status = "failed"
     try:
         for i in range(n_iter):
             stats = driver.step(prefetch=i + 1 < n_iter)
             m = driver.iteration
+            report.iteration(**stats._asdict())
+            postfix = {"docs/s": f"{stats.n_docs / stats.wall:.0f}",
+                       "tokens/s": f"{stats.n_tokens / stats.wall:.3g}"}
             if on_sample is not None and driver.last_sample is not None:
                 on_sample(m, driver.last_sample)
             if eval_every > 0 and (m % eval_every == 0 or i + 1 == n_iter):
-                last = driver.perplexity()
-                evaluations.append(Evaluation(m, last))
+                evaluations.append(Evaluation(m, driver.perplexity()))
                 driver.evaluations.append(evaluations[-1])
+                report.evaluation(m, evaluations[-1].perplexity)
             if checkpoint is not None and checkpoint_every > 0 and m % checkpoint_every == 0:
                 checkpoint(driver)
-            bar.set_postfix(
-                {
-                    "docs/s": f"{stats.n_docs / stats.wall:.0f}",
-                    "tokens/s": f"{stats.n_tokens / stats.wall:.3g}",
-                    "perplexity": f"{last:.1f}",
-                },
-                refresh=False,
-            )
+            if driver.evaluations:
+                postfix["perplexity"] = f"{driver.evaluations[-1].perplexity:.1f}"
+            bar.set_postfix(postfix, refresh=False)
             bar.update(1)
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
     finally:
         bar.close()
         driver.close()
+        report.finish(driver.iteration, status)
     return evaluations

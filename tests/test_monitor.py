@@ -1,0 +1,192 @@
+"""Monitoring: task names, events, the scheduler's /dscir/ page and /metrics, over HTTP
+against a real `dask scheduler` process (preloaded) and an embedded LocalCluster
+(plugin registered by the driver)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from distributed import Client, LocalCluster
+
+import dscir
+from dscir.distributed import monitor
+from test_cluster_tcp import DASK
+from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
+from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+
+
+def _metric(text: str, name: str, run: str) -> float:
+    m = re.search(rf'^{name}\{{[^}}]*run="{run}"[^}}]*\}} (\S+)$', text, re.M)
+    assert m, f"{name} for {run} not in /metrics"
+    return float(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def preloaded_scheduler(tmp_path_factory):
+    """`dask scheduler --preload dscir.distributed.monitor` with a dashboard, one worker."""
+    if DASK is None:
+        pytest.skip("the `dask` command is not installed")
+    tmp = tmp_path_factory.mktemp("monitor")
+    sched_file = tmp / "scheduler.json"
+    http = f"127.0.0.1:{_free_port()}"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    procs = [subprocess.Popen(
+        [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", http,
+         "--preload", "dscir.distributed.monitor", "--scheduler-file", str(sched_file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    try:
+        for _ in range(600):
+            if sched_file.exists() and sched_file.stat().st_size:
+                break
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen(
+            [DASK, "worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(1, timeout=120)
+            yield client, f"http://{http}"
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def test_preloaded_scheduler_serves_page_json_and_metrics(preloaded_scheduler,
+                                                          synthetic_store):  # noqa: F811
+    client, base = preloaded_scheduler
+    store, _ = synthetic_store
+    # Before any run: the page and an empty list are already served (preload).
+    status, ctype, page = _get(base + "/dscir/")
+    assert status == 200 and ctype.startswith("text/html") and "dscir runs" in page
+    assert _get(base + "/dscir")[2] == page  # redirected to the trailing slash
+    before = {r["run"] for r in json.loads(_get(base + "/dscir/api/runs")[2])["runs"]}
+
+    events: list[dict] = []
+    done = threading.Event()
+
+    def on_event(msg: dict) -> None:
+        events.append(msg)
+        if msg["event"] == "finish":
+            done.set()
+
+    monitor.subscribe(client, on_event)
+    try:
+        model = dscir.LDA(n_topics=4, n_iter=6, eval_every=3, batch_size=30, sweeps=6,
+                          eval_sweeps=6, seed=2, progress=False).fit(store, client=client)
+        assert done.wait(30), "the finish event did not reach the subscriber"
+    finally:
+        client.unsubscribe_topic(monitor.TOPIC)
+
+    kinds = [e["event"] for e in events]
+    assert kinds == ["start"] + ["iteration"] * 3 + ["evaluation"] + ["iteration"] * 3 \
+        + ["evaluation", "finish"]
+    run = events[0]["run"]
+    assert {e["run"] for e in events} == {run} and run not in before
+    assert [e["iteration"] for e in events if e["event"] == "iteration"] == list(range(1, 7))
+    scores = [e["score"] for e in events if e["event"] == "evaluation"]
+    assert scores == [ev.perplexity for ev in model.evaluations_]
+    history = model.history_
+    assert [e["n_tokens"] for e in events if e["event"] == "iteration"] == \
+        history["n_tokens"].tolist()
+
+    runs = {r["run"]: r for r in json.loads(_get(base + "/dscir/api/runs")[2])["runs"]}
+    r = runs[run]
+    assert (r["status"], r["iteration"], r["n_iter"], r["model"], r["sampler"]) == \
+        ("finished", 6, 6, "lda", "scir")
+    assert r["score"] == scores[-1] and r["tokens_per_second"] > 0
+    detail = json.loads(_get(base + f"/dscir/api/runs/{run}")[2])
+    assert [i["iteration"] for i in detail["iterations"]] == list(range(1, 7))
+    assert {"gibbs", "wait", "update", "n_docs"} <= set(detail["iterations"][0])
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _get(base + "/dscir/api/runs/no-such-run")
+    assert err.value.code == 404
+
+    metrics = _get(base + "/metrics")[2]
+    assert _metric(metrics, "dscir_iteration", run) == 6
+    assert _metric(metrics, "dscir_run_running", run) == 0
+    assert _metric(metrics, "dscir_tokens_per_second", run) == pytest.approx(
+        r["tokens_per_second"])
+    assert _metric(metrics, "dscir_heldout_score", run) == pytest.approx(scores[-1])
+    assert re.search(rf'dscir_heldout_score\{{[^}}]*metric="perplexity"[^}}]*run="{run}"',
+                     metrics)
+
+    # Tasks read as dscir steps in the task stream and progress panes.
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert {"dscir-read", "dscir-words", "dscir-gibbs", "dscir-perplexity"} <= set(prefixes)
+
+
+def test_dp_mixture_reports_clusters(preloaded_scheduler, dpmm_store):  # noqa: F811
+    client, base = preloaded_scheduler
+    path, _ = dpmm_store
+    model = dscir.DPMixture(batch_size=100, n_iter=4, eval_every=2, burn_in=0, thin=2,
+                            progress=False).fit(path, client=client)
+    for _ in range(100):  # events are delivered asynchronously
+        runs = [r for r in json.loads(_get(base + "/dscir/api/runs")[2])["runs"]
+                if r["model"] == "dpmm" and r["status"] == "finished"]
+        if runs:
+            break
+        time.sleep(0.1)
+    (r,) = runs
+    assert r["metric"] == "log_predictive" and r["iteration"] == 4
+    assert r["n_clusters"] == model.history_["n_clusters"][-1]
+    assert r["score"] == pytest.approx(model.score())
+    metrics = _get(base + "/metrics")[2]
+    assert _metric(metrics, "dscir_occupied_clusters", r["run"]) == r["n_clusters"]
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert {"dscir-dpmm-read", "dscir-dpmm-allocation", "dscir-dpmm-score"} <= set(prefixes)
+
+
+def test_driver_registers_the_monitor_on_a_local_cluster(synthetic_store):  # noqa: F811
+    store, _ = synthetic_store
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        base = client.dashboard_link.rsplit("/", 1)[0]
+        with pytest.raises(urllib.error.HTTPError):
+            _get(base + "/dscir/api/runs")  # nothing registered yet
+        dscir.LDA(n_topics=4, n_iter=2, batch_size=30, sweeps=4, progress=False).fit(
+            store, client=client)
+        for _ in range(100):
+            runs = json.loads(_get(base + "/dscir/api/runs")[2])["runs"]
+            if runs and runs[0]["status"] == "finished":
+                break
+            time.sleep(0.1)
+        assert [(r["model"], r["iteration"], r["status"]) for r in runs] == \
+            [("lda", 2, "finished")]
+        assert "dscir_iteration{" in _get(base + "/metrics")[2]
+
+
+def test_run_record_rates_and_foreign_events():
+    m = monitor.DscirMonitor()
+    m.log_event("other-topic", {"run": "x"})
+    m.log_event(monitor.TOPIC, "not a dict")
+    assert m.summaries() == []
+    m.log_event(monitor.TOPIC, {"run": "r", "event": "start", "model": "lda", "n_iter": 3,
+                                "iteration": 0, "time": 1.0})
+    for i, (docs, tokens, wall) in enumerate([(10, 100, 1.0), (30, 300, 1.0)], 1):
+        m.log_event(monitor.TOPIC, {"run": "r", "event": "iteration", "iteration": i,
+                                    "n_docs": docs, "n_tokens": tokens, "wall": wall})
+    (s,) = m.summaries()
+    assert (s["iteration"], s["docs_per_second"], s["tokens_per_second"]) == (2, 20.0, 200.0)
+    assert s["status"] == "running" and s["score"] is None
