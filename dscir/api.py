@@ -289,6 +289,25 @@ class LDA:
         order = np.argsort(-self.topic_word_, axis=1)[:, :n]
         return [[str(self.vocabulary_[w]) for w in row] for row in order]
 
+    def top_words_table(self, n: int = 10):
+        """The ``n`` most probable words of each topic with their probabilities, as a
+        ``dscir.display.TopicTable`` (an HTML table in Jupyter; ``.to_pandas()``)."""
+        from dscir.display import TopicTable
+
+        self._fitted()
+        return TopicTable.from_matrix(self.topic_word_, self.vocabulary_, n)
+
+    def plot(self, ax=None):
+        """Traces of the fit (matplotlib): held-out perplexity, documents/s and
+        tokens/s, and the time per iteration split into Gibbs, waiting and update.
+        ``ax``: three axes to draw on (default: a new figure). Returns the figure."""
+        from dscir.display import plot_lda
+
+        self._fitted()
+        if not self.history_:
+            raise DscirError("this LDA ran no iteration; there is nothing to plot")
+        return plot_lda(self.history_, self.evaluations_, repr(self), ax)
+
     def transform(self, docs, *, sweeps: int | None = None, seed: int | None = None) -> np.ndarray:
         """Topic proportions (n_docs x K) of new documents under the fitted topics.
 
@@ -350,11 +369,11 @@ class LDA:
         head = f"<p><code>{html.escape(repr(self))}</code></p>"
         if not hasattr(self, "topic_word_"):
             return head
-        rows = "".join(
-            f"<tr><td>{k}</td><td>{html.escape(' '.join(ws))}</td></tr>"
-            for k, ws in enumerate(self.top_words(8)[:20])
-        )
-        return f"{head}<table><tr><th>topic</th><th>top words</th></tr>{rows}</table>"
+        from dscir.display import TopicTable
+
+        table = TopicTable.from_matrix(self.topic_word_, self.vocabulary_, 8,
+                                       order=range(min(20, self.topic_word_.shape[0])))
+        return head + table._repr_html_()
 
 
 def _store_path(corpus) -> str:
@@ -594,6 +613,31 @@ class DPMixture:
             average.add(log_predictive(batch.indptr, batch.indices, batch.data, s.log_w,
                                        s.log_phi, s.log_rest, d.config.a0, d.n_words))
         return average.mean()
+
+    def top_words_table(self, n: int = 10, vocabulary=None):
+        """The ``n`` most probable areas (words) of each occupied cluster, largest
+        cluster first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to
+        the corpus store's."""
+        from dscir.corpus import Corpus
+        from dscir.display import TopicTable
+
+        self._fitted()
+        if vocabulary is None:
+            vocabulary = Corpus.open(self._driver.store).vocabulary
+        sizes = np.bincount(self.labels_[self.labels_ >= 0], minlength=self.weights_.size)
+        order = [int(j) for j in np.argsort(-sizes, kind="stable") if sizes[j] > 0]
+        return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,
+                                      label="cluster")
+
+    def plot(self, ax=None):
+        """Traces of the fit (matplotlib): held-out log predictive, occupied and
+        represented clusters, and alpha. Returns the figure."""
+        from dscir.display import plot_dpmm
+
+        self._fitted()
+        if not self.history_:
+            raise DscirError("this DPMixture ran no iteration; there is nothing to plot")
+        return plot_dpmm(self.history_, self.evaluations_, repr(self), ax)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()

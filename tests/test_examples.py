@@ -1,0 +1,35 @@
+"""The example notebook runs top to bottom (small setting) on a LocalCluster."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from test_corpus import DATA
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.skipif(not (DATA / "wiki").is_dir(), reason="shared wiki corpus not present")
+def test_lda_wiki_notebook_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSCIR_EXAMPLE_SMALL", "1")
+    monkeypatch.setenv("DSCIR_SHARED_DATA", str(DATA))
+    nb = nbformat.read(EXAMPLES / "lda_wiki.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "7961 documents, 6130 words, 2844630 tokens, 200 held out" in text
+    assert "held-out perplexity as the run reported it: [(10," in text
+    assert "dscir page:" in text and "/dscir/" in text
+    rich = [o.get("data", {}) for o in outputs if o.output_type in ("display_data", "execute_result")]
+    assert any("image/png" in d for d in rich), "model.plot() drew no figure"
+    tables = [d["text/html"] for d in rich if "text/html" in d and "top words" in d["text/html"]]
+    assert tables and tables[0].count("<tr>") == 21  # header + 20 topics
+    assert sum(line.startswith("document ") for line in text.splitlines()) == 3
