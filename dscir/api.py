@@ -256,12 +256,14 @@ class LDA:
                 ckpt = d.checkpoint()
                 if every:
                     writer.checkpoint(ckpt)  # so a finished run can be extended
+                arrays = {"vocabulary": np.array([str(v) for v in self.vocabulary_]),
+                          "phi_mean": self.topic_word_}
+                arrays.update({f"state/{k}": v for k, v in ckpt.state.items()})
+                arrays.update({f"history/{k}": v for k, v in self.history_.items()})
+                arrays.update({f"evaluations/{k}": v for k, v in ckpt.evaluations.items()})
                 self.run_path_ = writer.commit(
                     model="lda", config=d.config.to_dict(), store=d.store,
-                    iteration=d.iteration, n_samples=d.n_samples,
-                    vocabulary=self.vocabulary_, phi_mean=self.topic_word_,
-                    state=ckpt.state, history=self.history_, evaluations=ckpt.evaluations,
-                )
+                    iteration=d.iteration, n_samples=d.n_samples, arrays=arrays)
         except BaseException:
             if writer is not None:
                 writer.abort()

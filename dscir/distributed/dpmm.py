@@ -133,6 +133,93 @@ def _head(state, n: int):
     return type(state)(state[0][:n])
 
 
+@dataclass
+class Checkpoint:
+    """A DP-mixture chain at one iteration, as arrays and JSON values (no pickle).
+
+    ``state`` holds the driver's own arrays (sticks, components, every training
+    user's allocation); the random streams are named by (seed, iteration), so
+    these, the minibatch position and alpha continue the chain exactly.
+    """
+
+    config: dict[str, Any]  # DPMMConfig.to_dict()
+    store: str
+    iteration: int
+    position: EpochPosition
+    alpha: float
+    state: dict[str, np.ndarray]
+    n_samples: int  # posterior samples kept so far
+    sample_components: int  # their components in all (rows of samples/log_phi)
+    average_log_sum: np.ndarray  # PredictiveAverage.log_sum ([0] while none is scored)
+    average_n: int
+    history: dict[str, np.ndarray]  # IterationStats fields
+    evaluations: dict[str, np.ndarray]  # iteration, log_predictive, n_clusters
+
+    def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        arrays = {f"state/{k}": v for k, v in self.state.items()}
+        arrays["average_log_sum"] = self.average_log_sum
+        arrays.update({f"history/{k}": v for k, v in self.history.items()})
+        arrays.update({f"evaluations/{k}": v for k, v in self.evaluations.items()})
+        epoch, offset = self.position
+        meta = {"config": self.config, "store": self.store, "iteration": int(self.iteration),
+                "epoch": int(epoch), "offset": int(offset), "alpha": float(self.alpha),
+                "n_samples": int(self.n_samples),
+                "sample_components": int(self.sample_components),
+                "average_n": int(self.average_n)}
+        return meta, arrays
+
+    @classmethod
+    def from_stored(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Checkpoint:
+        group = lambda prefix: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
+                                if k.startswith(prefix + "/")}
+        return cls(
+            config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
+            position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
+            alpha=float(meta["alpha"]), state=group("state"), n_samples=int(meta["n_samples"]),
+            sample_components=int(meta["sample_components"]),
+            average_log_sum=arrays["average_log_sum"], average_n=int(meta["average_n"]),
+            history=group("history"), evaluations=group("evaluations"))
+
+    def sample_rows(self) -> dict[str, int]:
+        rows = {f"samples/{k}": self.n_samples for k in ("iteration", "alpha", "log_rest",
+                                                         "n_components")}
+        rows.update({"samples/log_w": self.sample_components,
+                     "samples/log_phi": self.sample_components})
+        return rows
+
+    def check(self, config: DPMMConfig, store: str) -> None:
+        """Raise unless this checkpoint continues a chain of ``config`` on ``store``."""
+        mine = config.to_dict()
+        differ = [k for k in mine if self.config.get(k) != mine[k]]
+        if differ:
+            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
+            now = ", ".join(f"{k}={mine[k]!r}" for k in differ)
+            raise DscirError(f"the run was checkpointed with {was}, this fit has {now}; "
+                             "resume with the run's settings")
+        if os.path.abspath(self.store) != os.path.abspath(store):
+            raise DscirError(f"the run is a chain on {self.store}, not on {store}")
+
+
+def sample_arrays(iteration: int, sample: dpmm.Sample) -> dict[str, np.ndarray]:
+    """One kept sample as rows of the run's ``samples/`` arrays (components stacked)."""
+    return {"samples/iteration": np.array([iteration], np.int64),
+            "samples/alpha": np.array([sample.alpha], np.float64),
+            "samples/log_rest": np.array([sample.log_rest], np.float64),
+            "samples/n_components": np.array([sample.log_w.size], np.int64),
+            "samples/log_w": np.asarray(sample.log_w, np.float64),
+            "samples/log_phi": np.asarray(sample.log_phi, np.float64)}
+
+
+def samples_from_arrays(arrays: dict[str, np.ndarray]) -> list[dpmm.Sample]:
+    """The kept samples back from the run's ``samples/`` arrays."""
+    if "n_components" not in arrays:
+        return []
+    ends = np.cumsum(arrays["n_components"])
+    starts = ends - arrays["n_components"]
+    return [dpmm.Sample(arrays["log_w"][a:b], arrays["log_phi"][a:b], float(rest), float(alpha))
+            for a, b, rest, alpha in zip(starts, ends, arrays["log_rest"], arrays["alpha"])]
+
+
 class _Chain:
     """Bookkeeping shared by both drivers: kept samples and the held-out score.
 
@@ -155,17 +242,26 @@ class _Chain:
         self.average = dpmm.PredictiveAverage()
         self.store_samples = store_samples
         self.samples: list[dpmm.Sample] = []
+        self.n_samples = 0
+        self.sample_components = 0
+        self.last_sample: dpmm.Sample | None = None  # when the last step kept one
+        self.evaluations: list[Evaluation] = []
+        self.position = EpochPosition()
 
     # subclasses: _advance() -> n_components, sample(), n_clusters, alpha,
-    # _score_sample(sample) -> per-user log predictive of the held-out users
+    # _score_sample(sample) -> per-user log predictive of the held-out users,
+    # _state() -> arrays, _restore(state, alpha)
 
     def step(self) -> IterationStats:
         start = time.perf_counter()
         n_components = self._advance()
         self.iteration += 1
         cfg = self.config
+        self.last_sample = None
         if self.iteration > cfg.burn_in and (self.iteration - cfg.burn_in) % cfg.thin == 0:
-            sample = self.sample()
+            sample = self.last_sample = self.sample()
+            self.n_samples += 1
+            self.sample_components += sample.log_w.size
             if self.store_samples:
                 self.samples.append(sample)
             if self.heldout_users.size:
@@ -189,6 +285,47 @@ class _Chain:
     @property
     def users_per_iteration(self) -> int:
         return int(self.train_users.size)
+
+    def checkpoint(self) -> Checkpoint:
+        """The whole chain now, as arrays and JSON values (copies)."""
+        return Checkpoint(
+            config=self.config.to_dict(), store=os.path.abspath(self.store),
+            iteration=self.iteration, position=self.position, alpha=float(self.alpha),
+            state={k: np.array(v) for k, v in self._state().items()},
+            n_samples=self.n_samples, sample_components=self.sample_components,
+            average_log_sum=(np.zeros(0) if self.average.log_sum is None
+                             else self.average.log_sum.copy()),
+            average_n=self.average.n_samples,
+            history={f: np.array([getattr(s, f) for s in self.history],
+                                 dtype=np.float64 if f in ("alpha", "wall") else np.int64)
+                     for f in IterationStats._fields},
+            evaluations={
+                "iteration": np.array([e.iteration for e in self.evaluations], np.int64),
+                "log_predictive": np.array([e.log_predictive for e in self.evaluations]),
+                "n_clusters": np.array([e.n_clusters for e in self.evaluations], np.int64)})
+
+    def restore(self, ckpt: Checkpoint, samples: list[dpmm.Sample] | None = None) -> None:
+        """Continue from ``ckpt`` (of this configuration and corpus); ``samples``
+        are the kept samples up to it, when the chain keeps them."""
+        ckpt.check(self.config, self.store)
+        self.iteration = ckpt.iteration
+        self._restore(ckpt.state, ckpt.alpha)
+        self.position = EpochPosition(*ckpt.position)
+        self.n_samples, self.sample_components = ckpt.n_samples, ckpt.sample_components
+        self.average = dpmm.PredictiveAverage()
+        if ckpt.average_n:
+            self.average.log_sum = np.array(ckpt.average_log_sum, dtype=np.float64)
+            self.average.n_samples = ckpt.average_n
+        self.history = [IterationStats(*(t.item() for t in row))
+                        for row in zip(*(ckpt.history[f] for f in IterationStats._fields))]
+        ev = ckpt.evaluations
+        self.evaluations = [Evaluation(int(i), float(p), int(c)) for i, p, c in
+                            zip(ev["iteration"], ev["log_predictive"], ev["n_clusters"])]
+        self.samples = list(samples or []) if self.store_samples else []
+        if self.store_samples and len(self.samples) != self.n_samples:
+            raise DscirError(f"the run holds {len(self.samples)} samples, its checkpoint "
+                             f"{self.n_samples}")
+        self.last_sample = None
 
     def close(self) -> None:
         pass
@@ -218,7 +355,6 @@ class DPMMDriver(_Chain):
         self.z[self.train_users] = z0
         self.sticks = _from_log(config.sampler, log_sticks)
         self.theta = _from_log(config.sampler, log_theta)
-        self.position = EpochPosition()
         self._token = uuid.uuid4().hex[:8]
         self._pending = None
 
@@ -238,6 +374,21 @@ class DPMMDriver(_Chain):
     @property
     def users_per_iteration(self) -> int:
         return self.config.batch_size
+
+    def _state(self) -> dict[str, np.ndarray]:
+        state = {f"sticks/{k}": v for k, v in self.sticks._asdict().items()}
+        state.update({f"theta/{k}": v for k, v in self.theta._asdict().items()})
+        state["z"] = self.z
+        return state
+
+    def _restore(self, state: dict[str, np.ndarray], alpha: float) -> None:
+        pick = lambda prefix: {k.split("/", 1)[1]: np.array(v) for k, v in state.items()  # noqa: E731
+                               if k.startswith(prefix + "/")}
+        self.sticks = self.sampler.State(**pick("sticks"))
+        self.theta = self.sampler.State(**pick("theta"))
+        self.z = np.array(state["z"], dtype=np.int32)
+        self.alpha = float(alpha)
+        self._pending = None
 
     @property
     def _n_parts(self) -> int:
@@ -354,6 +505,19 @@ class GibbsDriver(_Chain):
     def sample(self) -> dpmm.Sample:
         return self.gibbs.sample()
 
+    def _state(self) -> dict[str, np.ndarray]:
+        g = self.gibbs
+        return {"z": g.z, "log_sticks": g.log_sticks, "log_theta": g.log_theta,
+                "n_proposed": np.array([g.n_proposed], np.int64)}
+
+    def _restore(self, state: dict[str, np.ndarray], alpha: float) -> None:
+        g = self.gibbs
+        g.z = np.array(state["z"], dtype=g.z.dtype)
+        g.log_sticks, g.log_theta = np.array(state["log_sticks"]), np.array(state["log_theta"])
+        g.n_proposed = int(state["n_proposed"][0])
+        g.alpha = float(alpha)
+        g.iteration = self.iteration  # names the sweeps' random streams
+
     def _advance(self) -> int:
         self.gibbs.step()
         return self.gibbs.n_proposed
@@ -372,9 +536,19 @@ class Evaluation:
 
 
 def run_chain(driver: _Chain, n_iter: int, *, eval_every: int = 0, progress: bool = True,
-              on_step: Callable[[IterationStats], None] | None = None) -> list[Evaluation]:
-    """Advance ``driver`` by ``n_iter`` iterations, scoring the held-out users
-    every ``eval_every`` iterations (and at the end) when ``eval_every > 0``."""
+              on_step: Callable[[IterationStats], None] | None = None,
+              on_sample: Callable[[int, dpmm.Sample], None] | None = None,
+              checkpoint: Callable[[_Chain], None] | None = None,
+              checkpoint_every: int = 0) -> list[Evaluation]:
+    """Advance ``driver`` by ``n_iter`` iterations, scoring the held-out users at
+    every iteration that is a multiple of ``eval_every`` (and at the end) when
+    ``eval_every > 0``; returns the new scores (also in ``driver.evaluations``).
+
+    ``on_sample(iteration, sample)`` receives each kept sample; ``checkpoint(driver)``
+    is called at every multiple of ``checkpoint_every``, after that iteration's
+    sample and score, so a resumed chain scores and checkpoints where an
+    uninterrupted one does.
+    """
     from tqdm.auto import tqdm
 
     cfg = driver.config
@@ -388,23 +562,29 @@ def run_chain(driver: _Chain, n_iter: int, *, eval_every: int = 0, progress: boo
         monitor.ensure_monitor(client)
     report.start(driver.iteration, driver.iteration + n_iter)
     evaluations: list[Evaluation] = []
-    bar = tqdm(total=n_iter, disable=not progress, unit="it",
-               desc=f"dscir dpmm ({cfg.sampler})")
+    bar = tqdm(total=driver.iteration + n_iter, initial=driver.iteration, disable=not progress,
+               unit="it", desc=f"dscir dpmm ({cfg.sampler})")
     status = "failed"
     try:
         for i in range(n_iter):
             stats = driver.step()
+            m = driver.iteration
             report.iteration(**stats._asdict())
             if on_step is not None:
                 on_step(stats)
+            if on_sample is not None and driver.last_sample is not None:
+                on_sample(m, driver.last_sample)
             postfix = {"clusters": stats.n_clusters, "K": stats.n_components,
                        "alpha": f"{stats.alpha:.3g}"}
-            if eval_every > 0 and ((i + 1) % eval_every == 0 or i + 1 == n_iter):
-                evaluations.append(Evaluation(driver.iteration, driver.score(), stats.n_clusters))
-                report.evaluation(driver.iteration, evaluations[-1].log_predictive,
+            if eval_every > 0 and (m % eval_every == 0 or i + 1 == n_iter):
+                evaluations.append(Evaluation(m, driver.score(), stats.n_clusters))
+                driver.evaluations.append(evaluations[-1])
+                report.evaluation(m, evaluations[-1].log_predictive,
                                   n_clusters=stats.n_clusters)
-            if evaluations:
-                postfix["log pred"] = f"{evaluations[-1].log_predictive:.4g}"
+            if checkpoint is not None and checkpoint_every > 0 and m % checkpoint_every == 0:
+                checkpoint(driver)
+            if driver.evaluations:
+                postfix["log pred"] = f"{driver.evaluations[-1].log_predictive:.4g}"
             bar.set_postfix(postfix, refresh=False)
             bar.update(1)
         status = "finished"

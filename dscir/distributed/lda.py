@@ -106,6 +106,32 @@ class Checkpoint:
     history: dict[str, np.ndarray]  # IterationStats fields
     evaluations: dict[str, np.ndarray]  # iteration, perplexity
 
+    def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """JSON metadata and named arrays (``runstore.write_checkpoint``)."""
+        arrays = {f"state/{k}": v for k, v in self.state.items()}
+        arrays["phi_sum"] = self.phi_sum
+        arrays.update({f"history/{k}": v for k, v in self.history.items()})
+        arrays.update({f"evaluations/{k}": v for k, v in self.evaluations.items()})
+        epoch, offset = self.position
+        meta = {"config": self.config, "store": self.store, "iteration": int(self.iteration),
+                "epoch": int(epoch), "offset": int(offset), "n_samples": int(self.n_samples)}
+        return meta, arrays
+
+    @classmethod
+    def from_stored(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Checkpoint:
+        group = lambda prefix: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
+                                if k.startswith(prefix + "/")}
+        return cls(
+            config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
+            position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
+            state=group("state"), phi_sum=arrays["phi_sum"], n_samples=int(meta["n_samples"]),
+            history=group("history"), evaluations=group("evaluations"),
+        )
+
+    def sample_rows(self) -> dict[str, int]:
+        """Rows of the run's sample arrays that belong to the chain up to here."""
+        return {"samples/phi": self.n_samples, "samples/iteration": self.n_samples}
+
     def check(self, config: LDAConfig, store: str) -> None:
         """Raise unless this checkpoint continues a chain of ``config`` on ``store``."""
         mine = config.to_dict()

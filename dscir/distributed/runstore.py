@@ -39,14 +39,22 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import zarr
 
-from dscir.distributed.lda import Checkpoint
-from dscir.distributed.minibatch import EpochPosition
 from dscir.errors import DscirError
+
+class ChainCheckpoint(Protocol):
+    """What a model's checkpoint gives the run store (``lda.Checkpoint``, ``dpmm.Checkpoint``)."""
+
+    iteration: int
+
+    def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]: ...
+
+    def sample_rows(self) -> dict[str, int]: ...
+
 
 FORMAT_VERSION = 1
 ATTR = "dscir_run"
@@ -85,11 +93,10 @@ class RunWriter:
         else:
             self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
             self.group = zarr.open_group(str(self.tmp), mode="w")
-        self._samples: zarr.Array | None = None
-        self._sample_its: zarr.Array | None = None
+        self._growing: dict[str, zarr.Array] = {}
 
     @classmethod
-    def resume(cls, path: str | Path, ckpt: Checkpoint, *, model: str = "lda",
+    def resume(cls, path: str | Path, ckpt: ChainCheckpoint, *, model: str = "lda",
                checkpoint_every: int | None = None) -> RunWriter:
         """Reopen a checkpointed run (finished or not) to continue it from
         ``ckpt``, its latest checkpoint (``read_checkpoint``).
@@ -113,57 +120,47 @@ class RunWriter:
         self.group = zarr.open_group(str(path), mode="r+")
         self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
         self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every)
-        self._samples = self._sample_its = None
-        if "samples" in self.group:
-            self._samples = self.group["samples/phi"]
-            self._sample_its = self.group["samples/iteration"]
-            self._samples.resize((ckpt.n_samples,) + self._samples.shape[1:])
-            self._sample_its.resize((ckpt.n_samples,))
+        self._growing = {}
+        for name, rows in ckpt.sample_rows().items():
+            if name in self.group:
+                arr = self._growing[name] = self.group[name]
+                arr.resize((rows,) + arr.shape[1:])
         return self
 
-    def checkpoint(self, ckpt: Checkpoint) -> Path:
+    def checkpoint(self, ckpt: ChainCheckpoint) -> Path:
         """Write ``ckpt`` atomically as the run's latest checkpoint."""
         if self.checkpoint_every <= 0:
             raise DscirError("this run was not started with checkpoint_every > 0")
         self._checkpointed = True
         return write_checkpoint(self.path, ckpt)
 
-    def add_sample(self, iteration: int, phi: np.ndarray) -> None:
-        if self._samples is None:
-            k, w = phi.shape
-            self._samples = self.group.create_array(
-                "samples/phi", shape=(0, k, w), chunks=(1, k, w), dtype="float32"
-            )
-            self._sample_its = self.group.create_array(
-                "samples/iteration", shape=(0,), chunks=(1024,), dtype="int64"
-            )
-        self._samples.append(phi.astype(np.float32)[None])
-        self._sample_its.append(np.array([iteration], dtype=np.int64))
+    def append(self, rows: dict[str, np.ndarray]) -> None:
+        """Append rows to growing arrays of the run (created at the first call with
+        chunks of about 1 MiB, at least one row)."""
+        for name, value in rows.items():
+            value = np.asarray(value)
+            if name not in self._growing:
+                if name in self.group:
+                    self._growing[name] = self.group[name]
+                else:
+                    row_bytes = value.dtype.itemsize * int(np.prod(value.shape[1:]))
+                    chunks = (max(1, 2**20 // row_bytes),) + value.shape[1:]
+                    self._growing[name] = self.group.create_array(
+                        name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype)
+            self._growing[name].append(value)
 
-    def commit(
-        self,
-        *,
-        model: str,
-        config: dict[str, Any],
-        store: str,
-        iteration: int,
-        n_samples: int,
-        vocabulary: np.ndarray,
-        phi_mean: np.ndarray,
-        state: dict[str, np.ndarray],
-        history: dict[str, np.ndarray],
-        evaluations: dict[str, np.ndarray],
-    ) -> Path:
+    def add_sample(self, iteration: int, phi: np.ndarray) -> None:
+        """An LDA posterior sample (phi, K x W, stored as float32)."""
+        self.append({"samples/phi": phi.astype(np.float32)[None],
+                     "samples/iteration": np.array([iteration], dtype=np.int64)})
+
+    def commit(self, *, model: str, config: dict[str, Any], store: str, iteration: int,
+               n_samples: int, arrays: dict[str, np.ndarray]) -> Path:
+        """Write the final arrays and the ``dscir_run`` attribute; move the run into place."""
         g = self.group
         in_place = self.tmp == self.path
-        _put(g, "vocabulary", np.array([str(v) for v in vocabulary]))
-        _put(g, "phi_mean", phi_mean)
-        for name, value in state.items():
-            _put(g, f"state/{name}", np.asarray(value))
-        for name, value in history.items():
-            _put(g, f"history/{name}", np.asarray(value))
-        for name, value in evaluations.items():
-            _put(g, f"evaluations/{name}", np.asarray(value))
+        for name, value in arrays.items():
+            _put(g, name, value)
         g.attrs[ATTR] = {
             "format_version": FORMAT_VERSION,
             "model": model,
@@ -213,7 +210,7 @@ def _resumable(path: Path) -> dict[str, Any]:
     return dict(meta)
 
 
-def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
+def write_checkpoint(run: str | Path, ckpt: ChainCheckpoint) -> Path:
     """Write ``ckpt`` into ``run/checkpoints`` under a temporary name, rename it
     into place, then delete older checkpoints and leftovers of interrupted writes.
     A checkpoint of the same iteration already there is kept (the same chain)."""
@@ -226,19 +223,10 @@ def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
         return final
     tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
     g = zarr.open_group(str(tmp), mode="w")
-    for k, v in ckpt.state.items():
-        _put(g, f"state/{k}", v)
-    _put(g, "phi_sum", ckpt.phi_sum)
-    for k, v in ckpt.history.items():
-        _put(g, f"history/{k}", v)
-    for k, v in ckpt.evaluations.items():
-        _put(g, f"evaluations/{k}", v)
-    epoch, offset = ckpt.position
-    g.attrs[CHECKPOINT] = {
-        "format_version": FORMAT_VERSION, "config": ckpt.config, "store": ckpt.store,
-        "iteration": int(ckpt.iteration), "epoch": int(epoch), "offset": int(offset),
-        "n_samples": int(ckpt.n_samples),
-    }
+    meta, arrays = ckpt.to_stored()
+    for k, v in arrays.items():
+        _put(g, k, v)
+    g.attrs[CHECKPOINT] = {"format_version": FORMAT_VERSION, **meta}
     tmp.rename(final)
     for entry in os.listdir(root):
         if entry.startswith(".") or (_CHECKPOINT_NAME.match(entry) and entry < name):
@@ -246,9 +234,9 @@ def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
     return final
 
 
-def read_checkpoint(run: str | Path) -> Checkpoint:
-    """The latest complete checkpoint of ``run``."""
-    _resumable(Path(run))
+def read_checkpoint(run: str | Path) -> ChainCheckpoint:
+    """The latest complete checkpoint of ``run`` (an ``lda`` or ``dpmm`` Checkpoint)."""
+    model = _resumable(Path(run))["model"]
     root = Path(run) / "checkpoints"
     names = sorted(e for e in os.listdir(root) if _CHECKPOINT_NAME.match(e)) \
         if root.exists() else []
@@ -261,16 +249,27 @@ def read_checkpoint(run: str | Path) -> Checkpoint:
     meta = g.attrs[CHECKPOINT]
     if meta.get("format_version") != FORMAT_VERSION:
         raise DscirError(f"{root / names[-1]} has checkpoint format {meta.get('format_version')}")
+    return _checkpoint_class(model).from_stored(dict(meta), _arrays(g))
 
-    def arrays(name: str) -> dict[str, np.ndarray]:
-        return {k: v[...] for k, v in g[name].arrays()}
 
-    return Checkpoint(
-        config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
-        position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
-        state=arrays("state"), phi_sum=g["phi_sum"][...], n_samples=int(meta["n_samples"]),
-        history=arrays("history"), evaluations=arrays("evaluations"),
-    )
+def _checkpoint_class(model: str):
+    from dscir.distributed import dpmm, lda
+
+    classes = {"lda": lda.Checkpoint, "dpmm": dpmm.Checkpoint}
+    if model not in classes:
+        raise DscirError(f"no checkpoints for a {model!r} run")
+    return classes[model]
+
+
+def _arrays(group: zarr.Group, prefix: str = "") -> dict[str, np.ndarray]:
+    """Every array below ``group`` by its path, groups walked in sorted order."""
+    out = {}
+    for name, member in sorted(group.members(), key=lambda m: m[0]):
+        if isinstance(member, zarr.Array):
+            out[prefix + name] = member[...]
+        else:
+            out.update(_arrays(member, prefix + name + "/"))
+    return out
 
 
 @dataclass
