@@ -178,7 +178,7 @@ class LDA:
         """
         from dscir.distributed.cluster import dask_client
         from dscir.distributed.lda import LDADriver
-        from dscir.distributed.runstore import RunWriter, read_checkpoint
+        from dscir.distributed.runstore import RunWriter, checkpoint_to_resume
 
         config = self._config()
         _check("checkpoint_every", checkpoint_every, kind=numbers.Integral, low=0)
@@ -192,7 +192,7 @@ class LDA:
             self._driver = LDADriver(c, store, config)
             n_iter, writer = self.n_iter, None
             if resume is not None:
-                ckpt = read_checkpoint(resume)
+                ckpt = checkpoint_to_resume(resume, "lda", config, store)
                 self._driver.restore(ckpt)
                 if ckpt.iteration > self.n_iter:
                     raise DscirError(
@@ -526,37 +526,93 @@ class DPMixture:
             seed=int(self.seed), burn_in=int(burn_in), thin=int(self.thin))
 
     def fit(self, corpus, client=None, *, address: str | None = None,
-            scheduler_file: str | None = None, n_workers: int | None = None) -> DPMixture:
+            scheduler_file: str | None = None, n_workers: int | None = None,
+            out: str | Path | None = None, overwrite: bool = False,
+            checkpoint_every: int = 0, resume: str | Path | None = None) -> DPMixture:
         """Run ``n_iter`` iterations from a fresh chain on a corpus store (users x areas).
 
         ``corpus`` is a store path or an open ``dscir.corpus.Corpus``. The
         stochastic samplers run on ``client``, the scheduler at ``address`` /
         ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
         processes; ``sampler="gibbs"`` runs in this process.
+
+        ``out``, ``checkpoint_every`` and ``resume`` work as for ``LDA.fit``: the
+        run (kept samples, final state, history, scores) is written to ``out``;
+        with ``checkpoint_every`` = N the whole chain is checkpointed there
+        every N iterations, and ``resume=RUN`` continues it up to ``n_iter``
+        iterations in all, bit for bit the uninterrupted chain.
         """
         from dscir.distributed.cluster import dask_client
-        from dscir.distributed.dpmm import DPMMDriver, GibbsDriver, run_chain
 
         config = self._config()
+        _check("checkpoint_every", checkpoint_every, kind=numbers.Integral, low=0)
+        if resume is not None and out is not None and Path(out) != Path(resume):
+            raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
+        if checkpoint_every and out is None and resume is None:
+            raise DscirError("checkpoint_every needs out, the run store to checkpoint into")
         store = _store_path(corpus)
         if config.sampler == "gibbs":
-            self._driver = GibbsDriver(store, config)
-            self.evaluations_ = run_chain(self._driver, self.n_iter,
-                                          eval_every=self.eval_every, progress=self.progress)
+            self._run(None, store, config, out, overwrite, checkpoint_every, resume)
         else:
             with dask_client(client, address=address, scheduler_file=scheduler_file,
                              n_workers=n_workers) as c:
-                self._driver = DPMMDriver(c, store, config)
-                self.evaluations_ = run_chain(self._driver, self.n_iter,
-                                              eval_every=self.eval_every,
-                                              progress=self.progress)
+                self._run(c, store, config, out, overwrite, checkpoint_every, resume)
                 if client is None:
                     self._driver.client = None
-        self._collect()
         return self
+
+    def _run(self, client, store, config, out, overwrite, checkpoint_every, resume) -> None:
+        from dscir.corpus import Corpus
+        from dscir.distributed.dpmm import (DPMMDriver, GibbsDriver, run_chain, sample_arrays,
+                                            samples_from_arrays)
+        from dscir.distributed.runstore import RunWriter, checkpoint_to_resume, read_arrays
+
+        d = self._driver = (GibbsDriver(store, config) if client is None
+                            else DPMMDriver(client, store, config))
+        n_iter, writer = self.n_iter, None
+        if resume is not None:
+            ckpt = checkpoint_to_resume(resume, "dpmm", config, store)
+            if ckpt.iteration > self.n_iter:
+                raise DscirError(
+                    f"{resume} is at iteration {ckpt.iteration}, past n_iter={self.n_iter}")
+            writer = RunWriter.resume(resume, ckpt, model="dpmm",
+                                      checkpoint_every=checkpoint_every or None)
+            d.restore(ckpt, samples_from_arrays(read_arrays(resume, "samples")))
+            n_iter -= ckpt.iteration
+        elif out is not None:
+            writer = RunWriter(out, overwrite=overwrite, model="dpmm",
+                               checkpoint_every=checkpoint_every)
+        every = writer.checkpoint_every if writer is not None else 0
+        try:
+            run_chain(d, n_iter, eval_every=self.eval_every, progress=self.progress,
+                      on_sample=(lambda m, s: writer.append(sample_arrays(m, s)))
+                      if writer else None,
+                      checkpoint=(lambda drv: writer.checkpoint(drv.checkpoint()))
+                      if every else None,
+                      checkpoint_every=every)
+            self._collect()
+            if writer is not None:
+                ckpt = d.checkpoint()
+                if every:
+                    writer.checkpoint(ckpt)  # so a finished run can be extended
+                arrays = {"vocabulary": np.array([str(v) for v in
+                                                  Corpus.open(store).vocabulary]),
+                          "weights": self.weights_, "components": self.components_,
+                          "labels": self.labels_}
+                arrays.update({f"state/{k}": v for k, v in ckpt.state.items()})
+                arrays.update({f"history/{k}": v for k, v in ckpt.history.items()})
+                arrays.update({f"evaluations/{k}": v for k, v in ckpt.evaluations.items()})
+                self.run_path_ = writer.commit(
+                    model="dpmm", config=config.to_dict(), store=ckpt.store,
+                    iteration=d.iteration, n_samples=d.n_samples, arrays=arrays)
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
 
     def _collect(self) -> None:
         d = self._driver
+        self.evaluations_ = list(d.evaluations)
         sample = d.sample()
         self.weights_ = np.exp(sample.log_w)
         self.components_ = np.exp(sample.log_phi)

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
-from dscir.cli.lda import cluster_options
+from dscir.cli.lda import check_run_options, cluster_options, run_options
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -26,6 +26,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--eval-every", type=int, default=0,
                    help="held-out log predictive every M iterations (0: only at the end)")
+    run_options(p)
     p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
     p.add_argument("--alpha-prior", type=float, nargs=2, default=(1.0, 1.0),
                    metavar=("SHAPE", "RATE"), help="Gamma prior of the DP concentration")
@@ -55,17 +56,19 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         n_init=args.n_init, n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin,
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
-    model._config()  # validate before starting a cluster
+    check_run_options(args, "dpmm", model._config())  # before starting a cluster
     corpus = Corpus.open(args.store)
+    run = dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
+               resume=args.resume)
     if args.sampler == "gibbs":
-        model.fit(corpus)
+        model.fit(corpus, **run)
     else:
         with dask_client(address=args.address, scheduler_file=args.scheduler_file,
                          n_workers=args.workers) as client:
             link = dashboard_link(client)
             if link:
                 print(f"Dask dashboard: {link}", file=sys.stderr)
-            model.fit(corpus, client=client)
+            model.fit(corpus, client=client, **run)
     print(f"{model.n_iter_} iterations ({args.sampler}): {model.n_clusters_} occupied "
           f"clusters, {model.n_components_} components represented, alpha = "
           f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept")
@@ -74,6 +77,8 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         print(f"held-out log predictive: {model.score():.4f} nats per user "
               f"(mean over {heldout} held-out users)")
     _print_clusters(model, corpus.vocabulary, args.clusters, args.top)
+    if args.out or args.resume:
+        print(f"run written to {model.run_path_}", file=sys.stderr)
     return 0
 
 

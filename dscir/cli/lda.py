@@ -17,6 +17,28 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--workers", type=int, help="LocalCluster worker processes")
 
 
+def run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", help="write the run (samples, state, history) to this Zarr path")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
+                   help="checkpoint the whole chain into --out every N iterations, so "
+                   "the run can be continued with --resume")
+    p.add_argument("--resume", metavar="RUN",
+                   help="continue the checkpointed run RUN from its last checkpoint up to "
+                   "--iterations in all (same hyperparameters, seed and store)")
+
+
+def check_run_options(args: argparse.Namespace, model: str, config) -> None:
+    """The run options' errors, before a cluster is started."""
+    from dscir.distributed.runstore import checkpoint_to_resume
+    from dscir.errors import DscirError
+
+    if args.checkpoint_every and not (args.out or args.resume):
+        raise DscirError("--checkpoint-every needs --out (the run to checkpoint into)")
+    if args.resume:
+        checkpoint_to_resume(args.resume, model, config, args.store)
+
+
 def _tau(text: str) -> float | str | None:
     """A number, 'none' (constant step size) or 'default' (the sampler's reference)."""
     if text.lower() in ("none", "constant"):
@@ -41,14 +63,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-every", type=int, default=0,
                    help="held-out perplexity every M iterations (0: only at the end if "
                    "the store has held-out documents)")
-    p.add_argument("--out", help="write the run (samples, state, history) to this Zarr path")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
-                   help="checkpoint the whole chain into --out every N iterations, so "
-                   "the run can be continued with --resume")
-    p.add_argument("--resume", metavar="RUN",
-                   help="continue the checkpointed run RUN from its last checkpoint up to "
-                   "--iterations in all (same hyperparameters, seed and store)")
+    run_options(p)
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
     p.add_argument("--batch-size", type=int, default=50)
@@ -92,8 +107,6 @@ def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
     from dscir.corpus import Corpus
     from dscir.distributed.cluster import dask_client, dashboard_link
-    from dscir.distributed.runstore import read_checkpoint
-    from dscir.errors import DscirError
 
     model = LDA(
         n_topics=args.topics, sampler=args.sampler, alpha=args.alpha, beta=args.beta,
@@ -102,11 +115,7 @@ def _fit_lda(args: argparse.Namespace) -> int:
         burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
         eval_sweeps=args.eval_sweeps, seed=args.seed, progress=not args.no_progress,
     )
-    model._config()  # validate before starting a cluster
-    if args.checkpoint_every and not (args.out or args.resume):
-        raise DscirError("--checkpoint-every needs --out (the run to checkpoint into)")
-    if args.resume:  # a clear error before starting a cluster
-        read_checkpoint(args.resume).check(model._config(), args.store)
+    check_run_options(args, "lda", model._config())  # before starting a cluster
     corpus = Corpus.open(args.store)
     with dask_client(address=args.address, scheduler_file=args.scheduler_file,
                      n_workers=args.workers) as client:

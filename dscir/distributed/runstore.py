@@ -252,6 +252,23 @@ def read_checkpoint(run: str | Path) -> ChainCheckpoint:
     return _checkpoint_class(model).from_stored(dict(meta), _arrays(g))
 
 
+def checkpoint_to_resume(run: str | Path, model: str, config, store: str) -> ChainCheckpoint:
+    """The latest checkpoint of ``run``, checked to continue a ``model`` chain of
+    ``config`` on ``store`` (one clear error otherwise)."""
+    kind = _resumable(Path(run))["model"]
+    if kind != model:
+        raise DscirError(f"{run} is a {kind} run, not {model}")
+    ckpt = read_checkpoint(run)
+    ckpt.check(config, store)
+    return ckpt
+
+
+def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
+    """The arrays of one group of a run (e.g. ``"samples"``), by name; {} if absent."""
+    g = zarr.open_group(str(run), mode="r")
+    return _arrays(g[group]) if group in g else {}
+
+
 def _checkpoint_class(model: str):
     from dscir.distributed import dpmm, lda
 
@@ -274,7 +291,7 @@ def _arrays(group: zarr.Group, prefix: str = "") -> dict[str, np.ndarray]:
 
 @dataclass
 class Run:
-    """A run read back from disk."""
+    """An LDA run read back from disk."""
 
     path: Path
     model: str
@@ -308,6 +325,8 @@ class Run:
                 f"{path} has run format {meta.get('format_version')}, this dscir reads "
                 f"{FORMAT_VERSION}"
             )
+        if meta.get("model") != "lda":
+            raise DscirError(f"{path} is a {meta.get('model')} run, not an LDA run")
 
         def arrays(name: str) -> dict[str, np.ndarray]:
             if name not in g:

@@ -1,0 +1,111 @@
+"""DP mixture runs: checkpoint, interruption and resume give the uninterrupted chain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+
+from dscir import DPMixture
+from dscir.cli import main
+from dscir.distributed import dpmm as dpmm_driver
+from dscir.distributed.runstore import read_arrays, read_checkpoint
+from dscir.errors import DscirError
+from test_dpmm_driver import store  # noqa: F401  (fixture)
+
+
+def mixture(**kw) -> DPMixture:
+    base = dict(batch_size=100, n_iter=12, eval_every=4, burn_in=2, thin=2, seed=4,
+                progress=False)
+    base.update(kw)
+    return DPMixture(**base)
+
+
+def run_arrays(path) -> dict[str, np.ndarray]:
+    g = zarr.open_group(str(path), mode="r")
+    out = {}
+    for group in ("state", "samples", "evaluations", "history"):
+        out.update({f"{group}/{k}": v for k, v in read_arrays(path, group).items()})
+    for name in ("weights", "components", "labels"):
+        out[name] = g[name][...]
+    return out
+
+
+def assert_same_run(a, b) -> None:
+    a, b = run_arrays(a), run_arrays(b)
+    assert sorted(a) == sorted(b)
+    for name in a:
+        if name != "history/wall":  # timings differ, everything else is the chain
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def interrupt_after(monkeypatch, n: int) -> None:
+    """Make the n+1-th step of any DP driver raise, as a crash would."""
+    steps = {"n": 0}
+    real = dpmm_driver._Chain.step
+
+    def step(self):
+        steps["n"] += 1
+        if steps["n"] > n:
+            raise KeyboardInterrupt
+        return real(self)
+
+    monkeypatch.setattr(dpmm_driver._Chain, "step", step)
+
+
+@pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
+def test_interrupted_and_resumed_equals_uninterrupted(store, two_workers, tmp_path,  # noqa: F811
+                                                       monkeypatch, sampler):
+    path, _ = store
+    client = None if sampler == "gibbs" else two_workers
+    whole = mixture(sampler=sampler).fit(path, client=client, out=tmp_path / "whole")
+
+    with monkeypatch.context() as m:
+        interrupt_after(m, 7)
+        with pytest.raises(KeyboardInterrupt):
+            mixture(sampler=sampler).fit(path, client=client, out=tmp_path / "run",
+                                         checkpoint_every=3)
+    ckpt = read_checkpoint(tmp_path / "run")
+    assert ckpt.iteration == 6 and ckpt.n_samples == 2  # samples at 4 and 6
+    assert read_arrays(tmp_path / "run", "samples")["iteration"].tolist() == [4, 6]
+
+    resumed = mixture(sampler=sampler).fit(path, client=client, resume=tmp_path / "run")
+    assert_same_run(tmp_path / "whole", tmp_path / "run")
+    assert resumed.score() == whole.score()
+    assert [(e.iteration, e.log_predictive) for e in resumed.evaluations_] == \
+        [(e.iteration, e.log_predictive) for e in whole.evaluations_]
+    np.testing.assert_array_equal(resumed.history_["n_clusters"], whole.history_["n_clusters"])
+
+
+def test_finished_run_is_extended_and_checked(store, two_workers, tmp_path):  # noqa: F811
+    path, _ = store
+    mixture(n_iter=8).fit(path, client=two_workers, out=tmp_path / "run", checkpoint_every=4)
+    mixture(n_iter=12).fit(path, client=two_workers, resume=tmp_path / "run")
+    mixture(n_iter=12).fit(path, client=two_workers, out=tmp_path / "whole")
+    assert_same_run(tmp_path / "whole", tmp_path / "run")
+    with pytest.raises(DscirError, match="a0="):
+        mixture(n_iter=14, a0=0.3).fit(path, client=two_workers, resume=tmp_path / "run")
+    with pytest.raises(DscirError, match="past n_iter"):
+        mixture(n_iter=4).fit(path, client=two_workers, resume=tmp_path / "run")
+    with pytest.raises(DscirError, match="is a dpmm run, not lda"):
+        from dscir import LDA
+        LDA(n_topics=3, n_iter=2, progress=False).fit(path, client=two_workers,
+                                                      resume=tmp_path / "run")
+
+
+def test_cli_out_checkpoint_and_resume(store, tmp_path, capsys):  # noqa: F811
+    path, _ = store
+    common = ["fit", "dpmm", path, "--sampler", "gibbs", "--eval-every", "2", "--thin", "2",
+              "--burn-in", "2", "--no-progress", "--seed", "1"]
+    assert main([*common, "--iterations", "4", "--out", str(tmp_path / "run"),
+                 "--checkpoint-every", "2"]) == 0
+    capsys.readouterr()
+    assert main([*common, "--iterations", "8", "--resume", str(tmp_path / "run")]) == 0
+    resumed = capsys.readouterr().out
+    assert main([*common, "--iterations", "8", "--out", str(tmp_path / "whole")]) == 0
+    assert capsys.readouterr().out == resumed
+    assert_same_run(tmp_path / "whole", tmp_path / "run")
+    assert main([*common, "--iterations", "8", "--checkpoint-every", "2"]) == 2
+    assert "needs --out" in capsys.readouterr().err
+    assert main([*common, "--iterations", "8", "--out", str(tmp_path / "whole")]) == 2
+    assert "exists" in capsys.readouterr().err
