@@ -17,6 +17,13 @@ Layout::
                                 config, store, iteration, epoch, offset, n_samples}
         state/<field>, phi_sum, history/<field>, evaluations/<field>
 
+That is an LDA run; a DP-mixture run (``model: "dpmm"``) holds ``vocabulary``,
+``weights``, ``components``, ``labels``, ``state/``, ``history/``,
+``evaluations/`` and its kept samples stacked as ``samples/log_w`` [sum K],
+``samples/log_phi`` [sum K, W] with ``samples/n_components``, ``alpha``,
+``log_rest`` and ``iteration`` per sample. Checkpoints of either model are
+named arrays plus a JSON attribute (``lda.Checkpoint``, ``dpmm.Checkpoint``).
+
 A run is written into a hidden sibling directory and renamed into place when
 complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
 existing run is replaced only with ``overwrite=True``.
