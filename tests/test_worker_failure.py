@@ -22,8 +22,11 @@ import pytest
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from dscir.distributed import dpmm
 from dscir.distributed.lda import LDADriver, run_chain
 from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
+from test_dpmm_driver import config as dpmm_config
+from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
 from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
 
 # `dask worker` processes cannot import this test module: send the plugin by value.
@@ -71,7 +74,7 @@ class Killer(threading.Thread):
 def client(request):
     if request.param == "localcluster":
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as c:
+                          dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as c:
             yield c
     else:
         with Client(request.getfixturevalue("tcp_cluster"), timeout="30s") as c:
@@ -84,33 +87,59 @@ def chain(client, store):
     return driver, [e.perplexity for e in evaluations]
 
 
-def test_killed_workers_leave_the_chain_unchanged(synthetic_store, client, tmp_path):  # noqa: F811
-    store, _ = synthetic_store
+def killing(client, tmp_path, kills: dict[str, int | None], run):
+    """Run ``run()`` while the first worker to start each named task is killed in it;
+    returns run()'s result, the pids killed and the pids the cluster had before."""
     client.wait_for_workers(2, timeout=120)
-    undisturbed, scores = chain(client, store)
-
     pids = set(client.run(os.getpid).values())
-    kills = {"gibbs": (tmp_path / "gibbs", 3), "perplexity": (tmp_path / "perplexity", None)}
     killers = []
-    for part, (flag, iteration) in kills.items():
+    for part, iteration in kills.items():
+        flag = tmp_path / part
         client.register_plugin(StallOnTask(str(flag), part, iteration), name=f"stall-{part}")
         killers.append(Killer(flag))
         killers[-1].start()
     try:
-        disturbed, disturbed_scores = chain(client, store)
+        result = run()
     finally:
         for k in killers:
             k.stop.set()
         for part in kills:
             client.unregister_worker_plugin(f"stall-{part}")
-
-    gibbs_kill, scoring_kill = (k.killed for k in killers)
+    killed = [k.killed for k in killers]
     # Both kills happened mid-task: the first of one of the cluster's workers,
     # the second of another one or of the first one's replacement.
-    assert gibbs_kill in pids, (gibbs_kill, pids)
-    assert scoring_kill is not None and scoring_kill != gibbs_kill
+    assert killed[0] in pids, (killed, pids)
+    assert killed[1] is not None and killed[1] != killed[0]
     client.wait_for_workers(2, timeout=120)  # the nannies replaced them
-    assert not {gibbs_kill, scoring_kill} & set(client.run(os.getpid).values())
+    assert not set(killed) & set(client.run(os.getpid).values())
+    return result
+
+
+def test_killed_workers_leave_the_chain_unchanged(synthetic_store, client, tmp_path):  # noqa: F811
+    store, _ = synthetic_store
+    client.wait_for_workers(2, timeout=120)
+    undisturbed, scores = chain(client, store)
+    disturbed, disturbed_scores = killing(
+        client, tmp_path, {"gibbs": 3, "perplexity": None}, lambda: chain(client, store))
     assert np.array_equal(disturbed.state.log_theta, undisturbed.state.log_theta)
     assert np.array_equal(disturbed.mean_phi(), undisturbed.mean_phi())
+    assert disturbed_scores == scores
+
+
+def test_killed_workers_leave_the_dp_mixture_unchanged(dpmm_store, client, tmp_path):  # noqa: F811
+    path, _ = dpmm_store
+
+    def mixture():
+        driver = dpmm.DPMMDriver(client, path, dpmm_config(burn_in=2, thin=2))
+        scores = [e.log_predictive for e in dpmm.run_chain(driver, 8, eval_every=4,
+                                                           progress=False)]
+        return driver, scores
+
+    client.wait_for_workers(2, timeout=120)
+    undisturbed, scores = mixture()
+    disturbed, disturbed_scores = killing(
+        client, tmp_path, {"dpmm-allocation": 3, "dpmm-score": None}, mixture)
+    np.testing.assert_array_equal(disturbed.z, undisturbed.z)
+    np.testing.assert_array_equal(disturbed.theta.log_theta, undisturbed.theta.log_theta)
+    np.testing.assert_array_equal(disturbed.sticks.log_theta, undisturbed.sticks.log_theta)
     assert disturbed_scores == scores
