@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
-from dscir.cli.lda import cluster_options
+from dscir.cli.lda import cluster_kwargs, cluster_options
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -56,12 +56,12 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
     model._config()  # validate before starting a cluster
+    cluster = cluster_kwargs(args)
     corpus = Corpus.open(args.store)
     if args.sampler == "gibbs":
         model.fit(corpus)
     else:
-        with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                         n_workers=args.workers) as client:
+        with dask_client(**cluster) as client:
             link = dashboard_link(client)
             if link:
                 print(f"Dask dashboard: {link}", file=sys.stderr)

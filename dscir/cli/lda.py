@@ -15,6 +15,21 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--address", help="scheduler address, e.g. tcp://host:8786")
     g.add_argument("--scheduler-file", help="scheduler file written by `dask scheduler`")
     g.add_argument("--workers", type=int, help="LocalCluster worker processes")
+    g.add_argument("--tls-ca-file", metavar="PEM", help="CA certificate for mutual TLS "
+                   "(with --tls-cert and --tls-key; see clusters/tls)")
+    g.add_argument("--tls-cert", metavar="PEM", help="this client's TLS certificate")
+    g.add_argument("--tls-key", metavar="PEM", help="this client's TLS private key")
+
+
+def cluster_kwargs(args: argparse.Namespace) -> dict:
+    """The ``dask_client`` keywords of the ``cluster_options``; bad TLS options are
+    a ``DscirError`` before any cluster starts."""
+    from dscir.distributed.cluster import tls_security
+
+    return dict(address=args.address, scheduler_file=args.scheduler_file,
+                n_workers=args.workers,
+                security=tls_security(args.tls_ca_file, args.tls_cert, args.tls_key,
+                                      names=("--tls-ca-file", "--tls-cert", "--tls-key")))
 
 
 def _tau(text: str) -> float | str | None:
@@ -107,9 +122,9 @@ def _fit_lda(args: argparse.Namespace) -> int:
         raise DscirError("--checkpoint-every needs --out (the run to checkpoint into)")
     if args.resume:  # a clear error before starting a cluster
         read_checkpoint(args.resume).check(model._config(), args.store)
+    cluster = cluster_kwargs(args)
     corpus = Corpus.open(args.store)
-    with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                     n_workers=args.workers) as client:
+    with dask_client(**cluster) as client:
         link = dashboard_link(client)
         if link:
             print(f"Dask dashboard: {link}", file=sys.stderr)
@@ -133,6 +148,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from dscir.distributed.runstore import Run
     from dscir.errors import DscirError
 
+    cluster = cluster_kwargs(args)
     run = Run.open(args.run)
     store = args.store or run.store
     corpus = Corpus.open(store)
@@ -141,8 +157,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"{store} has {corpus.n_words} words, the run's topics have {run.phi_mean.shape[1]}"
         )
     cfg = run.config
-    with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                     n_workers=args.workers) as client:
+    with dask_client(**cluster) as client:
         perplexity = evaluate_perplexity(
             client, store, np.asarray(corpus.heldout_docs(), np.int64), run.phi_mean,
             cfg["alpha"], args.sweeps or cfg["eval_sweeps"], cfg["seed"],
