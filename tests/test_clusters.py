@@ -75,11 +75,26 @@ def reuters(tmp_path_factory):
     return str(quickstart_store(tmp_path_factory.mktemp("reuters") / "reuters.zarr"))
 
 
+@pytest.fixture(scope="module")
+def reference(reuters, one_worker, tmp_path_factory):
+    """The chain every recipe must reproduce: same seed, same chain, whatever the
+    cluster (an embedded one-worker LocalCluster here)."""
+    path = tmp_path_factory.mktemp("reference") / "run.zarr"
+    LDA(**FIT).fit(reuters, client=one_worker, out=path)
+    return Run.open(path)
+
+
+def same_chain(run: str | Path, reference: Run) -> bool:
+    other = Run.open(run)
+    return (np.array_equal(other.state["log_theta"], reference.state["log_theta"])
+            and np.array_equal(other.phi_mean, reference.phi_mean))
+
+
 # -- local ---------------------------------------------------------------------
 
 
 @needs_dask
-def test_local_recipes_run_dscir(reuters, tmp_path):
+def test_local_recipes_run_dscir(reuters, reference, tmp_path):
     """start-cluster.sh's scheduler and workers serve `dscir fit lda --scheduler-file`;
     local_cluster.py's LocalCluster serves LDA.fit(scheduler_file=); same chain."""
     recipe = CLUSTERS / "local"
@@ -95,6 +110,11 @@ def test_local_recipes_run_dscir(reuters, tmp_path):
                     "--scheduler-file", str(cluster_dir / "scheduler.json"))
         assert out.returncode == 0, out.stderr
         assert "held-out perplexity" in out.stdout and "topic 3:" in out.stdout
+        address = json.loads((cluster_dir / "scheduler.json").read_text())["address"]
+        with dask.config.set({"scheduler-address": address}):  # DASK_SCHEDULER_ADDRESS
+            with dask_client(n_workers=1) as client:
+                assert client.scheduler.address == address
+                assert len(client.nthreads()) == 2
     finally:
         stopped = subprocess.run([recipe / "stop-cluster.sh", cluster_dir], env=env,
                                  capture_output=True, text=True, timeout=120)
@@ -116,9 +136,7 @@ def test_local_recipes_run_dscir(reuters, tmp_path):
         assert not sched_file.exists()
     finally:
         stop([proc])
-    a, b = Run.open(tmp_path / "a"), Run.open(tmp_path / "b")
-    assert np.array_equal(a.state["log_theta"], b.state["log_theta"])
-    assert np.array_equal(a.phi_mean, b.phi_mean)
+    assert same_chain(tmp_path / "a", reference) and same_chain(tmp_path / "b", reference)
 
 
 # -- TLS -------------------------------------------------------------------------
@@ -169,7 +187,7 @@ def tls_cluster(tmp_path_factory):
         stop(procs)
 
 
-def test_tls_fit_by_cli_and_api(tls_cluster, reuters, tmp_path):
+def test_tls_fit_by_cli_and_api(tls_cluster, reuters, reference, tmp_path):
     """`--tls-*` options, the recipe's Dask config (DASK_CONFIG) and the API's
     security= all reach the TLS cluster, and give the same chain."""
     address, certs = tls_cluster
@@ -186,8 +204,7 @@ def test_tls_fit_by_cli_and_api(tls_cluster, reuters, tmp_path):
                 "key": certs / "client-key.pem"}
     model = LDA(**FIT).fit(reuters, address=address, security=security,
                            out=tmp_path / "api")
-    cli = Run.open(tmp_path / "cli")
-    assert np.array_equal(cli.state["log_theta"], Run.open(tmp_path / "api").state["log_theta"])
+    assert same_chain(tmp_path / "cli", reference) and same_chain(tmp_path / "api", reference)
     perplexity = model.perplexity(address=address, security=security)
     assert f"{perplexity:.2f}" in evaluated.stdout
 
@@ -227,6 +244,101 @@ def test_make_certs_refuses_to_overwrite(tmp_path):
     again = subprocess.run([CLUSTERS / "tls" / "make-certs.sh", certs], env=ENV,
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+# -- SLURM and PBS batch scripts on this machine ----------------------------------------
+# No SLURM or PBS here: the batch scripts run as given, with `srun` (SLURM) and
+# the ssh launcher (PBS) replaced by stand-ins that start their command on this
+# machine, and the job's environment variables set as the batch system would.
+
+SRUN = """#!/bin/bash
+# stand-in for srun: start the command --ntasks times on this machine
+n=1
+while [[ $1 == -* ]]; do [[ $1 == --ntasks=* ]] && n=${1#*=}; shift; done
+trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
+for _ in $(seq "$n"); do "$@" & done
+wait
+"""
+SSH = """#!/bin/bash
+# stand-in for `ssh HOST COMMAND`: run COMMAND on this machine
+trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
+bash -c "$2" &
+wait
+"""
+
+
+def run_batch(script: Path, args: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a batch script in its own process group; kill whatever it leaves."""
+    proc = subprocess.Popen(["bash", script, *args], env=env, cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            for _ in range(wait * 10):
+                try:
+                    os.killpg(proc.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)
+        proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def stand_in(tmp_path: Path, name: str, text: str) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / name).write_text(text)
+    (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+@needs_dask
+def test_slurm_batch_script_runs_with_a_local_srun(reuters, reference, tmp_path):
+    bin_dir = stand_in(tmp_path, "srun", SRUN)
+    env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
+               SLURM_JOB_ID="4242", SLURM_NTASKS="2", SLURM_MEM_PER_CPU="2048",
+               TMPDIR=str(tmp_path))
+    done = run_batch(CLUSTERS / "slurm" / "dscir-lda.sbatch", FIT_ARGS, env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "topic 3:" in done.stdout
+    assert same_chain(tmp_path / "run-4242.zarr", reference)
+    assert not (tmp_path / "dask-scheduler-4242.json").exists()
+
+
+@needs_dask
+def test_pbs_batch_script_runs_with_a_local_launcher(reuters, reference, tmp_path):
+    bin_dir = stand_in(tmp_path, "fake-ssh", SSH)
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text(f"{os.uname().nodename}\nnode2.example\n")
+    env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
+               PBS_JOBID="4343.pbs-server", PBS_NODEFILE=str(nodefile),
+               PBS_O_WORKDIR=str(tmp_path), WORKER_LAUNCHER="fake-ssh",
+               DSCIR_ARGS=" ".join(FIT_ARGS), TMPDIR=str(tmp_path))
+    done = run_batch(CLUSTERS / "pbs" / "dscir-lda.pbs", [], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "topic 3:" in done.stdout
+    assert same_chain(tmp_path / "run-4343.zarr", reference)
+
+
+@pytest.mark.parametrize("system, directive", [("slurm", "#SBATCH"), ("pbs", "#PBS")])
+def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
+    """The dask-jobqueue launcher and jobqueue.yaml give a worker job of 8
+    single-threaded workers (--dry-run: the job is printed, not submitted)."""
+    pytest.importorskip("dask_jobqueue")
+    done = subprocess.run([sys.executable, CLUSTERS / system / f"{system}_cluster.py",
+                           "--dry-run"], capture_output=True, text=True, timeout=300,
+                          env=ENV, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    script = done.stdout
+    assert f"{directive} -l walltime=02:00:00" in script or "#SBATCH -t 02:00:00" in script
+    assert "--nthreads 1 --memory-limit 4.00GiB --nworkers 8" in script
+    assert "export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1" in script
 
 
 # -- bad TLS options ----------------------------------------------------------------

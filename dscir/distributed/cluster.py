@@ -1,8 +1,10 @@
 """Where a run's Dask client comes from.
 
 A client passed in is used as is; an address or a scheduler file connects to a
-running cluster (``dask scheduler`` / ``dask worker``); otherwise an embedded
-LocalCluster is started and closed with the run. ``security`` (a
+running cluster (``dask scheduler`` / ``dask worker``), as does Dask's own
+``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``, which the Dask
+Kubernetes operator sets in its pods) when neither is given; otherwise an
+embedded LocalCluster is started and closed with the run. ``security`` (a
 ``distributed.Security``, or the CA, certificate and key files of
 ``tls_security``) makes the connection, or the embedded cluster, use mutual TLS;
 without it the ``distributed.comm.tls`` settings of the Dask configuration apply.
@@ -46,6 +48,8 @@ def dask_client(
         raise DscirError("give at most one of client, address and scheduler_file")
     if security is not None and not isinstance(security, Security):
         security = tls_security(**security)
+    if client is None and address is None and scheduler_file is None:
+        address = dask.config.get("scheduler-address", None)
     if client is not None:
         if security is not None:
             raise DscirError("security applies to address, scheduler_file or the embedded "
