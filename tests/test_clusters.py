@@ -384,7 +384,7 @@ def test_recipe_files_are_valid():
     for name in RECIPES:
         folder = CLUSTERS / name
         readme = (folder / "README.md").read_text()
-        for f in sorted(folder.iterdir()):
+        for f in sorted(f for f in folder.iterdir() if f.is_file() and f.name != "README.md"):
             assert f.name in readme, f"{name}/README.md does not mention {f.name}"
             if f.suffix in (".yaml", ".yml"):
                 docs = [d for d in yaml.safe_load_all(f.read_text()) if d is not None]
@@ -395,3 +395,29 @@ def test_recipe_files_are_valid():
                 assert os.access(f, os.X_OK), f"{f} is not executable"
                 check = subprocess.run(["bash", "-n", f], capture_output=True, text=True)
                 assert check.returncode == 0, check.stderr
+
+
+def test_kubernetes_manifests_fit_together():
+    folder = CLUSTERS / "kubernetes"
+    cluster, = yaml.safe_load_all((folder / "daskcluster.yaml").read_text())
+    job, = yaml.safe_load_all((folder / "dscir-job.yaml").read_text())
+    claim, = yaml.safe_load_all((folder / "data-pvc.yaml").read_text())
+    assert (cluster["apiVersion"], cluster["kind"]) == ("kubernetes.dask.org/v1", "DaskCluster")
+    name = cluster["metadata"]["name"]
+    worker, = cluster["spec"]["worker"]["spec"]["containers"]
+    assert worker["args"][:2] == ["dask", "worker"] and "$(DASK_WORKER_NAME)" in worker["args"]
+    assert worker["args"][worker["args"].index("--nthreads") + 1] == "1"
+    scheduler = cluster["spec"]["scheduler"]
+    assert scheduler["spec"]["containers"][0]["args"] == ["dask", "scheduler"]
+    assert scheduler["service"]["selector"]["dask.org/cluster-name"] == name
+    assert {p["port"] for p in scheduler["service"]["ports"]} == {8786, 8787}
+    assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
+    pod = job["spec"]["template"]["spec"]
+    script = pod["containers"][0]["args"][0]
+    assert f"tcp://{name}-scheduler.$POD_NAMESPACE.svc.cluster.local:8786" in script
+    assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
+    claims = {v["persistentVolumeClaim"]["claimName"]
+              for spec in (pod, cluster["spec"]["worker"]["spec"]) for v in spec["volumes"]}
+    assert claims == {claim["metadata"]["name"]}
+    dockerfile = (folder / "Dockerfile").read_text()
+    assert dockerfile.startswith("#") and "pip install --no-cache-dir /src" in dockerfile
