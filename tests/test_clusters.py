@@ -233,6 +233,17 @@ def test_tls_cluster_refuses_clients_without_its_certificates(tls_cluster, reute
         assert not (tmp_path / "run").exists()
 
 
+def test_embedded_cluster_with_tls(tls_cluster):
+    """--tls-* without an address: the embedded LocalCluster itself runs on tls://."""
+    _, certs = tls_cluster
+    security = {"ca_file": certs / "ca.pem", "cert": certs / "client.pem",
+                "key": certs / "client-key.pem"}
+    with dask_client(n_workers=1, security=security) as client:
+        assert client.scheduler.address.startswith("tls://")
+        assert all(w.startswith("tls://") for w in client.nthreads())
+        assert client.submit(sum, [1, 2]).result() == 3
+
+
 @needs_openssl
 def test_make_certs_refuses_to_overwrite(tmp_path):
     certs = make_certs(tmp_path / "certs", "node1", "10.1.2.3")
