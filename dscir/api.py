@@ -157,6 +157,7 @@ class LDA:
         address: str | None = None,
         scheduler_file: str | None = None,
         n_workers: int | None = None,
+        security=None,
         out: str | Path | None = None,
         overwrite: bool = False,
         checkpoint_every: int = 0,
@@ -167,8 +168,10 @@ class LDA:
         ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``. The
         cluster is ``client``, or the scheduler at ``address`` /
         ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
-        processes. With ``out``, the run (configuration, thinned samples,
-        final state, history) is written there as a Zarr run store.
+        processes; ``security`` (a ``distributed.Security`` or ``{"ca_file",
+        "cert", "key"}``) connects with mutual TLS. With ``out``, the run
+        (configuration, thinned samples, final state, history) is written
+        there as a Zarr run store.
 
         With ``checkpoint_every`` = N (and ``out``) the whole chain is
         checkpointed into the run every N iterations. ``resume=RUN`` continues
@@ -188,7 +191,7 @@ class LDA:
             raise DscirError("checkpoint_every needs out, the run store to checkpoint into")
         store = _store_path(corpus)
         with dask_client(client, address=address, scheduler_file=scheduler_file,
-                         n_workers=n_workers) as c:
+                         n_workers=n_workers, security=security) as c:
             self._driver = LDADriver(c, store, config)
             n_iter, writer = self.n_iter, None
             if resume is not None:
@@ -527,14 +530,15 @@ class DPMixture:
 
     def fit(self, corpus, client=None, *, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None,
-            out: str | Path | None = None, overwrite: bool = False,
+            security=None, out: str | Path | None = None, overwrite: bool = False,
             checkpoint_every: int = 0, resume: str | Path | None = None) -> DPMixture:
         """Run ``n_iter`` iterations from a fresh chain on a corpus store (users x areas).
 
         ``corpus`` is a store path or an open ``dscir.corpus.Corpus``. The
         stochastic samplers run on ``client``, the scheduler at ``address`` /
         ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
-        processes; ``sampler="gibbs"`` runs in this process.
+        processes (``security``: TLS, as in ``LDA.fit``); ``sampler="gibbs"``
+        runs in this process.
 
         ``out``, ``checkpoint_every`` and ``resume`` work as for ``LDA.fit``: the
         run (kept samples, final state, history, scores) is written to ``out``;
@@ -555,7 +559,7 @@ class DPMixture:
             self._run(None, store, config, out, overwrite, checkpoint_every, resume)
         else:
             with dask_client(client, address=address, scheduler_file=scheduler_file,
-                             n_workers=n_workers) as c:
+                             n_workers=n_workers, security=security) as c:
                 self._run(c, store, config, out, overwrite, checkpoint_every, resume)
                 if client is None:
                     self._driver.client = None

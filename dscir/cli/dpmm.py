@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
-from dscir.cli.lda import check_run_options, cluster_options, run_options
+from dscir.cli.lda import (announce_dashboard, check_run_options, cluster_kwargs, cluster_options,
+                            run_options)
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -47,7 +48,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
 def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
     from dscir.corpus import Corpus
-    from dscir.distributed.cluster import dask_client, dashboard_link
+    from dscir.distributed.cluster import dask_client
 
     model = DPMixture(
         sampler=args.sampler, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
@@ -57,17 +58,15 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
     check_run_options(args, "dpmm", model._config())  # before starting a cluster
+    cluster = cluster_kwargs(args)
     corpus = Corpus.open(args.store)
     run = dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
                resume=args.resume)
     if args.sampler == "gibbs":
         model.fit(corpus, **run)
     else:
-        with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                         n_workers=args.workers) as client:
-            link = dashboard_link(client)
-            if link:
-                print(f"Dask dashboard: {link}", file=sys.stderr)
+        with dask_client(**cluster) as client:
+            announce_dashboard(client)
             model.fit(corpus, client=client, **run)
     print(f"{model.n_iter_} iterations ({args.sampler}): {model.n_clusters_} occupied "
           f"clusters, {model.n_components_} components represented, alpha = "

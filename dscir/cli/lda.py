@@ -15,6 +15,31 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--address", help="scheduler address, e.g. tcp://host:8786")
     g.add_argument("--scheduler-file", help="scheduler file written by `dask scheduler`")
     g.add_argument("--workers", type=int, help="LocalCluster worker processes")
+    g.add_argument("--tls-ca-file", metavar="PEM", help="CA certificate for mutual TLS "
+                   "(with --tls-cert and --tls-key; see clusters/tls)")
+    g.add_argument("--tls-cert", metavar="PEM", help="this client's TLS certificate")
+    g.add_argument("--tls-key", metavar="PEM", help="this client's TLS private key")
+
+
+def cluster_kwargs(args: argparse.Namespace) -> dict:
+    """The ``dask_client`` keywords of the ``cluster_options``; bad TLS options are
+    a ``DscirError`` before any cluster starts."""
+    from dscir.distributed.cluster import tls_security
+
+    return dict(address=args.address, scheduler_file=args.scheduler_file,
+                n_workers=args.workers,
+                security=tls_security(args.tls_ca_file, args.tls_cert, args.tls_key,
+                                      names=("--tls-ca-file", "--tls-cert", "--tls-key")))
+
+
+def announce_dashboard(client) -> None:
+    """Print where to watch the run: the Dask dashboard and dscir's page on it."""
+    from dscir.distributed.cluster import dashboard_link
+
+    link = dashboard_link(client)
+    if link:
+        base = link.rsplit("/", 1)[0] if link.endswith("/status") else link.rstrip("/")
+        print(f"Dask dashboard: {link}  (dscir run page: {base}/dscir/)", file=sys.stderr)
 
 
 def run_options(p: argparse.ArgumentParser) -> None:
@@ -106,7 +131,7 @@ def _print_topics(topic_word: np.ndarray, vocabulary: np.ndarray, n: int) -> Non
 def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
     from dscir.corpus import Corpus
-    from dscir.distributed.cluster import dask_client, dashboard_link
+    from dscir.distributed.cluster import dask_client
 
     model = LDA(
         n_topics=args.topics, sampler=args.sampler, alpha=args.alpha, beta=args.beta,
@@ -116,12 +141,10 @@ def _fit_lda(args: argparse.Namespace) -> int:
         eval_sweeps=args.eval_sweeps, seed=args.seed, progress=not args.no_progress,
     )
     check_run_options(args, "lda", model._config())  # before starting a cluster
+    cluster = cluster_kwargs(args)
     corpus = Corpus.open(args.store)
-    with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                     n_workers=args.workers) as client:
-        link = dashboard_link(client)
-        if link:
-            print(f"Dask dashboard: {link}", file=sys.stderr)
+    with dask_client(**cluster) as client:
+        announce_dashboard(client)
         model.fit(corpus, client=client, out=args.out, overwrite=args.overwrite,
                   checkpoint_every=args.checkpoint_every, resume=args.resume)
         if model.evaluations_:
@@ -142,6 +165,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from dscir.distributed.runstore import Run
     from dscir.errors import DscirError
 
+    cluster = cluster_kwargs(args)
     run = Run.open(args.run)
     store = args.store or run.store
     corpus = Corpus.open(store)
@@ -150,8 +174,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"{store} has {corpus.n_words} words, the run's topics have {run.phi_mean.shape[1]}"
         )
     cfg = run.config
-    with dask_client(address=args.address, scheduler_file=args.scheduler_file,
-                     n_workers=args.workers) as client:
+    with dask_client(**cluster) as client:
         perplexity = evaluate_perplexity(
             client, store, np.asarray(corpus.heldout_docs(), np.int64), run.phi_mean,
             cfg["alpha"], args.sweeps or cfg["eval_sweeps"], cfg["seed"],

@@ -52,6 +52,6 @@ def _quickstart(args: argparse.Namespace) -> int:
             step_size=None, tau="default", kappa=None, sweeps=args.sweeps,
             eval_sweeps=args.sweeps, burn_in=None, thin=5, seed=args.seed, top=8,
             no_progress=args.no_progress, address=None, scheduler_file=None,
-            workers=args.workers,
+            workers=args.workers, tls_ca_file=None, tls_cert=None, tls_key=None,
         )
         return _fit_lda(fit_args)

@@ -1,18 +1,25 @@
 """Where a run's Dask client comes from.
 
 A client passed in is used as is; an address or a scheduler file connects to a
-running cluster (``dask scheduler`` / ``dask worker``); otherwise an embedded
-LocalCluster is started and closed with the run.
+running cluster (``dask scheduler`` / ``dask worker``), as does Dask's own
+``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``, which the Dask
+Kubernetes operator sets in its pods) when neither is given; otherwise an
+embedded LocalCluster is started and closed with the run. ``security`` (a
+``distributed.Security``, or the CA, certificate and key files of
+``tls_security``) makes the connection, or the embedded cluster, use mutual TLS;
+without it the ``distributed.comm.tls`` settings of the Dask configuration apply.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import dask
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, Security
 
 from dscir.errors import DscirError
 
@@ -27,17 +34,27 @@ def dask_client(
     threads_per_worker: int = 1,
     processes: bool = True,
     dashboard_address: str | None = ":0",
+    security: Security | Mapping[str, str] | None = None,
 ) -> Iterator[Client]:
     """Yield a connected client; close only what this function opened.
 
     The embedded default is one single-threaded worker process per core: the
     Gibbs kernel holds the GIL-free numba loop, but process workers keep numba
-    and zarr caches apart and match how a real cluster behaves.
+    and zarr caches apart and match how a real cluster behaves. ``security``
+    is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM
+    files (see ``tls_security``).
     """
     given = sum(x is not None for x in (client, address, scheduler_file))
     if given > 1:
         raise DscirError("give at most one of client, address and scheduler_file")
+    if security is not None and not isinstance(security, Security):
+        security = tls_security(**security)
+    if client is None and address is None and scheduler_file is None:
+        address = dask.config.get("scheduler-address", None)
     if client is not None:
+        if security is not None:
+            raise DscirError("security applies to address, scheduler_file or the embedded "
+                             "cluster; a given client is already connected")
         yield client
         return
     if address is not None or scheduler_file is not None:
@@ -45,11 +62,21 @@ def dask_client(
             c = Client(
                 address=address,
                 scheduler_file=scheduler_file,
+                security=security,
                 timeout=dask.config.get("distributed.comm.timeouts.connect"),
             )
-        except (OSError, TimeoutError, ValueError) as exc:
-            target = address or scheduler_file
-            raise DscirError(f"cannot connect to the Dask scheduler at {target}: {exc}") from exc
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            error = DscirError(f"cannot connect to the Dask scheduler at "
+                               f"{address or scheduler_file}: {exc}")
+        else:
+            error = None
+        if error is not None:
+            # The half-started Client lives on in the traceback; collected at
+            # some later moment, its __del__ can run inside the next client's
+            # event-loop thread and stall that client's start for 10 s. Free
+            # and collect it here instead.
+            gc.collect()
+            raise error
         try:
             yield c
         finally:
@@ -63,6 +90,7 @@ def dask_client(
         processes=processes,
         dashboard_address=dashboard_address,
         silence_logs=40,
+        security=security,
     )
     c = Client(cluster)
     try:
@@ -70,6 +98,35 @@ def dask_client(
     finally:
         c.close()
         cluster.close()
+
+
+def tls_security(ca_file: str | Path | None = None, cert: str | Path | None = None,
+                 key: str | Path | None = None, *,
+                 names: tuple[str, str, str] = ("ca_file", "cert", "key")) -> Security | None:
+    """Mutual-TLS ``Security`` from a CA file and one certificate/key pair (PEM).
+
+    All three or none (None); a partial set, or a file that is missing, is a
+    ``DscirError`` naming it by ``names`` (the CLI passes its option names).
+    The pair serves every role (client, and scheduler and worker of an
+    embedded cluster), so for a LocalCluster it must be valid for both server
+    and client authentication, as the certificates of
+    ``clusters/tls/make-certs.sh`` are.
+    """
+    files = dict(zip(names, (ca_file, cert, key)))
+    if all(v is None for v in files.values()):
+        return None
+    absent = [name for name, v in files.items() if v is None]
+    if absent:
+        raise DscirError(f"TLS needs {', '.join(names[:2])} and {names[2]} together; "
+                         f"missing: {', '.join(absent)}")
+    missing = [f"{name} {v}" for name, v in files.items() if not Path(v).is_file()]
+    if missing:
+        raise DscirError(f"TLS file not found: {'; '.join(missing)}")
+    ca, c, k = (str(v) for v in files.values())
+    return Security(require_encryption=True, tls_ca_file=ca,
+                    tls_client_cert=c, tls_client_key=k,
+                    tls_scheduler_cert=c, tls_scheduler_key=k,
+                    tls_worker_cert=c, tls_worker_key=k)
 
 
 def dashboard_link(client: Client) -> str | None:
