@@ -1,0 +1,580 @@
+"""dscir against the LDA tools users would pick instead: gensim, scikit-learn,
+tomotopy and lda, in one run on one machine, scored by one metric.
+
+Every system trains on the training documents of one corpus store with the
+same K, and every topic-word matrix it produces is scored by dscir's own
+document-completion perplexity (``dscir.distributed.lda.evaluate_perplexity``:
+the same held-out documents, every 10th token tested, the same completion
+alpha, sweeps and seed) on one 2-worker LocalCluster, after all training is
+done. Each system trains in its own subprocess, whose process tree (dscir's
+LocalCluster workers and gensim's worker processes included) is sampled for
+peak memory; the clock covers training only (no data loading, no model
+construction, no cluster start-up, no scoring). Writes
+benchmarks/results/peers_{corpus}.json and .png.
+
+    python benchmarks/peers.py --corpus wiki     # K = 100, 1,000 held-out documents
+    python benchmarks/peers.py --corpus ap       # K = 50, 281 held-out documents
+    python benchmarks/peers.py --corpus big      # >= 20 M generated tokens, one pass
+    python benchmarks/peers.py --corpus wiki --quick   # a smoke run of every system
+
+Needs the bench extra: ``pip install -e ".[bench]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import cpu_model, shared_data
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+# Priors for the peers (all four): the usual collapsed-Gibbs pair, which is also
+# the lda package's default and lda_wiki.py's collapsed baseline. dscir's
+# samplers keep their reference settings (dscir.api.LDA_DEFAULTS), as a user
+# calling LDA(sampler=...) gets them; the step-size schedules are tuned to them.
+ALPHA, ETA = 0.1, 0.01
+# The one scorer: completion alpha, sweeps, held-out token period, seed.
+SCORE_ALPHA, SCORE_SWEEPS, SCORE_EVERY, SCORE_SEED = 0.1, 50, 10, 0
+DSCIR_SWEEPS, DSCIR_BATCH = 100, 50
+
+SYSTEMS = ["dscir-scir", "dscir-sgrld", "dscir-gsgrhmc", "gensim", "sklearn", "tomotopy", "lda"]
+STREAMING = ["dscir-scir", "gensim", "sklearn"]
+
+# Training budgets at which each system's topics are snapshotted: dscir
+# iterations (one chain), gensim/sklearn passes (continued training), tomotopy
+# iterations (continued), lda iterations (retrained from scratch per budget).
+# For "big" the budgets are fractions of one pass.
+BUDGETS = {
+    "wiki": {"dscir": [25, 50, 100, 200, 300, 400], "gensim": [1, 2, 4, 8],
+             "sklearn": [1, 2, 4, 8], "tomotopy": [10, 25, 50, 100, 200], "lda": [10, 30, 100]},
+    "ap": {"dscir": [25, 50, 100, 200, 300, 400], "gensim": [1, 2, 4, 8, 16],
+           "sklearn": [1, 2, 4, 8, 16], "tomotopy": [10, 25, 50, 100, 200, 400],
+           "lda": [10, 30, 100, 300]},
+    "big": {"one_pass": [0.25, 0.5, 0.75, 1.0]},
+    "quick": {"dscir": [4, 8], "gensim": [1], "sklearn": [1], "tomotopy": [2, 4], "lda": [2]},
+}
+TOPICS = {"wiki": 100, "ap": 50, "big": 100}
+TIME_BUDGET = {"wiki": 60.0, "ap": 20.0, "big": None}  # seconds, for "best within budget"
+BIG_TRAIN_DOCS, BIG_HELDOUT = 60_000, 1_000
+
+
+# -- corpora ---------------------------------------------------------------------
+
+
+def make_store(corpus: str, path: Path, seed: int) -> Path:
+    """The corpus store with its held-out flag (wiki: 1,000 documents as in
+    lda_wiki.py; ap: the same fraction, 12.5%; big: generated, see make_big)."""
+    from dscir.corpus import ingest_ldac, split_heldout
+
+    data = shared_data()
+    if corpus == "wiki":
+        ingest_ldac(data / "wiki" / "wiki.ldac.gz", data / "wiki" / "vocab.txt", path)
+        split_heldout(path, n_heldout=1000, seed=seed)
+    elif corpus == "ap":
+        ingest_ldac(data / "ap" / "ap.dat", data / "ap" / "vocab.txt", path, drop_empty=True)
+        split_heldout(path, fraction=0.125, seed=seed)
+    else:
+        make_big(path, seed)
+    return path
+
+
+def make_big(path: Path, seed: int) -> Path:
+    """A corpus drawn from LDA: K = 100 topics fitted to wiki (30 collapsed Gibbs
+    sweeps, alpha 0.1, beta 0.01), 61,000 documents with lengths resampled from
+    wiki's, theta ~ Dirichlet(0.1); 1,000 of them (a seeded choice) held out."""
+    import scipy.sparse as sp
+
+    from dscir.corpus import ingest_ldac, write_corpus
+    from dscir.models.lda import CollapsedGibbs
+
+    data = shared_data() / "wiki"
+    wiki = ingest_ldac(data / "wiki.ldac.gz", data / "vocab.txt", path.with_name("wiki-src.zarr"))
+    b = wiki.read(np.arange(wiki.n_docs))
+    phi = CollapsedGibbs(b.indptr, b.indices, b.data, TOPICS["big"], alpha=ALPHA, beta=ETA,
+                         seed=seed, n_words=wiki.n_words).run(30).topic_word()
+    K, W = phi.shape
+    rng = np.random.default_rng(seed)
+    D = BIG_TRAIN_DOCS + BIG_HELDOUT
+    wiki_lengths = np.bincount(np.repeat(np.arange(wiki.n_docs), np.diff(b.indptr)),
+                               weights=b.data, minlength=wiki.n_docs).astype(np.int64)
+    lengths = rng.choice(wiki_lengths[wiki_lengths > 0], size=D)
+    theta = rng.dirichlet(np.full(K, ALPHA), size=D)
+    doc = np.repeat(np.arange(D), lengths)
+    # Inverse-CDF draws of every token's topic: row d of the offset cumulative
+    # theta runs from d to d + 1, so one searchsorted serves all documents.
+    cum = (np.cumsum(theta, axis=1) + np.arange(D)[:, None]).ravel()
+    z = np.searchsorted(cum, doc + rng.random(doc.size)) - doc * K
+    np.clip(z, 0, K - 1, out=z)
+    del cum
+    word = np.empty(doc.size, np.int64)
+    cphi = np.cumsum(phi, axis=1)
+    for k in range(K):
+        sel = np.flatnonzero(z == k)
+        u = rng.random(sel.size) * cphi[k, -1]
+        word[sel] = np.minimum(np.searchsorted(cphi[k], u), W - 1)
+    del z
+    m = sp.csr_matrix((np.ones(doc.size, np.int32), (doc, word)), shape=(D, W))
+    m.sum_duplicates()
+    write_corpus(path, m, wiki.vocabulary, heldout={"n_heldout": BIG_HELDOUT, "seed": seed})
+    np.save(path.with_name("true_phi.npy"), phi)  # the generating topics: a reference score
+    return path
+
+
+# -- training (in a subprocess per system) ----------------------------------------
+
+
+def _train_docs(store: str, seed: int):
+    """The store's training documents, in one seeded order shared by the peers."""
+    from dscir.corpus import Corpus
+
+    corpus = Corpus.open(store)
+    docs = np.random.default_rng(seed).permutation(corpus.train_docs())
+    return corpus, corpus.read(docs)
+
+
+def _csr(batch, n_words: int):
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((batch.data.astype(np.int64), batch.indices, batch.indptr),
+                         shape=(batch.docs.size, n_words))
+
+
+def _bow(batch):
+    ip, ix, d = batch.indptr, batch.indices.tolist(), batch.data.tolist()
+    return [list(zip(ix[ip[i]:ip[i + 1]], d[ip[i]:ip[i + 1]])) for i in range(batch.docs.size)]
+
+
+def _stream_blocks(corpus, block: int = 4096):
+    """The training documents in store order, ``block`` at a time (for the one-pass run)."""
+    train = corpus.train_docs()
+    for lo in range(0, train.size, block):
+        yield corpus.read(train[lo:lo + block])
+
+
+class _GensimStream:
+    """A gensim corpus streamed from a list of store blocks (documents read when iterated)."""
+
+    def __init__(self, corpus, lo: int, hi: int, block: int = 4096):
+        self.corpus, self.docs, self.block = corpus, corpus.train_docs()[lo:hi], block
+
+    def __len__(self) -> int:
+        return int(self.docs.size)
+
+    def __iter__(self):
+        for lo in range(0, self.docs.size, self.block):
+            yield from _bow(self.corpus.read(self.docs[lo:lo + self.block]))
+
+
+def _normalise(phi) -> np.ndarray:
+    phi = np.asarray(phi, dtype=np.float64)
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int):
+    from distributed import Client, LocalCluster
+
+    from dscir.api import LDA
+    from dscir.distributed.lda import LDADriver
+
+    n_iter = max(budgets)
+    cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
+              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, progress=False)._config()
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        driver = LDADriver(client, store, cfg)
+        wall = 0.0
+        for i in range(n_iter):
+            t = time.perf_counter()
+            driver.step(prefetch=i + 1 < n_iter)
+            wall += time.perf_counter() - t
+            if i == 0:
+                print(f"first iteration (loads the numba kernels on the workers): {wall:.1f}s",
+                      flush=True)
+            if i + 1 in budgets:
+                # What LDA(n_iter=...) hands back: the current phi until burn-in
+                # (half the run) ends, then the mean of the kept samples.
+                yield i + 1, wall, driver.mean_phi()
+        driver.close()
+
+
+def train_gensim(corpus, batch, K: int, budgets: list[int], seed: int, stream=None):
+    from gensim.models import LdaMulticore
+
+    # workers=None: gensim's default, cpu_count() - 1 worker processes plus the master.
+    model = LdaMulticore(num_topics=K, id2word={i: str(i) for i in range(corpus.n_words)},
+                         alpha=ALPHA, eta=ETA, chunksize=2000, passes=1, eval_every=None,
+                         random_state=seed, workers=None)
+    wall, done = 0.0, 0
+    for b in budgets:
+        while done < b:
+            data = _bow(batch) if stream is None else stream(done)
+            t = time.perf_counter()
+            model.update(data)
+            wall += time.perf_counter() - t
+            done += 1
+        yield b, wall, _normalise(model.get_topics())
+
+
+def train_sklearn(corpus, batch, K: int, budgets: list[int], seed: int, stream=None):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    n_train = corpus.train_docs().size
+    model = LatentDirichletAllocation(
+        n_components=K, doc_topic_prior=ALPHA, topic_word_prior=ETA, learning_method="online",
+        total_samples=n_train, n_jobs=-1, random_state=seed)
+    wall, done = 0.0, 0
+    for b in budgets:
+        while done < b:
+            for X in ([_csr(batch, corpus.n_words)] if stream is None else stream(done)):
+                t = time.perf_counter()
+                model.partial_fit(X)  # one pass over X in minibatches of 128 documents
+                wall += time.perf_counter() - t
+            done += 1
+        yield b, wall, _normalise(model.components_)
+
+
+def train_tomotopy(corpus, batch, K: int, budgets: list[int], seed: int):
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=K, alpha=ALPHA, eta=ETA, seed=seed)
+    model.optim_interval = 0  # keep alpha fixed, as every other system does
+    ip, ix, d = batch.indptr, batch.indices, batch.data
+    for i in range(batch.docs.size):
+        words = np.repeat(ix[ip[i]:ip[i + 1]], d[ip[i]:ip[i + 1]]).astype(str).tolist()
+        if words:
+            model.add_doc(words)
+    wall, done = 0.0, 0
+    for b in budgets:
+        t = time.perf_counter()
+        model.train(b - done, workers=0)  # 0: all cores; continues the chain
+        wall += time.perf_counter() - t
+        done = b
+        yield b, wall, tomotopy_phi(model, corpus.n_words)
+
+
+def tomotopy_phi(model, n_words: int) -> np.ndarray:
+    """A tomotopy model's K x W topic-word matrix in the store's word ids.
+
+    tomotopy's raw topic-word values are n_kw + eta over the words it saw (their
+    names are the store's ids); a word absent from the training documents gets eta."""
+    ids = np.array([int(w) for w in model.used_vocabs])
+    phi = np.full((model.k, n_words), model.eta)
+    for k in range(model.k):
+        phi[k, ids] = model.get_topic_word_dist(k, normalize=False)
+    return _normalise(phi)
+
+
+def train_lda(corpus, batch, K: int, budgets: list[int], seed: int):
+    import logging
+
+    import lda
+
+    logging.getLogger("lda").setLevel(logging.WARNING)
+    X = _csr(batch, corpus.n_words)
+    for b in budgets:
+        # lda cannot continue a fit: each budget is a fresh run of b sweeps.
+        model = lda.LDA(n_topics=K, n_iter=b, alpha=ALPHA, eta=ETA, random_state=seed,
+                        refresh=b)
+        t = time.perf_counter()
+        model.fit(X)
+        yield b, time.perf_counter() - t, _normalise(model.topic_word_)
+
+
+def child(args) -> None:
+    """Train one system, save its snapshots (npz) and timings (json) into args.out."""
+    K, seed, store = args.topics, args.seed, args.store
+    t0 = time.perf_counter()
+    one_pass = args.corpus == "big"
+    budgets = BUDGETS["quick" if args.quick else args.corpus]
+    if args.train.startswith("dscir-"):
+        corpus = None
+        if one_pass:
+            from dscir.corpus import Corpus
+
+            n_iter = Corpus.open(store).train_docs().size // DSCIR_BATCH
+            steps = sorted({max(1, round(f * n_iter)) for f in budgets["one_pass"]})
+        else:
+            steps = budgets["dscir"]
+        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed)
+    else:
+        from dscir.corpus import Corpus
+
+        if one_pass:
+            corpus = Corpus.open(store)
+            n = corpus.train_docs().size
+            cuts = [0] + [round(f * n) for f in budgets["one_pass"]]
+            # Pass "done" of this loop streams segment "done" of the single pass.
+            if args.train == "gensim":
+                gen = train_gensim(corpus, None, K, list(range(1, len(cuts))), seed,
+                                   stream=lambda j: _GensimStream(corpus, cuts[j], cuts[j + 1]))
+            elif args.train == "sklearn":
+                train = corpus.train_docs()
+                gen = train_sklearn(
+                    corpus, None, K, list(range(1, len(cuts))), seed,
+                    stream=lambda j: (_csr(corpus.read(train[lo:min(lo + 4096, cuts[j + 1])]),
+                                           corpus.n_words)
+                                      for lo in range(cuts[j], cuts[j + 1], 4096)))
+            else:
+                raise SystemExit(f"{args.train} is not a streaming system")
+        else:
+            corpus, batch = _train_docs(store, seed)
+            fn = {"gensim": train_gensim, "sklearn": train_sklearn,
+                  "tomotopy": train_tomotopy, "lda": train_lda}[args.train]
+            gen = fn(corpus, batch, K, budgets[args.train], seed)
+    snaps, points = {}, []
+    setup = None
+    for j, (budget, seconds, phi) in enumerate(gen):
+        if setup is None:
+            setup = time.perf_counter() - t0 - seconds
+        snaps[f"phi{j}"] = phi
+        points.append({"budget": budget, "seconds": seconds})
+    out = Path(args.out)
+    np.savez(out / f"{args.train}.npz", **snaps)
+    rusage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    (out / f"{args.train}.json").write_text(json.dumps(
+        {"points": points, "setup_seconds": setup, "self_maxrss_mb": rusage}))
+
+
+# -- the parent: run, measure, score, summarise ----------------------------------
+
+
+def _tree_memory(proc, peak: dict, stop: threading.Event, every: float = 0.2) -> None:
+    """Peak over time of the summed RSS and PSS of ``proc`` and all its descendants
+    (PSS shares each shared page among the processes mapping it, so summing it
+    does not count the libraries of multi-process systems several times)."""
+    import psutil
+
+    while not stop.is_set():
+        rss = pss = 0
+        try:
+            procs = [proc] + proc.children(recursive=True)
+        except psutil.Error:
+            break
+        for p in procs:
+            try:
+                m = p.memory_full_info()
+                rss, pss = rss + m.rss, pss + getattr(m, "pss", m.rss)
+            except psutil.Error:
+                pass
+        peak["rss"], peak["pss"] = max(peak["rss"], rss), max(peak["pss"], pss)
+        stop.wait(every)
+
+
+def run_system(system: str, args, store: Path, out: Path) -> dict:
+    import psutil
+
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", args.corpus,
+           "--topics", str(args.topics), "--seed", str(args.seed), "--train", system,
+           "--store", str(store), "--out", str(out)] + (["--quick"] if args.quick else [])
+    print(f"== {system}", flush=True)
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=HERE)
+    peak, stop = {"rss": 0, "pss": 0}, threading.Event()
+    watcher = threading.Thread(target=_tree_memory, args=(psutil.Process(proc.pid), peak, stop))
+    watcher.start()
+    rc = proc.wait()
+    stop.set()
+    watcher.join()
+    if rc != 0:
+        raise SystemExit(f"training {system} failed (exit code {rc})")
+    meta = json.loads((out / f"{system}.json").read_text())
+    meta.update(system=system, peak_rss_mb=peak["rss"] / 2**20, peak_pss_mb=peak["pss"] / 2**20,
+                process_seconds=time.perf_counter() - t)
+    return meta
+
+
+def score_all(metas: list[dict], store: Path, out: Path) -> float | None:
+    """Score every snapshot with the one scorer, on one 2-worker LocalCluster
+    (and the generating topics of a generated corpus, returned)."""
+    from distributed import Client, LocalCluster
+
+    from dscir.corpus import Corpus
+    from dscir.distributed.lda import evaluate_perplexity
+
+    heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        for meta in metas:
+            snaps = np.load(out / f"{meta['system']}.npz")
+            for j, point in enumerate(meta["points"]):
+                point["perplexity"] = evaluate_perplexity(
+                    client, str(store), heldout, snaps[f"phi{j}"], SCORE_ALPHA, SCORE_SWEEPS,
+                    SCORE_SEED, SCORE_EVERY, 4)
+                print(f"{meta['system']:14s} budget {point['budget']:>6}  "
+                      f"{point['seconds']:8.1f}s  perplexity {point['perplexity']:8.1f}",
+                      flush=True)
+        truth = store.with_name("true_phi.npy")
+        if truth.exists():
+            p = evaluate_perplexity(client, str(store), heldout, np.load(truth), SCORE_ALPHA,
+                                    SCORE_SWEEPS, SCORE_SEED, SCORE_EVERY, 4)
+            print(f"generating topics: perplexity {p:.1f}", flush=True)
+            return p
+    return None
+
+
+def summarise(metas: list[dict], corpus: str, time_budget: float | None) -> dict:
+    """Target = 1.1 x the lowest perplexity any system reached; per system the
+    training seconds of its first snapshot at or below it, the best perplexity
+    of the snapshots within ``time_budget`` seconds, and ratios to dscir (SCIR)."""
+    best_any = min(p["perplexity"] for m in metas for p in m["points"])
+    target = 1.1 * best_any
+    rows = []
+    for m in metas:
+        pts = m["points"]
+        hit = [p["seconds"] for p in pts if p["perplexity"] <= target]
+        within = [p["perplexity"] for p in pts if time_budget is None or p["seconds"] <= time_budget]
+        rows.append({
+            "system": m["system"],
+            "time_to_target": min(hit) if hit else None,
+            "max_seconds": max(p["seconds"] for p in pts),
+            "best_within_budget": min(within) if within else None,
+            "best": min(p["perplexity"] for p in pts),
+            "final": pts[-1]["perplexity"],
+            "final_seconds": pts[-1]["seconds"],
+            "peak_pss_mb": m["peak_pss_mb"], "peak_rss_mb": m["peak_rss_mb"],
+            "self_maxrss_mb": m["self_maxrss_mb"],
+        })
+    ref = next((r for r in rows if r["system"] == "dscir-scir"), None)
+    for r in rows:
+        if ref is None:
+            break
+        a, b = ref["time_to_target"], r["time_to_target"]
+        # A system that never reached the target bounds the ratio by its longest run.
+        if a and b:
+            r["ratio_time_to_target"], r["ratio_bound"] = a / b, "="
+        elif b:
+            r["ratio_time_to_target"], r["ratio_bound"] = ref["max_seconds"] / b, ">"
+        elif a:
+            r["ratio_time_to_target"], r["ratio_bound"] = a / r["max_seconds"], "<"
+        else:
+            r["ratio_time_to_target"], r["ratio_bound"] = None, None
+        r["ratio_final_seconds"] = ref["final_seconds"] / r["final_seconds"]
+    return {"target": target, "time_budget": time_budget, "rows": rows}
+
+
+def table(summary: dict, corpus: str, quick: bool) -> str:
+    """The README table (markdown) of one run."""
+    fmt = lambda x, f="{:,.0f}": "not reached" if x is None else f.format(x)  # noqa: E731
+    budget = summary["time_budget"]
+    head = ("| system | time to perplexity {:,.0f} (s) | dscir SCIR / system | best perplexity "
+            "within {} | final perplexity (s) | peak memory, MB: process tree PSS / main max RSS | "
+            "command |")
+    lines = [head.format(summary["target"], f"{budget:.0f} s" if budget else "the run"),
+             "|---|---|---|---|---|---|---|"]
+    for r in summary["rows"]:
+        cmd = (f"`python benchmarks/peers.py --corpus {corpus} --systems {r['system']}"
+               f"{' --quick' if quick else ''}`")
+        ratio = r.get("ratio_time_to_target")
+        bound = "" if r.get("ratio_bound") in (None, "=") else r["ratio_bound"] + " "
+        lines.append(
+            f"| {r['system']} | {fmt(r['time_to_target'], '{:.1f}')} | "
+            f"{bound + fmt(ratio, '{:.2f}') if ratio is not None else '-'} | "
+            f"{fmt(r['best_within_budget'])} | {r['final']:,.0f} ({r['final_seconds']:.1f}) | "
+            f"{r['peak_pss_mb']:,.0f} / {r['self_maxrss_mb']:,.0f} | {cmd} |")
+    return "\n".join(lines)
+
+
+def plot(metas: list[dict], summary: dict, corpus: str, K: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for m in metas:
+        pts = m["points"]
+        ax.plot([p["seconds"] for p in pts], [p["perplexity"] for p in pts], marker="o",
+                label=m["system"], linestyle="--" if m["system"] == "lda" else "-")
+    ax.axhline(summary["target"], color="grey", lw=0.8, ls=":", label="target (1.1 x best)")
+    if summary.get("reference") is not None:
+        ax.axhline(summary["reference"], color="black", lw=0.8, ls="--",
+                   label="generating topics")
+    ax.set(xscale="log", xlabel="training wall-clock seconds (scoring excluded)",
+           ylabel="held-out perplexity (document completion)",
+           title=f"{corpus}, K = {K}" + (": one pass" if corpus == "big" else ""))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", choices=["wiki", "ap", "big"], default="wiki")
+    p.add_argument("--systems", default=None,
+                   help="comma-separated subset (default: all; for big the streaming ones)")
+    p.add_argument("--topics", type=int, default=None, help="K (default: wiki/big 100, ap 50)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="tiny budgets: a smoke run")
+    p.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--train", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--store", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    args.topics = args.topics or TOPICS[args.corpus]
+    if args.train:
+        child(args)
+        return
+    systems = (args.systems.split(",") if args.systems
+               else STREAMING if args.corpus == "big" else SYSTEMS)
+    unknown = sorted(set(systems) - set(SYSTEMS))
+    if unknown:
+        p.error(f"unknown systems {unknown}; choose from {SYSTEMS}")
+    if args.corpus == "big" and set(systems) - set(STREAMING):
+        p.error(f"the one-pass run is for the streaming systems {STREAMING}")
+
+    RESULTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dscir-peers-") as tmp:
+        t = time.perf_counter()
+        store = make_store(args.corpus, Path(tmp) / f"{args.corpus}.zarr", args.seed)
+        from dscir.corpus import Corpus
+
+        c = Corpus.open(store)
+        info = {"name": args.corpus, "n_docs": c.n_docs, "n_words": c.n_words,
+                "n_tokens": int(c.meta["n_tokens"]), "n_train": int(c.train_docs().size),
+                "n_heldout": int(c.heldout_docs().size),
+                "build_seconds": time.perf_counter() - t}
+        print(f"store: {info}", flush=True)
+        metas = [run_system(s, args, store, Path(tmp)) for s in systems]
+        info["generating_topics_perplexity"] = score_all(metas, store, Path(tmp))
+    if args.corpus == "big":
+        fractions = BUDGETS["big"]["one_pass"]
+        for m in metas:
+            for f, pt in zip(fractions, m["points"]):
+                pt["pass_fraction"] = f
+    summary = summarise(metas, args.corpus, None if args.quick else TIME_BUDGET[args.corpus])
+    summary["reference"] = info["generating_topics_perplexity"]
+    import dscir, gensim, lda, sklearn, tomotopy  # noqa: E401
+
+    versions = {m.__name__: getattr(m, "__version__", "?")
+                for m in (dscir, gensim, lda, sklearn, tomotopy)}
+    name = f"peers_{args.corpus}{'_quick' if args.quick else ''}"
+    settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
+                "dscir": {"batch_size": DSCIR_BATCH, "sweeps": DSCIR_SWEEPS,
+                          "priors": "dscir.api.LDA_DEFAULTS per sampler"},
+                "score": {"alpha": SCORE_ALPHA, "sweeps": SCORE_SWEEPS, "every": SCORE_EVERY,
+                          "seed": SCORE_SEED},
+                "budgets": BUDGETS["quick" if args.quick else args.corpus]}
+    out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                       "note": "shared with other work while measured"},
+           "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
+           "versions": versions, "corpus": info, "settings": settings,
+           "summary": summary, "systems": metas, "table": table(summary, args.corpus, args.quick)}
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
+    plot(metas, summary, args.corpus, args.topics, RESULTS / f"{name}.png")
+    print(out["table"])
+
+
+if __name__ == "__main__":
+    main()
