@@ -83,3 +83,27 @@ def test_unreachable_scheduler_is_a_clean_error(synthetic_store, tmp_path):  # n
     assert out.returncode == 2
     assert "cannot connect to the Dask scheduler" in out.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", ["embedded", "tcp"])
+def test_old_task_arguments_are_not_kept(where, request):
+    """Dask logs each connection's recent messages under 1 MB (1,000 by
+    default), task arguments included; through dscir's clients the driver
+    keeps at most MESSAGE_LOG_LENGTH of them, not every phi column it sent."""
+    import gc
+    import weakref
+
+    from dscir.distributed.cluster import MESSAGE_LOG_LENGTH, dask_client
+
+    target = ({"n_workers": 1, "dashboard_address": None} if where == "embedded"
+              else {"address": request.getfixturevalue("tcp_cluster")})
+    sent = []
+    with dask_client(**target) as client:
+        for i in range(2 * MESSAGE_LOG_LENGTH):
+            cols = np.full((50, 1000), float(i))  # 400 kB: below the logging limit
+            sent.append(weakref.ref(cols))
+            assert client.submit(np.size, cols, key=f"cols-{i}").result() == cols.size
+            del cols
+        gc.collect()
+        alive = sum(r() is not None for r in sent)
+    assert alive <= MESSAGE_LOG_LENGTH + 5, f"{alive} of {len(sent)} arguments still held"

@@ -24,6 +24,20 @@ from distributed import Client, LocalCluster, Security
 from dscir.errors import DscirError
 
 
+#: Dask keeps each connection's recent messages under 1 MB for debugging,
+#: ``distributed.admin.low-level-log-length`` of them (1,000 by default). A
+#: driver's task messages carry phi columns, so at the default the driver
+#: process held up to ~1 GB of old ones; dscir's own clients and embedded
+#: clusters keep at most this many.
+MESSAGE_LOG_LENGTH = 100
+
+
+def _capped_message_logs():
+    """Config for creating clients and clusters: the message logs capped."""
+    key = "distributed.admin.low-level-log-length"
+    return dask.config.set({key: min(dask.config.get(key), MESSAGE_LOG_LENGTH)})
+
+
 @contextlib.contextmanager
 def dask_client(
     client: Client | None = None,
@@ -59,12 +73,13 @@ def dask_client(
         return
     if address is not None or scheduler_file is not None:
         try:
-            c = Client(
-                address=address,
-                scheduler_file=scheduler_file,
-                security=security,
-                timeout=dask.config.get("distributed.comm.timeouts.connect"),
-            )
+            with _capped_message_logs():
+                c = Client(
+                    address=address,
+                    scheduler_file=scheduler_file,
+                    security=security,
+                    timeout=dask.config.get("distributed.comm.timeouts.connect"),
+                )
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             error = DscirError(f"cannot connect to the Dask scheduler at "
                                f"{address or scheduler_file}: {exc}")
@@ -84,15 +99,16 @@ def dask_client(
         return
     if n_workers is None:
         n_workers = max(1, min(os.cpu_count() or 1, 4))
-    cluster = LocalCluster(
-        n_workers=n_workers,
-        threads_per_worker=threads_per_worker,
-        processes=processes,
-        dashboard_address=dashboard_address,
-        silence_logs=40,
-        security=security,
-    )
-    c = Client(cluster)
+    with _capped_message_logs():
+        cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            processes=processes,
+            dashboard_address=dashboard_address,
+            silence_logs=40,
+            security=security,
+        )
+        c = Client(cluster)
     try:
         yield c
     finally:
