@@ -183,16 +183,14 @@ def _normalise(phi) -> np.ndarray:
 
 
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int):
-    from distributed import Client, LocalCluster
-
     from dscir.api import LDA
+    from dscir.distributed.cluster import dask_client
     from dscir.distributed.lda import LDADriver
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
               n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, progress=False)._config()
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with dask_client(n_workers=2, dashboard_address=None) as client:
         driver = LDADriver(client, store, cfg)
         wall = 0.0
         for i in range(n_iter):
@@ -398,14 +396,12 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
 def score_all(metas: list[dict], store: Path, out: Path) -> float | None:
     """Score every snapshot with the one scorer, on one 2-worker LocalCluster
     (and the generating topics of a generated corpus, returned)."""
-    from distributed import Client, LocalCluster
-
     from dscir.corpus import Corpus
+    from dscir.distributed.cluster import dask_client
     from dscir.distributed.lda import evaluate_perplexity
 
     heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with dask_client(n_workers=2, dashboard_address=None) as client:
         for meta in metas:
             snaps = np.load(out / f"{meta['system']}.npz")
             for j, point in enumerate(meta["points"]):
@@ -546,7 +542,9 @@ def main() -> None:
                 "n_heldout": int(c.heldout_docs().size),
                 "build_seconds": time.perf_counter() - t}
         print(f"store: {info}", flush=True)
+        load = {"before": os.getloadavg()}
         metas = [run_system(s, args, store, Path(tmp)) for s in systems]
+        load["after_training"] = os.getloadavg()
         info["generating_topics_perplexity"] = score_all(metas, store, Path(tmp))
     if args.corpus == "big":
         fractions = BUDGETS["big"]["one_pass"]
@@ -567,7 +565,7 @@ def main() -> None:
                           "seed": SCORE_SEED},
                 "budgets": BUDGETS["quick" if args.quick else args.corpus]}
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
-                       "note": "shared with other work while measured"},
+                       "load_average_1_5_15_min": load},
            "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
            "versions": versions, "corpus": info, "settings": settings,
            "summary": summary, "systems": metas, "table": table(summary, args.corpus, args.quick)}
