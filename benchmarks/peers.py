@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -340,9 +339,8 @@ def child(args) -> None:
         points.append({"budget": budget, "seconds": seconds})
     out = Path(args.out)
     np.savez(out / f"{args.train}.npz", **snaps)
-    rusage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     (out / f"{args.train}.json").write_text(json.dumps(
-        {"points": points, "setup_seconds": setup, "self_maxrss_mb": rusage}))
+        {"points": points, "setup_seconds": setup}))
 
 
 # -- the parent: run, measure, score, summarise ----------------------------------
@@ -351,7 +349,9 @@ def child(args) -> None:
 def _tree_memory(proc, peak: dict, stop: threading.Event, every: float = 0.2) -> None:
     """Peak over time of the summed RSS and PSS of ``proc`` and all its descendants
     (PSS shares each shared page among the processes mapping it, so summing it
-    does not count the libraries of multi-process systems several times)."""
+    does not count the libraries of multi-process systems several times), and
+    of ``proc``'s own RSS. Sampled, because ``ru_maxrss`` is no use here: Linux
+    carries the parent's peak into a child across fork and exec."""
     import psutil
 
     while not stop.is_set():
@@ -364,6 +364,8 @@ def _tree_memory(proc, peak: dict, stop: threading.Event, every: float = 0.2) ->
             try:
                 m = p.memory_full_info()
                 rss, pss = rss + m.rss, pss + getattr(m, "pss", m.rss)
+                if p is proc:
+                    peak["main"] = max(peak["main"], m.rss)
             except psutil.Error:
                 pass
         peak["rss"], peak["pss"] = max(peak["rss"], rss), max(peak["pss"], pss)
@@ -379,7 +381,7 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
     print(f"== {system}", flush=True)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=HERE)
-    peak, stop = {"rss": 0, "pss": 0}, threading.Event()
+    peak, stop = {"rss": 0, "pss": 0, "main": 0}, threading.Event()
     watcher = threading.Thread(target=_tree_memory, args=(psutil.Process(proc.pid), peak, stop))
     watcher.start()
     rc = proc.wait()
@@ -389,6 +391,7 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
         raise SystemExit(f"training {system} failed (exit code {rc})")
     meta = json.loads((out / f"{system}.json").read_text())
     meta.update(system=system, peak_rss_mb=peak["rss"] / 2**20, peak_pss_mb=peak["pss"] / 2**20,
+                peak_main_rss_mb=peak["main"] / 2**20,
                 process_seconds=time.perf_counter() - t)
     return meta
 
@@ -440,7 +443,7 @@ def summarise(metas: list[dict], corpus: str, time_budget: float | None) -> dict
             "final": pts[-1]["perplexity"],
             "final_seconds": pts[-1]["seconds"],
             "peak_pss_mb": m["peak_pss_mb"], "peak_rss_mb": m["peak_rss_mb"],
-            "self_maxrss_mb": m["self_maxrss_mb"],
+            "peak_main_rss_mb": m["peak_main_rss_mb"],
         })
     ref = next((r for r in rows if r["system"] == "dscir-scir"), None)
     for r in rows:
@@ -465,7 +468,7 @@ def table(summary: dict, corpus: str, quick: bool) -> str:
     fmt = lambda x, f="{:,.0f}": "not reached" if x is None else f.format(x)  # noqa: E731
     budget = summary["time_budget"]
     head = ("| system | time to perplexity {:,.0f} (s) | dscir SCIR / system | best perplexity "
-            "within {} | final perplexity (s) | peak memory, MB: process tree PSS / main max RSS | "
+            "within {} | final perplexity (s) | peak memory, MB: process tree PSS / main process RSS | "
             "command |")
     lines = [head.format(summary["target"], f"{budget:.0f} s" if budget else "the run"),
              "|---|---|---|---|---|---|---|"]
@@ -478,7 +481,7 @@ def table(summary: dict, corpus: str, quick: bool) -> str:
             f"| {r['system']} | {fmt(r['time_to_target'], '{:.1f}')} | "
             f"{bound + fmt(ratio, '{:.2f}') if ratio is not None else '-'} | "
             f"{fmt(r['best_within_budget'])} | {r['final']:,.0f} ({r['final_seconds']:.1f}) | "
-            f"{r['peak_pss_mb']:,.0f} / {r['self_maxrss_mb']:,.0f} | {cmd} |")
+            f"{r['peak_pss_mb']:,.0f} / {r['peak_main_rss_mb']:,.0f} | {cmd} |")
     return "\n".join(lines)
 
 
