@@ -342,7 +342,7 @@ def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
     """The dask-jobqueue launcher and jobqueue.yaml give a worker job of 8
     single-threaded workers (--dry-run: the job is printed, not submitted)."""
     pytest.importorskip("dask_jobqueue")
-    done = subprocess.run([sys.executable, CLUSTERS / system / f"{system}_cluster.py",
+    done = subprocess.run([sys.executable, CLUSTERS / "jobqueue_cluster.py", system,
                            "--dry-run"], capture_output=True, text=True, timeout=300,
                           env=ENV, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
