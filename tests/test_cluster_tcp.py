@@ -95,7 +95,7 @@ def test_old_task_arguments_are_not_kept(where, request):
 
     from dscir.distributed.cluster import MESSAGE_LOG_LENGTH, dask_client
 
-    target = ({"n_workers": 1, "dashboard_address": None} if where == "embedded"
+    target = ({"n_workers": 1} if where == "embedded"
               else {"address": request.getfixturevalue("tcp_cluster")})
     sent = []
     with dask_client(**target) as client:
