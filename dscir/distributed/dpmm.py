@@ -40,6 +40,7 @@ from distributed import Client
 from dscir.corpus import Corpus, CSRBatch
 from dscir.distributed import monitor, tasks
 from dscir.distributed.minibatch import EpochPosition, next_minibatch
+from dscir.distributed.runstore import absolute_store, check_continues, flat, nested
 from dscir.errors import DscirError
 from dscir.models import dpmm
 from dscir.rng import derive
@@ -156,10 +157,8 @@ class Checkpoint:
     evaluations: dict[str, np.ndarray]  # iteration, log_predictive, n_clusters
 
     def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        arrays = {f"state/{k}": v for k, v in self.state.items()}
+        arrays = flat(state=self.state, history=self.history, evaluations=self.evaluations)
         arrays["average_log_sum"] = self.average_log_sum
-        arrays.update({f"history/{k}": v for k, v in self.history.items()})
-        arrays.update({f"evaluations/{k}": v for k, v in self.evaluations.items()})
         epoch, offset = self.position
         meta = {"config": self.config, "store": self.store, "iteration": int(self.iteration),
                 "epoch": int(epoch), "offset": int(offset), "alpha": float(self.alpha),
@@ -170,15 +169,14 @@ class Checkpoint:
 
     @classmethod
     def from_stored(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Checkpoint:
-        group = lambda prefix: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
-                                if k.startswith(prefix + "/")}
         return cls(
             config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
             position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
-            alpha=float(meta["alpha"]), state=group("state"), n_samples=int(meta["n_samples"]),
+            alpha=float(meta["alpha"]), state=nested(arrays, "state"), n_samples=int(meta["n_samples"]),
             sample_components=int(meta["sample_components"]),
             average_log_sum=arrays["average_log_sum"], average_n=int(meta["average_n"]),
-            history=group("history"), evaluations=group("evaluations"))
+            history=nested(arrays, "history"),
+            evaluations=nested(arrays, "evaluations"))
 
     def sample_rows(self) -> dict[str, int]:
         rows = {f"samples/{k}": self.n_samples for k in ("iteration", "alpha", "log_rest",
@@ -189,15 +187,7 @@ class Checkpoint:
 
     def check(self, config: DPMMConfig, store: str) -> None:
         """Raise unless this checkpoint continues a chain of ``config`` on ``store``."""
-        mine = config.to_dict()
-        differ = [k for k in mine if self.config.get(k) != mine[k]]
-        if differ:
-            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
-            now = ", ".join(f"{k}={mine[k]!r}" for k in differ)
-            raise DscirError(f"the run was checkpointed with {was}, this fit has {now}; "
-                             "resume with the run's settings")
-        if os.path.abspath(self.store) != os.path.abspath(store):
-            raise DscirError(f"the run is a chain on {self.store}, not on {store}")
+        check_continues(self.config, self.store, config, store)
 
 
 def sample_arrays(iteration: int, sample: dpmm.Sample) -> dict[str, np.ndarray]:
@@ -289,7 +279,7 @@ class _Chain:
     def checkpoint(self) -> Checkpoint:
         """The whole chain now, as arrays and JSON values (copies)."""
         return Checkpoint(
-            config=self.config.to_dict(), store=os.path.abspath(self.store),
+            config=self.config.to_dict(), store=absolute_store(self.store),
             iteration=self.iteration, position=self.position, alpha=float(self.alpha),
             state={k: np.array(v) for k, v in self._state().items()},
             n_samples=self.n_samples, sample_components=self.sample_components,

@@ -37,6 +37,7 @@ from distributed import Client, Future
 from dscir.corpus import Corpus
 from dscir.distributed import monitor, streams, tasks
 from dscir.distributed.minibatch import EpochPosition, next_minibatch
+from dscir.distributed.runstore import absolute_store, check_continues, flat, nested
 from dscir.errors import DscirError
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -108,10 +109,8 @@ class Checkpoint:
 
     def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """JSON metadata and named arrays (``runstore.write_checkpoint``)."""
-        arrays = {f"state/{k}": v for k, v in self.state.items()}
+        arrays = flat(state=self.state, history=self.history, evaluations=self.evaluations)
         arrays["phi_sum"] = self.phi_sum
-        arrays.update({f"history/{k}": v for k, v in self.history.items()})
-        arrays.update({f"evaluations/{k}": v for k, v in self.evaluations.items()})
         epoch, offset = self.position
         meta = {"config": self.config, "store": self.store, "iteration": int(self.iteration),
                 "epoch": int(epoch), "offset": int(offset), "n_samples": int(self.n_samples)}
@@ -119,13 +118,12 @@ class Checkpoint:
 
     @classmethod
     def from_stored(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Checkpoint:
-        group = lambda prefix: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
-                                if k.startswith(prefix + "/")}
         return cls(
             config=dict(meta["config"]), store=meta["store"], iteration=int(meta["iteration"]),
             position=EpochPosition(int(meta["epoch"]), int(meta["offset"])),
-            state=group("state"), phi_sum=arrays["phi_sum"], n_samples=int(meta["n_samples"]),
-            history=group("history"), evaluations=group("evaluations"),
+            state=nested(arrays, "state"), phi_sum=arrays["phi_sum"],
+            n_samples=int(meta["n_samples"]), history=nested(arrays, "history"),
+            evaluations=nested(arrays, "evaluations"),
         )
 
     def sample_rows(self) -> dict[str, int]:
@@ -134,22 +132,7 @@ class Checkpoint:
 
     def check(self, config: LDAConfig, store: str) -> None:
         """Raise unless this checkpoint continues a chain of ``config`` on ``store``."""
-        mine = config.to_dict()
-        differ = [k for k in mine if self.config.get(k) != mine[k]]
-        if differ:
-            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
-            now = ", ".join(f"{k}={mine[k]!r}" for k in differ)
-            raise DscirError(
-                f"the run was checkpointed with {was}, this fit has {now}; "
-                "resume with the run's settings"
-            )
-        if _absolute(self.store) != _absolute(store):
-            raise DscirError(f"the run is a chain on {self.store}, not on {store}")
-
-
-def _absolute(store: str) -> str:
-    """A local store path made absolute (so a run resumes from any directory); URLs as given."""
-    return store if "://" in store else os.path.realpath(store)
+        check_continues(self.config, self.store, config, store)
 
 
 class _Part(NamedTuple):
@@ -240,7 +223,7 @@ class LDADriver:
         """The whole chain now, as arrays and JSON values (copies)."""
         return Checkpoint(
             config=self.config.to_dict(),
-            store=_absolute(self.store),
+            store=absolute_store(self.store),
             iteration=self.iteration,
             position=self.position,
             state={k: np.array(v) for k, v in self.state._asdict().items()},

@@ -63,6 +63,35 @@ class ChainCheckpoint(Protocol):
     def sample_rows(self) -> dict[str, int]: ...
 
 
+def flat(**groups: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Groups of arrays (a checkpoint's ``state``, ``history``...) as ``group/name`` arrays."""
+    return {f"{g}/{k}": v for g, arrays in groups.items() for k, v in arrays.items()}
+
+
+def nested(arrays: dict[str, np.ndarray], group: str) -> dict[str, np.ndarray]:
+    """The arrays of one group of ``flat`` arrays, by their names in it."""
+    return {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith(group + "/")}
+
+
+def absolute_store(store: str) -> str:
+    """A local store path made absolute (so a run resumes from any directory); URLs as given."""
+    return store if "://" in store else os.path.realpath(store)
+
+
+def check_continues(saved_config: dict[str, Any], saved_store: str, config, store: str) -> None:
+    """Raise unless a checkpoint of ``saved_config`` on ``saved_store`` continues a
+    chain of ``config`` (a model's config with ``to_dict``) on ``store``."""
+    mine = config.to_dict()
+    differ = [k for k in mine if saved_config.get(k) != mine[k]]
+    if differ:
+        was = ", ".join(f"{k}={saved_config.get(k)!r}" for k in differ)
+        now = ", ".join(f"{k}={mine[k]!r}" for k in differ)
+        raise DscirError(f"the run was checkpointed with {was}, this fit has {now}; "
+                         "resume with the run's settings")
+    if absolute_store(saved_store) != absolute_store(store):
+        raise DscirError(f"the run is a chain on {saved_store}, not on {store}")
+
+
 FORMAT_VERSION = 1
 ATTR = "dscir_run"
 RESUMABLE = "dscir_resumable"
