@@ -8,8 +8,8 @@ import sys
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
-from dscir.cli.lda import (announce_dashboard, check_run_options, cluster_kwargs, cluster_options,
-                            run_options)
+from dscir.cli.options import (announce_dashboard, check_run_options, cluster_kwargs,
+                               cluster_options, run_options)
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
