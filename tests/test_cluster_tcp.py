@@ -2,55 +2,29 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from distributed import Client
 
 from dscir.distributed.runstore import Run
+from daskprocs import DASK, dask_processes
 from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
 
-DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
 
 
 @pytest.fixture(scope="module")
 def tcp_cluster(tmp_path_factory):
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
-    tmp = tmp_path_factory.mktemp("tcp")
-    sched_file = tmp / "scheduler.json"
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    procs = [subprocess.Popen(
-        [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-         "--scheduler-file", str(sched_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
-    try:
-        for _ in range(600):
-            if sched_file.exists() and sched_file.stat().st_size:
-                break
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
+    with dask_processes(tmp_path_factory.mktemp("tcp"), 2) as address:
         assert address.startswith("tcp://")
-        for _ in range(2):
-            procs.append(subprocess.Popen(
-                [DASK, "worker", address, "--nthreads", "1", "--no-dashboard",
-                 "--host", "127.0.0.1"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(2, timeout=120)
         yield address
-    finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
 
 
 def test_fit_lda_over_tcp_matches_embedded_cluster(tcp_cluster, synthetic_store, tmp_path):  # noqa: F811

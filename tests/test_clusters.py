@@ -26,11 +26,11 @@ from dscir.cli.quickstart import quickstart_store
 from dscir.distributed.cluster import dask_client
 from dscir.distributed.runstore import Run
 from dscir.errors import DscirError
+from daskprocs import DASK, dask_processes, stop, wait_for_file
 
 CLUSTERS = Path(__file__).resolve().parents[1] / "clusters"
 RECIPES = ("local", "ssh", "slurm", "pbs", "kubernetes", "tls")
 BIN = Path(sys.executable).parent
-DASK = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
 needs_dask = pytest.mark.skipif(DASK is None, reason="the `dask` command is not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None,
                                    reason="openssl is not installed")
@@ -45,28 +45,6 @@ FIT_ARGS = ["--topics", "4", "--iterations", "3", "--batch-size", "40", "--sweep
 def dscir(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dscir", *args], capture_output=True,
                           text=True, timeout=600, env=env or ENV)
-
-
-def wait_for_file(path: Path, proc: subprocess.Popen, what: str) -> None:
-    for _ in range(1200):
-        if path.exists() and path.stat().st_size:
-            return
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}")
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} wrote no {path.name} in 60 s")
-
-
-def stop(procs: list[subprocess.Popen]) -> None:
-    for p in procs[::-1]:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 @pytest.fixture(scope="module")
@@ -162,19 +140,10 @@ def tls_cluster(tmp_path_factory):
         pytest.skip("needs the `dask` command and openssl")
     tmp = tmp_path_factory.mktemp("tls")
     certs = make_certs(tmp / "certs")
-    sched_file = tmp / "scheduler.json"
-    procs = [subprocess.Popen(
-        [DASK, "scheduler", "--host", "tls://127.0.0.1", "--port", "0", "--no-dashboard",
-         "--scheduler-file", str(sched_file), *tls_args(certs, "scheduler")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)]
-    try:
-        wait_for_file(sched_file, procs[0], "dask scheduler")
-        address = json.loads(sched_file.read_text())["address"]
+    with dask_processes(tmp, 1, host="tls://127.0.0.1", env=ENV,
+                        scheduler_args=("--no-dashboard", *tls_args(certs, "scheduler")),
+                        worker_args=tls_args(certs, "worker")) as address:
         assert address.startswith("tls://127.0.0.1:")
-        procs.append(subprocess.Popen(
-            [DASK, "worker", address, "--nthreads", "1", "--no-dashboard",
-             "--host", "127.0.0.1", *tls_args(certs, "worker")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV))
         client_security = Security(
             require_encryption=True, tls_ca_file=str(certs / "ca.pem"),
             tls_client_cert=str(certs / "client.pem"),
@@ -183,8 +152,6 @@ def tls_cluster(tmp_path_factory):
             client.wait_for_workers(1, timeout=120)
             assert all(w.startswith("tls://") for w in client.scheduler_info()["workers"])
         yield address, certs
-    finally:
-        stop(procs)
 
 
 def test_tls_fit_by_cli_and_api(tls_cluster, reuters, reference, tmp_path):
@@ -389,14 +356,13 @@ def test_security_for_a_given_client_is_an_error(tmp_path):
 
 
 def test_recipe_files_are_valid():
-    assert (CLUSTERS / "README.md").is_file()
-    folders = sorted(p.name for p in CLUSTERS.iterdir() if p.is_dir())
+    folders = sorted(p.name for p in CLUSTERS.iterdir()
+                     if p.is_dir() and not p.name.startswith(("_", ".")))
     assert folders == sorted(RECIPES)
-    for name in RECIPES:
-        folder = CLUSTERS / name
+    for folder in [CLUSTERS] + [CLUSTERS / name for name in RECIPES]:
         readme = (folder / "README.md").read_text()
         for f in sorted(f for f in folder.iterdir() if f.is_file() and f.name != "README.md"):
-            assert f.name in readme, f"{name}/README.md does not mention {f.name}"
+            assert f.name in readme, f"{folder.name}/README.md does not mention {f.name}"
             if f.suffix in (".yaml", ".yml"):
                 docs = [d for d in yaml.safe_load_all(f.read_text()) if d is not None]
                 assert docs, f

@@ -5,10 +5,8 @@ against a real `dask scheduler` process (preloaded) and an embedded LocalCluster
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import subprocess
 import threading
 import time
 import urllib.error
@@ -19,7 +17,7 @@ from distributed import Client, LocalCluster
 
 import dscir
 from dscir.distributed import monitor
-from test_cluster_tcp import DASK
+from daskprocs import DASK, dask_processes
 from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
 from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
 
@@ -46,31 +44,12 @@ def preloaded_scheduler(tmp_path_factory):
     """`dask scheduler --preload dscir.distributed.monitor` with a dashboard, one worker."""
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
-    tmp = tmp_path_factory.mktemp("monitor")
-    sched_file = tmp / "scheduler.json"
     http = f"127.0.0.1:{_free_port()}"
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    procs = [subprocess.Popen(
-        [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", http,
-         "--preload", "dscir.distributed.monitor", "--scheduler-file", str(sched_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
-    try:
-        for _ in range(600):
-            if sched_file.exists() and sched_file.stat().st_size:
-                break
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
-        procs.append(subprocess.Popen(
-            [DASK, "worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+    with dask_processes(tmp_path_factory.mktemp("monitor"), 1, scheduler_args=(
+            "--dashboard-address", http, "--preload", "dscir.distributed.monitor")) as address:
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(1, timeout=120)
             yield client, f"http://{http}"
-    finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
 
 
 def test_preloaded_scheduler_serves_page_json_and_metrics(preloaded_scheduler,
