@@ -22,6 +22,7 @@ scheduler without dscir installed still records them in its event log.
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import logging
 import threading
@@ -162,7 +163,7 @@ class RunRecord:
 
     def rates(self, window: int = 10) -> tuple[float, float]:
         """Documents/s and tokens/s over the last ``window`` iterations."""
-        recent = list(self.iterations)[-window:]
+        recent = list(itertools.islice(reversed(self.iterations), window))
         wall = sum(r.get("wall", 0.0) for r in recent)
         if wall <= 0:
             return float("nan"), float("nan")
