@@ -1,0 +1,45 @@
+"""The in-process executor: the same reads and tasks as on Dask, run here.
+
+The exact full-data baselines (and small jobs without a cluster) use it; a
+model cannot tell the two executors apart except by their speed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dscir.corpus import Corpus
+from dscir.engine import worker
+from dscir.engine.placement import Parts, Timing, split
+
+
+class LocalExecutor:
+    """Runs a model's reads and tasks in this process, one part."""
+
+    n_parts = 1
+    client = None
+
+    def __init__(self, store: str, model: str):
+        self.store = str(store)
+        self.model = model
+        self.timing = Timing()
+        self._corpus = Corpus.open(self.store)
+
+    def read(self, docs: np.ndarray, what: str = "read") -> Parts:
+        docs = np.asarray(docs, dtype=np.int64)
+        parts = split(docs, 1)
+        batches = [self._corpus.read(p) for p in parts]
+        return Parts(docs, parts, batches, [worker.batch_words(b) for b in batches])
+
+    def words(self, parts: Parts) -> list[np.ndarray]:
+        return list(parts.words)
+
+    def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple]) -> list[Any]:
+        start = time.perf_counter()
+        out = [fn(b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
+        self.timing.compute += time.perf_counter() - start
+        return out

@@ -1,0 +1,38 @@
+"""The generic functions that run on workers: open a store once, read, time a task.
+
+A worker opens a store once and keeps it (``open_store``), so a task carries
+only a path and document ids, never documents.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import numpy as np
+
+from dscir.corpus import Corpus, CSRBatch
+
+
+@functools.lru_cache(maxsize=16)
+def open_store(path: str) -> Corpus:
+    """The worker process's open handle on a corpus store."""
+    return Corpus.open(path)
+
+
+def read_batch(path: str, docs: np.ndarray) -> CSRBatch:
+    """Read documents from the store on the worker (the batch stays there)."""
+    return open_store(path).read(docs)
+
+
+def batch_words(batch: CSRBatch) -> np.ndarray:
+    """Sorted distinct word ids of a batch: the parameter columns its task needs."""
+    return np.unique(batch.indices).astype(np.int64)
+
+
+def timed(fn, *args: Any) -> tuple[Any, float]:
+    """``fn(*args)`` and the seconds it computed (the task's own work, not its queueing)."""
+    start = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - start

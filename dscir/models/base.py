@@ -1,0 +1,98 @@
+"""The model protocol: what a model gives the engine, and what it gets.
+
+A model is a package under ``dscir/models/<name>/``: its configuration and
+reference settings, numba kernels, worker tasks, the exact reduction of their
+results, its global step given a sampler, its posterior-sample bookkeeping and
+its held-out score. The engine (``dscir.engine.chain``) owns everything else:
+minibatch order, reads, task placement and keys, the iteration counter,
+thinning, history, scores, checkpoints and events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple, Protocol
+
+import numpy as np
+
+from dscir.corpus import Corpus
+
+
+class Data(NamedTuple):
+    """What a chain knows of its corpus store (the documents stay in it)."""
+
+    store: str
+    n_docs: int
+    n_words: int
+    train: np.ndarray  # int64 training document ids
+    heldout: np.ndarray  # int64 held-out document ids
+
+    @classmethod
+    def open(cls, store: str) -> Data:
+        c = Corpus.open(str(store))
+        return cls(str(store), c.n_docs, c.n_words, np.asarray(c.train_docs(), np.int64),
+                   np.asarray(c.heldout_docs(), np.int64))
+
+
+class Config(Protocol):
+    """A model's configuration: everything that, with the corpus, fixes a chain."""
+
+    sampler: str
+    seed: int
+    batch_size: int
+    burn_in: int
+    thin: int
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Executor(Protocol):
+    """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``)."""
+
+    n_parts: int
+    store: str
+
+    def read(self, docs: np.ndarray, what: str = "read"): ...
+
+    def words(self, parts) -> list[np.ndarray]: ...
+
+    def run(self, what: str, fn, parts, args) -> list: ...
+
+
+class Model(Protocol):
+    """One chain's parameters and how they move.
+
+    ``step(m, parts)`` runs iteration ``m`` given the minibatch's parts
+    (``None`` for a model with ``minibatch = False``, which sees all its
+    training data every iteration); it returns the iteration's statistics
+    for the history (numbers, ``n_docs`` among them). Each random draw comes
+    from a stream named by (seed, domain, m, ...) (``dscir.streams``).
+    """
+
+    name: ClassVar[str]  # run stores, task keys, events: "lda", "dpmm"
+    metric: ClassVar[str]  # the held-out score's name, e.g. "perplexity"
+    Evaluation: ClassVar[type[NamedTuple]]  # (iteration, <metric>, extras...)
+    minibatch: bool
+    config: Config
+
+    def step(self, m: int, parts) -> dict[str, Any]: ...
+
+    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
+        """Record the current state as a posterior sample; rows for the run's
+        ``samples/`` arrays."""
+
+    def score(self) -> float:
+        """The held-out score now (over the kept samples where the model averages)."""
+
+    def evaluation_extras(self) -> dict[str, Any]: ...
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Arrays and JSON values that, with the engine's counters, continue the chain."""
+
+    def restore(self, arrays: dict[str, np.ndarray], values: dict[str, Any],
+                samples: dict[str, np.ndarray]) -> None: ...
+
+    def sample_rows(self) -> dict[str, int]:
+        """Rows of the run's ``samples/`` arrays that belong to the chain so far."""
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        """The final arrays of a run (``state/...`` and the model's summaries)."""

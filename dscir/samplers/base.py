@@ -1,0 +1,122 @@
+"""Samplers as typed objects in one registry (BlackJAX's ``SamplingAlgorithm``).
+
+A ``Sampler`` names its state type and closes its own hyperparameters (such
+as SGHMC's friction) over ``step``; models call ``init``/``init_log``/``step``
+and ``concat``/``head`` and never branch on a sampler's name or touch a
+state's fields by position. ``SAMPLERS`` is the registry a reader follows to
+the ``step`` that runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.samplers import cir, sghmc, sgld, sgrhmc, sgrld
+from dscir.samplers._expanded import TINY
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """One sampler: its state type, how to start it and its step.
+
+    ``step(state, prior, counts, step_size, key) -> state`` with ``counts``
+    the minibatch statistics scaled to the full data; ``hyperparameters`` are
+    bound into the step (``with_options`` changes them). ``momentum`` says
+    whether the state carries a momentum next to the position.
+    """
+
+    name: str
+    description: str
+    State: type[NamedTuple]
+    init: Callable[[np.ndarray], Any]
+    _step: Callable[..., Any]
+    momentum: bool = False
+    log_scale: bool = False  # the state holds log theta (values below a double's range)
+    hyperparameters: Mapping[str, float] = field(default_factory=dict)
+
+    def step(self, state, prior, counts: np.ndarray, step_size: float, key: int):
+        return self._step(state, prior, counts, step_size, key, **self.hyperparameters)
+
+    def init_log(self, log_theta0: np.ndarray):
+        """A state at theta = exp(``log_theta0``); a linear-scale sampler floors
+        values below the smallest double at that value (so they stay positive)."""
+        if self.log_scale:
+            return cir.init_log(log_theta0)
+        return self.init(np.maximum(np.exp(log_theta0), TINY))
+
+    def with_options(self, **hyperparameters: float) -> Sampler:
+        unknown = set(hyperparameters) - set(self.hyperparameters)
+        if unknown:
+            known = ", ".join(self.hyperparameters) or "none"
+            raise DscirError(f"sampler {self.name!r} has no option {', '.join(sorted(unknown))}"
+                             f" (its options: {known})")
+        for k, v in hyperparameters.items():
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+                    and np.isfinite(v)):
+                raise DscirError(f"{self.name} {k} must be a positive number, got {v!r}")
+        return replace(self, hyperparameters={**self.hyperparameters, **hyperparameters})
+
+    @staticmethod
+    def concat(state, more):
+        """The rows of ``more`` appended to ``state`` (every field, momenta too)."""
+        return type(state)(*(np.concatenate([a, b]) for a, b in zip(state, more)))
+
+    @staticmethod
+    def head(state, n: int):
+        """The first ``n`` rows of every field of ``state``."""
+        return type(state)(*(a[:n] for a in state))
+
+    @staticmethod
+    def arrays(state) -> dict[str, np.ndarray]:
+        """The state's fields by name (for checkpoints and run stores)."""
+        return {k: np.asarray(v) for k, v in state._asdict().items()}
+
+    def from_arrays(self, arrays: Mapping[str, np.ndarray], shape: tuple[int, ...] | None = None):
+        """A state from ``arrays`` (its fields by name), checked against this sampler."""
+        fields = set(self.State._fields)
+        if set(arrays) != fields or (shape is not None and
+                                     any(np.shape(v) != shape for v in arrays.values())):
+            got = {k: np.shape(v) for k, v in arrays.items()}
+            raise DscirError(f"the saved sampler state {got} does not fit a {self.name} chain"
+                             + (f" of shape {shape}" if shape is not None else ""))
+        return self.State(**{k: np.array(v) for k, v in arrays.items()})
+
+
+def _plain(step):
+    @functools.wraps(step)
+    def run(state, prior, counts, step_size, key):
+        return step(state, prior, counts, step_size, key)
+    return run
+
+
+SAMPLERS: dict[str, Sampler] = {
+    s.name: s for s in (
+        Sampler("scir", "stochastic CIR: exact Gamma transitions (Baker et al. 2018)",
+                cir.State, cir.init, _plain(cir.step), log_scale=True),
+        Sampler("sgrld", "Riemannian Langevin, expanded mean (Patterson & Teh 2013)",
+                sgrld.State, sgrld.init, _plain(sgrld.step)),
+        Sampler("gsgrhmc", "Riemannian HMC from the complete recipe (Ma et al. 2015)",
+                sgrhmc.State, sgrhmc.init, _plain(sgrhmc.step), momentum=True),
+        Sampler("sgld", "Langevin baseline (Welling & Teh 2011)",
+                sgld.State, sgld.init, _plain(sgld.step)),
+        Sampler("sghmc", "Hamiltonian baseline with friction C (Chen et al. 2014)",
+                sghmc.State, sghmc.init, sghmc.step, momentum=True,
+                hyperparameters={"friction": 1.0}),
+    )
+}
+
+
+def get_sampler(name: str, **hyperparameters: float) -> Sampler:
+    """The registered sampler ``name``, with ``hyperparameters`` (e.g. friction) set."""
+    try:
+        sampler = SAMPLERS[name]
+    except KeyError:
+        raise DscirError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}") \
+            from None
+    return sampler.with_options(**hyperparameters) if hyperparameters else sampler

@@ -1,0 +1,79 @@
+"""Every random-stream domain of dscir, in one table.
+
+A stream key is ``derive(seed, DOMAIN, ...)`` (``dscir.rng.derive``): the
+domain keeps, say, document 7's Gibbs stream apart from row 7 of the
+sampler's noise, and the remaining parts (iteration, document, epoch, row)
+name one stream inside it. Nothing is drawn from worker identity or task
+order, so a chain is the same whatever the number of workers.
+
+Two families are named by sweep instead of domain, because their chains were
+published that way and their digests are pinned (``tests/test_chain_digests``):
+the exact baselines (``CollapsedGibbs``: ``(seed, 0)`` to start, ``(seed, t)``
+for sweep t >= 1; the exact DP Gibbs slice sampler: ``(seed, t, part)`` with
+``part`` in ``GIBBS_SLICE_PARTS``). They never share a chain with the domains
+below, and the DP chains' start ``DP_INIT`` lies above any sweep number.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Domain(NamedTuple):
+    name: str
+    number: int
+    key: str  # the parts after (seed, number)
+    used_by: str
+
+
+DOMAINS: tuple[Domain, ...] = (
+    Domain("GIBBS", 0, "then (iteration, document) inside the kernel", "lda"),
+    Domain("SAMPLER", 1, "(iteration), then row inside the sampler", "lda"),
+    Domain("MINIBATCH", 2, "(epoch): the epoch's visiting order", "engine"),
+    Domain("EVALUATION", 3, "then document inside the kernel", "lda"),
+    Domain("INIT", 4, "(): the initial parameters", "lda, mixture"),
+    Domain("TRANSFORM", 5, "then (0, document) inside the kernel", "lda"),
+    Domain("HELDOUT", 7, "(): the random held-out split of a store", "corpus"),
+    Domain("DIRICHLET_DATA", 10, "(): minibatch labels of the study", "dirichlet study"),
+    Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
+    Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),
+    Domain("DIRICHLET_EXACT", 13, "(): exact posterior draws", "dirichlet study"),
+    Domain("DP_SLICE", 20, "(iteration), then user", "dpmm"),
+    Domain("DP_EXTEND", 21, "(iteration), then block", "dpmm"),
+    Domain("DP_ALLOCATE", 22, "(iteration), then user", "dpmm, mixture"),
+    Domain("DP_STICKS", 23, "(iteration), then row", "dpmm"),
+    Domain("DP_COMPONENTS", 24, "(iteration), then row", "dpmm, mixture"),
+    Domain("DP_ALPHA", 25, "(iteration)", "dpmm"),
+    Domain("DP_NEW_COMPONENTS", 26, "(iteration), then row", "dpmm"),
+    Domain("MIXTURE_WEIGHTS", 30, "(iteration), then row", "mixture"),
+    Domain("MIXTURE_INIT", 31, "(): initial allocations", "mixture"),
+    Domain("DP_INIT", 2**31, "(): allocations; (1): sticks", "dpmm"),
+)
+
+# The parts of one sweep of the exact DP Gibbs slice sampler: (seed, sweep, part).
+GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPONENTS": 4,
+                     "ALPHA": 5}
+
+_BY_NAME = {d.name: d.number for d in DOMAINS}
+
+GIBBS = _BY_NAME["GIBBS"]
+SAMPLER = _BY_NAME["SAMPLER"]
+MINIBATCH = _BY_NAME["MINIBATCH"]
+EVALUATION = _BY_NAME["EVALUATION"]
+INIT = _BY_NAME["INIT"]
+TRANSFORM = _BY_NAME["TRANSFORM"]
+HELDOUT = _BY_NAME["HELDOUT"]
+DIRICHLET_DATA = _BY_NAME["DIRICHLET_DATA"]
+DIRICHLET_INIT = _BY_NAME["DIRICHLET_INIT"]
+DIRICHLET_SAMPLER = _BY_NAME["DIRICHLET_SAMPLER"]
+DIRICHLET_EXACT = _BY_NAME["DIRICHLET_EXACT"]
+DP_SLICE = _BY_NAME["DP_SLICE"]
+DP_EXTEND = _BY_NAME["DP_EXTEND"]
+DP_ALLOCATE = _BY_NAME["DP_ALLOCATE"]
+DP_STICKS = _BY_NAME["DP_STICKS"]
+DP_COMPONENTS = _BY_NAME["DP_COMPONENTS"]
+DP_ALPHA = _BY_NAME["DP_ALPHA"]
+DP_NEW_COMPONENTS = _BY_NAME["DP_NEW_COMPONENTS"]
+MIXTURE_WEIGHTS = _BY_NAME["MIXTURE_WEIGHTS"]
+MIXTURE_INIT = _BY_NAME["MIXTURE_INIT"]
+DP_INIT = _BY_NAME["DP_INIT"]
