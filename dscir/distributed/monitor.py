@@ -1,0 +1,2 @@
+from dscir.monitor import *  # noqa
+from dscir.monitor import dask_setup, ensure_monitor, RunReporter  # noqa
