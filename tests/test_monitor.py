@@ -16,7 +16,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 import dscir
-from dscir.distributed import monitor
+from dscir import monitor
 from daskprocs import DASK, dask_processes
 from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
 from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
@@ -41,12 +41,12 @@ def _metric(text: str, name: str, run: str) -> float:
 
 @pytest.fixture(scope="module")
 def preloaded_scheduler(tmp_path_factory):
-    """`dask scheduler --preload dscir.distributed.monitor` with a dashboard, one worker."""
+    """`dask scheduler --preload dscir.monitor` with a dashboard, one worker."""
     if DASK is None:
         pytest.skip("the `dask` command is not installed")
     http = f"127.0.0.1:{_free_port()}"
     with dask_processes(tmp_path_factory.mktemp("monitor"), 1, scheduler_args=(
-            "--dashboard-address", http, "--preload", "dscir.distributed.monitor")) as address:
+            "--dashboard-address", http, "--preload", "dscir.monitor")) as address:
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(1, timeout=120)
             yield client, f"http://{http}"
