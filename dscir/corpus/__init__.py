@@ -1,10 +1,10 @@
 """Corpora as chunked Zarr stores: format, ingestion, reading."""
 
-from dscir.corpus.store import (CSRBatch, Corpus, CorpusWriter, completion_split, heldout_flag,
+from dscir.corpus.store import (CSRBatch, Corpus, CorpusWriter, heldout_flag,
                                 split_heldout, write_corpus)
 from dscir.corpus.ingest import ingest_bow, ingest_ldac, ingest_uci, read_vocabulary
 from dscir.corpus.text import Tokenizer, ingest_text
 
-__all__ = ["CSRBatch", "Corpus", "CorpusWriter", "Tokenizer", "completion_split",
+__all__ = ["CSRBatch", "Corpus", "CorpusWriter", "Tokenizer",
            "heldout_flag", "ingest_bow", "ingest_ldac", "ingest_text", "ingest_uci",
            "read_vocabulary", "split_heldout", "write_corpus"]

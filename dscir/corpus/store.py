@@ -447,8 +447,9 @@ def heldout_flag(n_docs: int, *, n_heldout=None, fraction=None, every=None,
     if not 0 < k < n_docs:
         raise CorpusError(f"held-out size must be between 1 and {n_docs - 1}, got {k}")
     from dscir.rng import derive
+    from dscir.streams import HELDOUT
 
-    rng = np.random.Generator(np.random.PCG64(derive(seed, 7)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, HELDOUT)))
     flag[rng.choice(n_docs, size=k, replace=False)] = True
     return flag
 
@@ -465,27 +466,3 @@ def split_heldout(path, *, n_heldout=None, fraction=None, every=None, seed=0) ->
     g.create_array("heldout", shape=flag.shape, dtype="bool",
                    chunks=(corpus.chunk_docs,))[...] = flag
     return np.flatnonzero(flag)
-
-
-def completion_split(batch: CSRBatch, every: int = 10) -> tuple[CSRBatch, CSRBatch]:
-    """Document completion: lay each document's tokens out in word-id order and
-    send tokens at positions every-1, 2*every-1, ... (every ``every``-th) to test."""
-    obs_i, obs_d, test_i, test_d = [], [], [], []
-    obs_ptr, test_ptr = [0], [0]
-    for d in range(batch.docs.size):
-        a, b = batch.indptr[d], batch.indptr[d + 1]
-        words, counts = batch.indices[a:b], batch.data[a:b].astype(np.int64)
-        ends = np.cumsum(counts)
-        starts = ends - counts
-        # test tokens at positions p with p % every == every - 1, p in [start, end)
-        n_test = (ends + 1) // every - (starts + 1) // every
-        keep = counts - n_test
-        mo, mt = keep > 0, n_test > 0
-        obs_i.append(words[mo]); obs_d.append(keep[mo])
-        test_i.append(words[mt]); test_d.append(n_test[mt])
-        obs_ptr.append(obs_ptr[-1] + int(mo.sum())); test_ptr.append(test_ptr[-1] + int(mt.sum()))
-    cat = lambda ps, dt: np.concatenate(ps).astype(dt) if ps else np.zeros(0, dt)  # noqa: E731
-    return (CSRBatch(np.array(obs_ptr, np.int64), cat(obs_i, np.int32), cat(obs_d, np.int32),
-                     batch.docs),
-            CSRBatch(np.array(test_ptr, np.int64), cat(test_i, np.int32), cat(test_d, np.int32),
-                     batch.docs))

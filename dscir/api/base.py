@@ -1,0 +1,257 @@
+"""One estimator base for every model (scikit-learn conventions).
+
+Hyperparameters are stored unchanged by ``__init__`` and read back from its
+signature (``get_params``/``set_params``); they are validated at ``fit``
+from one constraint table per estimator; learned attributes end in an
+underscore. ``fit``, ``partial_fit``, resume and the run store's commit are
+written once here; a subclass names its model and turns validated
+parameters into the model's configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import numbers
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dscir.api.params import Interval, validate
+from dscir.errors import DscirError
+
+
+def store_path(corpus) -> str:
+    """The path of a corpus given as a path or an open ``Corpus``."""
+    from dscir.corpus import Corpus
+
+    if isinstance(corpus, Corpus):
+        return str(corpus.path)
+    if isinstance(corpus, (str, Path)):
+        return str(corpus)
+    raise DscirError(
+        f"corpus must be a store path or a dscir.corpus.Corpus, got {type(corpus).__name__}")
+
+
+def csr_arrays(docs, n_words: int):
+    """(indptr, indices, data) of a scipy.sparse document-term matrix or a CSRBatch."""
+    from dscir.corpus import CSRBatch
+
+    if isinstance(docs, CSRBatch):
+        indptr, indices, data = docs.indptr, docs.indices, docs.data
+    else:
+        import scipy.sparse as sp
+
+        if not sp.issparse(docs):
+            raise DscirError("docs must be a scipy.sparse document-term matrix or a CSRBatch")
+        m = sp.csr_matrix(docs)
+        if m.shape[1] != n_words:
+            raise DscirError(f"docs have {m.shape[1]} vocabulary columns, the model has {n_words}")
+        m.sum_duplicates()
+        indptr, indices, data = m.indptr, m.indices, m.data
+    return (np.asarray(indptr, np.int64), np.asarray(indices, np.int32),
+            np.asarray(data, np.int32))
+
+
+@contextlib.contextmanager
+def executor_for(model: str, store: str, client=None, *, local: bool = False,
+                 **cluster) -> Iterator:
+    """Where a model's tasks run: this process (``local``, the exact samplers) or
+    Dask (``client``, or a cluster from the ``dscir.engine.cluster.dask_client``
+    keywords in ``cluster``)."""
+    from dscir.engine.cluster import dask_client
+    from dscir.engine.dask import DaskExecutor
+    from dscir.engine.local import LocalExecutor
+
+    if local:
+        yield LocalExecutor(store, model)
+        return
+    with dask_client(client, **cluster) as c:
+        yield DaskExecutor(c, store, model)
+
+
+class Estimator:
+    """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    _shown: ClassVar[tuple[str, ...]] = ()  # parameters in repr()
+
+    # -- parameters ----------------------------------------------------------
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.name != "self"]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params: Any) -> Estimator:
+        unknown = set(params) - set(self._param_names())
+        if unknown:
+            raise DscirError(f"{type(self).__name__} has no parameter "
+                             f"{', '.join(sorted(unknown))}")
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def _config(self):
+        """The model's configuration from the validated parameters."""
+        validate(self._parameter_constraints, self.get_params())
+        return self._make_config()
+
+    def _make_config(self):
+        raise NotImplementedError
+
+    def _model_type(self, config):
+        raise NotImplementedError
+
+    # -- fitting -------------------------------------------------------------
+
+    def fit(self, corpus, client=None, *, address: str | None = None,
+            scheduler_file: str | None = None, n_workers: int | None = None, security=None,
+            out: str | Path | None = None, overwrite: bool = False, checkpoint_every: int = 0,
+            resume: str | Path | None = None):
+        """Run ``n_iter`` iterations from a fresh chain on a corpus store.
+
+        ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``. The
+        cluster is ``client``, or the scheduler at ``address`` /
+        ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
+        processes; ``security`` (a ``distributed.Security`` or ``{"ca_file",
+        "cert", "key"}``) connects with mutual TLS. Exact samplers run in this
+        process. With ``out``, the run (configuration, kept samples, final
+        state, history, scores) is written there as a Zarr run store.
+
+        With ``checkpoint_every`` = N (and ``out``) the whole chain is
+        checkpointed into the run every N iterations. ``resume=RUN`` continues
+        such a run from its latest checkpoint up to ``n_iter`` iterations in
+        all and writes it back to RUN; the hyperparameters and corpus must be
+        the run's, and the chain is then bit for bit the uninterrupted one.
+        """
+        from dscir.engine.chain import Chain
+        from dscir.runs.store import RunWriter, checkpoint_to_resume, read_arrays
+
+        config = self._config()
+        Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
+        if resume is not None and out is not None and Path(out) != Path(resume):
+            raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
+        if checkpoint_every and out is None and resume is None:
+            raise DscirError("checkpoint_every needs out, the run store to checkpoint into")
+        store, model_type = store_path(corpus), self._model_type(config)
+        ckpt = None
+        if resume is not None:
+            ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store)
+            if ckpt.iteration > self.n_iter:
+                raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
+                                 f"n_iter={self.n_iter}")
+        with executor_for(model_type.name, store, client, local=not model_type.minibatch,
+                          address=address, scheduler_file=scheduler_file,
+                          n_workers=n_workers, security=security) as executor:
+            self._chain = Chain(model_type, config, store, executor)
+            writer = None
+            if ckpt is not None:
+                writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)
+                self._chain.restore(ckpt, read_arrays(resume, "samples"))
+            elif out is not None:
+                writer = RunWriter(out, model=model_type.name, overwrite=overwrite,
+                                   checkpoint_every=checkpoint_every)
+            self._advance(self.n_iter - self._chain.iteration, writer)
+        return self
+
+    def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster):
+        """Continue the chain by ``n_iter`` iterations (start one if there is none)."""
+        from dscir.engine.chain import Chain
+
+        chain = getattr(self, "_chain", None)
+        if chain is None:
+            if corpus is None:
+                raise DscirError("partial_fit needs a corpus for the first call")
+            config = self._config()
+            model_type, store = self._model_type(config), store_path(corpus)
+            with executor_for(model_type.name, store, client, local=not model_type.minibatch,
+                              **cluster) as executor:
+                self._chain = Chain(model_type, config, store, executor)
+                self._advance(n_iter)
+            return self
+        if corpus is not None and store_path(corpus) != chain.store:
+            raise DscirError("partial_fit continues the chain on the corpus it started with")
+        model = chain.model
+        with executor_for(model.name, chain.store, client, local=not model.minibatch,
+                          **cluster) as executor:
+            chain.attach(executor)
+            self._advance(n_iter)
+        return self
+
+    def _advance(self, n_iter: int, writer=None) -> None:
+        from dscir.engine.chain import run_chain
+
+        chain = self._chain
+        every = writer.checkpoint_every if writer is not None else 0
+        try:
+            run_chain(chain, n_iter, eval_every=self.eval_every,
+                      on_sample=writer.append if writer else None,
+                      checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
+                      checkpoint_every=every, progress=self.progress)
+            self._collect(chain)
+            if writer is not None:
+                self._commit(chain, writer, every)
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+
+    def _commit(self, chain, writer, every: int) -> None:
+        from dscir.corpus import Corpus
+        from dscir.runs.checkpoint import absolute_store
+
+        if every:
+            writer.checkpoint(chain.checkpoint())  # so a finished run can be extended
+        arrays = {"vocabulary": np.array([str(v) for v in Corpus.open(chain.store).vocabulary])}
+        arrays.update(chain.model.run_arrays())
+        arrays.update({f"history/{k}": v for k, v in chain.history_arrays().items()})
+        arrays.update({f"evaluations/{k}": v for k, v in chain.evaluation_arrays().items()})
+        self.run_path_ = writer.commit(
+            model=chain.model.name, config=chain.config.to_dict(),
+            store=absolute_store(chain.store), iteration=chain.iteration,
+            n_samples=chain.n_samples, arrays=arrays)
+
+    def _collect(self, chain) -> None:
+        """Learned attributes from the chain (every estimator's, then the model's own)."""
+        self.config_ = chain.config
+        self.store_ = chain.store
+        self.n_iter_ = chain.iteration
+        self.n_samples_ = chain.n_samples
+        self.evaluations_ = list(chain.evaluations)
+        self.history_ = chain.history_arrays()
+
+    def _fitted(self, attribute: str) -> None:
+        if not hasattr(self, attribute):
+            raise DscirError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+
+    # -- reading a run back -------------------------------------------------
+
+    @classmethod
+    def load(cls, run: str | Path):
+        """A fitted estimator from a finished run store (``dscir topics``/``evaluate``)."""
+        from dscir.runs.store import Run
+
+        r = Run.open(run)
+        if r.model != cls._model_name:
+            raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
+        self = cls()
+        self._load(r)
+        return self
+
+    def _load(self, run) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        params = self.get_params()
+        shown = ", ".join(f"{k}={params[k]!r}" for k in self._shown
+                          if k in params and params[k] is not None)
+        return f"{type(self).__name__}({shown}){self._fitted_repr()}"
+
+    def _fitted_repr(self) -> str:
+        return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""

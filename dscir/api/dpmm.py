@@ -1,0 +1,203 @@
+"""``dscir.DPMixture``: a Dirichlet-process mixture of multinomials by the slice sampler."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.params import Interval, Options, Pair
+from dscir.errors import DscirError
+from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
+                               samples_from_arrays)
+from dscir.models.dpmm.model import final_sample, predictive_score
+
+DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+
+_POSITIVE = Interval(numbers.Real, 0, open_low=True)
+
+
+class DPMixture(Estimator):
+    """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
+
+    x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
+    alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.dpmm``.
+
+    Parameters
+    ----------
+    sampler : "scir" (default) or "sgrld": the stochastic slice sampler on a
+        Dask cluster with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice
+        sampler on all training users in this process (no cluster).
+    a0 : Dirichlet concentration of the components (None: the sampler's reference value).
+    alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
+    batch_size : users per minibatch (stochastic samplers).
+    step_sizes : (h_theta, h_DP) for components and sticks (None: reference values).
+    n_init : components at the start (None: reference value).
+    n_iter : iterations of ``fit``.
+    burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
+        (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
+        (they are held in memory, K x W floats each, to score other stores).
+    eval_every : score the held-out users every this many iterations (0: never).
+    seed : the whole chain is a function of the seed (and the corpus).
+    progress : show a progress bar.
+    """
+
+    _model_name = "dpmm"
+    _shown = ("sampler", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
+    _parameter_constraints = {
+        "sampler": Options(tuple(REFERENCE)),
+        "a0": Interval(numbers.Real, 0, open_low=True, none=True),
+        "alpha_prior": Pair(("{} shape", "{} rate"), _POSITIVE, _POSITIVE),
+        "batch_size": Interval(numbers.Integral, 1),
+        "step_sizes": Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), _POSITIVE, _POSITIVE,
+                           none=True),
+        "n_init": Interval(numbers.Integral, 1, none=True),
+        "n_iter": Interval(numbers.Integral, 0),
+        "burn_in": Interval(numbers.Integral, 0, none=True),
+        "thin": Interval(numbers.Integral, 1),
+        "eval_every": Interval(numbers.Integral, 0),
+        "seed": Interval(numbers.Integral, 0),
+    }
+
+    def __init__(self, sampler: str = "scir", *, a0: float | None = None,
+                 alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int = 1000,
+                 step_sizes: tuple[float, float] | None = None, n_init: int | None = None,
+                 n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
+                 eval_every: int = 0, seed: int = 0, progress: bool = True):
+        self.sampler = sampler
+        self.a0 = a0
+        self.alpha_prior = alpha_prior
+        self.batch_size = batch_size
+        self.step_sizes = step_sizes
+        self.n_init = n_init
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.eval_every = eval_every
+        self.seed = seed
+        self.progress = progress
+
+    def _make_config(self) -> DPMMConfig:
+        ref = REFERENCE[self.sampler]
+        a0 = ref["a0"] if self.a0 is None else self.a0
+        n_init = ref["n_init"] if self.n_init is None else self.n_init
+        steps = ref["step_sizes"] if self.step_sizes is None else self.step_sizes
+        h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
+        shape, rate = self.alpha_prior
+        return DPMMConfig(
+            sampler=self.sampler, a0=float(a0), alpha_shape=float(shape), alpha_rate=float(rate),
+            batch_size=int(self.batch_size), step_theta=float(h_theta), step_sticks=float(h_dp),
+            n_init=int(n_init), seed=int(self.seed),
+            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            thin=int(self.thin))
+
+    def _model_type(self, config):
+        return model_type(config.sampler)
+
+    def _collect(self, chain) -> None:
+        super()._collect(chain)
+        model = chain.model
+        self._final = model.sample()
+        self._samples = list(model.samples)
+        self._average = model.average
+        self.weights_ = np.exp(self._final.log_w)
+        self.components_ = np.exp(self._final.log_phi)
+        self.alpha_ = model.alpha
+        self.labels_ = model.labels()
+        self.n_clusters_ = model.n_clusters
+        self.n_components_ = model.n_components
+
+    def _load(self, run) -> None:
+        cfg = dict(run.config)
+        self.config_ = DPMMConfig(**cfg)
+        self.set_params(sampler=cfg["sampler"], a0=cfg["a0"], seed=cfg["seed"],
+                        alpha_prior=(cfg["alpha_shape"], cfg["alpha_rate"]),
+                        batch_size=cfg["batch_size"], n_init=cfg["n_init"],
+                        burn_in=cfg["burn_in"], thin=cfg["thin"])
+        self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
+        self.history_ = run.history
+        ev = run.evaluations
+        self.evaluations_ = [self._model_type(self.config_).Evaluation(*row) for row in zip(
+            *(ev.get(f, []) for f in ("iteration", "log_predictive", "n_clusters")))]
+        alpha = float(run.history["alpha"][-1]) if run.history else cfg["alpha_shape"]
+        self._final = final_sample(self.config_, run.state, alpha)
+        self._samples = samples_from_arrays(run.samples())
+        self._average = None
+        self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.alpha_ = alpha
+        self.n_clusters_ = int(np.count_nonzero(np.bincount(self.labels_[self.labels_ >= 0])))
+        self.n_components_ = int(self.weights_.size)
+
+    # -- using the fit -------------------------------------------------------
+
+    def predict(self, users) -> np.ndarray:
+        """Cluster of each user (rows of a scipy.sparse users x areas matrix or a
+        ``CSRBatch``): argmax_j w_j Mult(x | phi_j) under the final sample."""
+        self._fitted("n_clusters_")
+        indptr, indices, data = csr_arrays(users, self._final.log_phi.shape[1])
+        return np.argmax(cluster_log_likelihood(indptr, indices, data, self._final.log_w,
+                                                self._final.log_phi), axis=1)
+
+    def score(self, corpus=None, client=None, **cluster) -> float:
+        """Average log predictive probability of held-out users (natural log).
+
+        For each held-out user x (the store's held-out flag, e.g. every 6th
+        user), log p(x) = log (1/S) sum_s [sum_k w_k^s Mult(x | phi_k^s) +
+        w_rest^s DirMult(x | a0)] over the S kept posterior samples (the final
+        state if none is kept), multinomial coefficient included; the mean
+        over held-out users. ``corpus``: another store with the same areas.
+        """
+        from dscir.corpus import Corpus
+
+        self._fitted("n_clusters_")
+        store = self.store_ if corpus is None else store_path(corpus)
+        average = getattr(self, "_average", None)
+        if store == self.store_ and average is not None and average.n_samples:
+            return average.mean()
+        c = Corpus.open(store)
+        if c.n_words != self.components_.shape[1]:
+            raise DscirError(f"{c.path} has {c.n_words} areas, the model "
+                             f"{self.components_.shape[1]}")
+        users = c.heldout_docs()
+        if users.size == 0:
+            raise DscirError(f"{c.path} has no held-out users to score")
+        local = client is None and not cluster  # in this process unless a cluster is named
+        with executor_for("dpmm", store, client, local=local, **cluster) as executor:
+            return predictive_score(executor, users, self._samples or [self._final],
+                                    self.config_.a0)
+
+    def top_words_table(self, n: int = 10, vocabulary=None):
+        """The ``n`` most probable areas (words) of each occupied cluster, largest
+        cluster first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to
+        the corpus store's."""
+        from dscir.corpus import Corpus
+        from dscir.display import TopicTable
+
+        self._fitted("n_clusters_")
+        if vocabulary is None:
+            vocabulary = Corpus.open(self.store_).vocabulary
+        sizes = np.bincount(self.labels_[self.labels_ >= 0], minlength=self.weights_.size)
+        order = [int(j) for j in np.argsort(-sizes, kind="stable") if sizes[j] > 0]
+        return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,
+                                      label="cluster")
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable areas of each occupied cluster, largest first."""
+        return [[str(w) for w, _ in words] for _, words in self.top_words_table(n).rows]
+
+    def plot(self, ax=None):
+        """Traces of the fit (matplotlib): held-out log predictive, occupied and
+        represented clusters, and alpha. Returns the figure."""
+        from dscir.display import plot_dpmm
+
+        self._fitted("n_clusters_")
+        if not self.history_:
+            raise DscirError("this DPMixture ran no iteration; there is nothing to plot")
+        return plot_dpmm(self.history_, self.evaluations_, repr(self), ax)
+
+    def _fitted_repr(self) -> str:
+        if not hasattr(self, "n_iter_"):
+            return ""
+        return f" fitted: {self.n_iter_} iterations, {self.n_clusters_} clusters"
+

@@ -1,0 +1,208 @@
+"""``dscir.LDA``: latent Dirichlet allocation by stochastic-gradient MCMC on Dask."""
+
+from __future__ import annotations
+
+import html
+import numbers
+
+import numpy as np
+
+from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.params import Interval, Mapping, Options
+from dscir.errors import DscirError
+from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
+
+LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+
+
+class LDA(Estimator):
+    """Latent Dirichlet allocation fitted by stochastic-gradient MCMC on Dask.
+
+    Parameters
+    ----------
+    n_topics : number of topics K.
+    sampler : "scir" (default), "sgrld", "gsgrhmc", "sgld" or "sghmc".
+    alpha : document-topic Dirichlet concentration (None: the sampler's reference value).
+    beta : topic-word Dirichlet concentration (None: the sampler's reference value).
+    batch_size : documents per minibatch.
+    step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
+    tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant.
+    sweeps : Gibbs sweeps per minibatch document (the first half is burn-in).
+    n_iter : iterations of ``fit``.
+    burn_in, thin : posterior samples of phi are kept every ``thin`` iterations
+        after ``burn_in`` (None: half of ``n_iter``); ``topic_word_`` is their mean.
+    eval_every : score the held-out documents every this many iterations (0: never).
+    eval_sweeps : Gibbs sweeps for document completion when scoring.
+    sampler_options : the sampler's own hyperparameters, e.g. ``{"friction": 1.0}``
+        for SGHMC (None: the sampler's defaults).
+    seed : the whole chain is a function of the seed (and the corpus).
+    progress : show a progress bar.
+    """
+
+    _model_name = "lda"
+    _shown = ("n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "seed")
+    _parameter_constraints = {
+        "n_topics": Interval(numbers.Integral, 2),
+        "sampler": Options(tuple(REFERENCE)),
+        "alpha": Interval(numbers.Real, 0, open_low=True, none=True),
+        "beta": Interval(numbers.Real, 0, open_low=True, none=True),
+        "batch_size": Interval(numbers.Integral, 1),
+        "step_size": Interval(numbers.Real, 0, open_low=True, none=True),
+        "kappa": Interval(numbers.Real, 0, 1, none=True),
+        "sweeps": Interval(numbers.Integral, 2),
+        "n_iter": Interval(numbers.Integral, 0),
+        "burn_in": Interval(numbers.Integral, 0, none=True),
+        "thin": Interval(numbers.Integral, 1),
+        "eval_every": Interval(numbers.Integral, 0),
+        "eval_sweeps": Interval(numbers.Integral, 2),
+        "seed": Interval(numbers.Integral, 0),
+    }
+
+    def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
+                 alpha: float | None = None, beta: float | None = None, batch_size: int = 50,
+                 step_size: float | None = None, tau: float | None | str = "default",
+                 kappa: float | None = None, sweeps: int = 200, n_iter: int = 1000,
+                 burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
+                 eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
+                 progress: bool = True):
+        self.n_topics = n_topics
+        self.sampler = sampler
+        self.alpha = alpha
+        self.beta = beta
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.tau = tau
+        self.kappa = kappa
+        self.sweeps = sweeps
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.eval_every = eval_every
+        self.eval_sweeps = eval_sweeps
+        self.sampler_options = sampler_options
+        self.seed = seed
+        self.progress = progress
+
+    def _make_config(self) -> LDAConfig:
+        ref = REFERENCE[self.sampler]
+        pick = lambda name: ref[name] if getattr(self, name) is None else getattr(self, name)  # noqa: E731
+        tau = ref["tau"] if self.tau == "default" else self.tau
+        Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
+        options = dict(self.sampler_options or {})
+        Mapping().check("sampler_options", options)
+        from dscir.samplers import get_sampler
+
+        get_sampler(self.sampler, **options)  # unknown options: one clear error
+        return LDAConfig(
+            n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(pick("alpha")),
+            beta=float(pick("beta")), batch_size=int(self.batch_size),
+            step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
+            kappa=float(pick("kappa")), sweeps=int(self.sweeps), seed=int(self.seed),
+            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
+            sampler_options={k: float(v) for k, v in options.items()})
+
+    def _model_type(self, config):
+        return LDAModel
+
+    def _collect(self, chain) -> None:
+        from dscir.corpus import Corpus
+
+        super()._collect(chain)
+        self.topic_word_ = chain.model.mean_phi()
+        self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
+
+    def _load(self, run) -> None:
+        cfg = dict(run.config)
+        self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
+        self.config_ = LDAConfig(**cfg)
+        self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
+        self.topic_word_, self.vocabulary_ = run.phi_mean, run.vocabulary
+        self.history_ = run.history
+        ev = run.evaluations
+        self.evaluations_ = [LDAModel.Evaluation(int(i), float(p))
+                             for i, p in zip(ev.get("iteration", []), ev.get("perplexity", []))]
+
+    # -- using the fit -------------------------------------------------------
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable words of each topic."""
+        self._fitted("topic_word_")
+        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
+        return [[str(self.vocabulary_[w]) for w in row] for row in order]
+
+    def top_words_table(self, n: int = 10):
+        """The ``n`` most probable words of each topic with their probabilities, as a
+        ``dscir.display.TopicTable`` (an HTML table in Jupyter; ``.to_pandas()``)."""
+        from dscir.display import TopicTable
+
+        self._fitted("topic_word_")
+        return TopicTable.from_matrix(self.topic_word_, self.vocabulary_, n)
+
+    def plot(self, ax=None):
+        """Traces of the fit (matplotlib): held-out perplexity, documents/s and
+        tokens/s, and the time per iteration split into Gibbs, waiting and update.
+        ``ax``: three axes to draw on (default: a new figure). Returns the figure."""
+        from dscir.display import plot_lda
+
+        self._fitted("topic_word_")
+        if not self.history_:
+            raise DscirError("this LDA ran no iteration; there is nothing to plot")
+        return plot_lda(self.history_, self.evaluations_, repr(self), ax)
+
+    def transform(self, docs, *, sweeps: int | None = None, seed: int | None = None) -> np.ndarray:
+        """Topic proportions (n_docs x K) of new documents under the fitted topics.
+
+        ``docs`` is a scipy.sparse document-term matrix over this model's
+        vocabulary, or a ``CSRBatch``. Runs in this process (no cluster).
+        """
+        from dscir import streams
+        from dscir.models.lda.kernels import document_topics
+        from dscir.rng import derive
+
+        self._fitted("topic_word_")
+        cfg = self.config_
+        indptr, indices, data = csr_arrays(docs, self.topic_word_.shape[1])
+        with np.errstate(divide="ignore"):
+            log_phi = np.log(self.topic_word_)
+        key = derive(cfg.seed if seed is None else seed, streams.TRANSFORM)
+        return document_topics(indptr, indices, data, log_phi, cfg.alpha,
+                               sweeps or cfg.eval_sweeps, key)
+
+    def perplexity(self, corpus=None, client=None, **cluster) -> float:
+        """Document-completion perplexity of the held-out documents of a store.
+
+        Every 10th token of each held-out document is a test token; topic
+        weights are estimated by Gibbs sampling on the other tokens with phi =
+        ``topic_word_`` fixed; the result is exp(-mean natural-log probability
+        of the test tokens) over all test tokens of all held-out documents.
+        """
+        from dscir.corpus import Corpus
+        from dscir.models.lda import perplexity
+
+        self._fitted("topic_word_")
+        cfg = self.config_
+        store = self.store_ if corpus is None else store_path(corpus)
+        c = Corpus.open(store)
+        if c.n_words != self.topic_word_.shape[1]:
+            raise DscirError(f"{store} has {c.n_words} words, the topics have "
+                             f"{self.topic_word_.shape[1]}")
+        with executor_for("lda", store, client, **cluster) as executor:
+            return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
+                              self.topic_word_, cfg.alpha, cfg.eval_sweeps, cfg.seed,
+                              cfg.completion_every)
+
+    def score(self, corpus=None, client=None, **cluster) -> float:
+        """Per-token held-out log likelihood (natural log) by document completion:
+        -log ``perplexity(...)``, so that higher is better, as scikit-learn's ``score``."""
+        return float(-np.log(self.perplexity(corpus, client, **cluster)))
+
+    def _repr_html_(self) -> str:
+        head = f"<p><code>{html.escape(repr(self))}</code></p>"
+        if not hasattr(self, "topic_word_"):
+            return head
+        from dscir.display import TopicTable
+
+        table = TopicTable.from_matrix(self.topic_word_, self.vocabulary_, 8,
+                                       order=range(min(20, self.topic_word_.shape[0])))
+        return head + table._repr_html_()

@@ -1,1 +1,0 @@
-"""The Dask driver: minibatches, task placement, exact reductions."""

@@ -1,2 +1,0 @@
-from dscir.monitor import *  # noqa
-from dscir.monitor import dask_setup, ensure_monitor, RunReporter  # noqa

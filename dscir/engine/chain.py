@@ -1,0 +1,210 @@
+"""The one chain loop: any model, any executor.
+
+``Chain`` owns the engine's side of a chain: the iteration counter (which
+fixes the step-size schedule and names every random stream), the minibatch
+position, prefetching the next minibatch while this one is sampled, thinning
+(a sample is kept every ``thin`` iterations after ``burn_in``), the history of
+per-iteration statistics and timings, held-out scores and checkpoints. The
+model (``dscir.models.base.Model``) owns its parameters and their update.
+``run_chain`` advances a chain with scores, checkpoints, events and progress.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir import monitor
+from dscir.engine.minibatch import EpochPosition, next_minibatch
+from dscir.engine.placement import Timing
+from dscir.errors import DscirError
+from dscir.models.base import Data
+from dscir.runs.checkpoint import Checkpoint, absolute_store
+
+
+class _Pending(NamedTuple):
+    iteration: int
+    after: EpochPosition
+    parts: Any
+
+
+def _columns(records: list[dict[str, Any]], fields) -> dict[str, np.ndarray]:
+    return {f: np.array([r[f] for r in records]) for f in fields}
+
+
+class Chain:
+    """A chain of ``model_type`` on ``store``, its tasks run by ``executor``.
+
+    ``model_options`` go to the model's constructor (e.g. whether it keeps
+    its samples in memory); they do not change the chain.
+    """
+
+    def __init__(self, model_type, config, store: str, executor, **model_options):
+        self.config = config
+        self.data = Data.open(store)
+        self.store = self.data.store
+        self.executor = executor
+        self.model = model_type(config, self.data, executor, **model_options)
+        if self.model.minibatch and config.batch_size > self.data.train.size:
+            raise DscirError(f"batch_size={config.batch_size} exceeds the "
+                             f"{self.data.train.size} training documents of {self.store}")
+        self.iteration = 0
+        self.position = EpochPosition()
+        self.n_samples = 0
+        self.last_sample: dict[str, np.ndarray] | None = None  # rows, when the last step kept one
+        self.history: list[dict[str, Any]] = []
+        self.evaluations: list[NamedTuple] = []
+        self._pending: _Pending | None = None
+
+    @property
+    def client(self):
+        return self.executor.client
+
+    def attach(self, executor) -> None:
+        """Run the next iterations on ``executor`` (e.g. a new cluster's)."""
+        self.executor = self.model.executor = executor
+        self._pending = None
+
+    # -- one iteration -------------------------------------------------------
+
+    def _read(self, iteration: int, position: EpochPosition) -> _Pending:
+        docs, after = next_minibatch(self.data.train, self.config.batch_size,
+                                     self.config.seed, position)
+        return _Pending(iteration, after, self.executor.read(docs))
+
+    def step(self, prefetch: bool = True) -> dict[str, Any]:
+        """Run one iteration; returns its statistics (also appended to ``history``)."""
+        m, cfg = self.iteration, self.config
+        start = time.perf_counter()
+        self.executor.timing = Timing()
+        parts, after = None, self.position
+        if self.model.minibatch:
+            pending = self._pending
+            if pending is None or pending.iteration != m:
+                pending = self._read(m, self.position)
+            self._pending = self._read(m + 1, pending.after) if prefetch else None
+            parts, after = pending.parts, pending.after
+        stats = self.model.step(m, parts)
+        self.position = after
+        self.iteration = m + 1
+        self.last_sample = None
+        if self.iteration > cfg.burn_in and (self.iteration - cfg.burn_in) % cfg.thin == 0:
+            self.last_sample = self.model.keep_sample(self.iteration)
+            self.n_samples += 1
+        timing = self.executor.timing
+        wall = time.perf_counter() - start
+        record = {"iteration": self.iteration, **stats, "wall": wall,
+                  "gibbs": timing.compute, "wait": max(timing.blocked - timing.compute, 0.0),
+                  "update": max(wall - timing.blocked, 0.0)}
+        self.history.append(record)
+        return record
+
+    def evaluate(self) -> NamedTuple:
+        """Score the held-out documents now and record it."""
+        model = self.model
+        record = model.Evaluation(self.iteration, model.score(), **model.evaluation_extras())
+        self.evaluations.append(record)
+        return record
+
+    def close(self) -> None:
+        """Release prefetched reads still held on the workers."""
+        self._pending = None
+
+    # -- checkpoints ---------------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """The whole chain now, as arrays and JSON values (copies)."""
+        arrays, values = self.model.state()
+        return Checkpoint(
+            model=self.model.name, config=self.config.to_dict(),
+            store=absolute_store(self.store), iteration=self.iteration,
+            position=tuple(self.position), n_samples=self.n_samples,
+            sample_rows=self.model.sample_rows(),
+            arrays={k: np.array(v) for k, v in arrays.items()}, values=dict(values),
+            history=self.history_arrays(), evaluations=self.evaluation_arrays())
+
+    def restore(self, ckpt: Checkpoint, samples: dict[str, np.ndarray] | None = None) -> None:
+        """Continue from ``ckpt`` (of this model, configuration and corpus); ``samples``
+        are the run's kept samples up to it (for models that hold them)."""
+        ckpt.check(self.model.name, self.config.to_dict(), self.store)
+        self.model.restore(ckpt.arrays, ckpt.values, samples or {})
+        self.iteration = ckpt.iteration
+        self.position = EpochPosition(*ckpt.position)
+        self.n_samples = ckpt.n_samples
+        self.last_sample = None
+        h = ckpt.history
+        self.history = [dict(zip(h, (v.item() for v in row))) for row in zip(*h.values())]
+        ev = ckpt.evaluations
+        self.evaluations = [self.model.Evaluation(*(v.item() for v in row))
+                            for row in zip(*(ev[f] for f in self.model.Evaluation._fields))]
+        self._pending = None
+
+    def history_arrays(self) -> dict[str, np.ndarray]:
+        return _columns(self.history, self.history[0] if self.history else ())
+
+    def evaluation_arrays(self) -> dict[str, np.ndarray]:
+        fields = self.model.Evaluation._fields
+        out = _columns([e._asdict() for e in self.evaluations], fields)
+        if not self.evaluations:
+            out["iteration"] = out["iteration"].astype(np.int64)
+        return out
+
+
+def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
+              on_sample: Callable[[dict[str, np.ndarray]], None] | None = None,
+              checkpoint: Callable[[Chain], None] | None = None, checkpoint_every: int = 0,
+              progress: bool = True) -> list[NamedTuple]:
+    """Advance ``chain`` by ``n_iter`` iterations, scoring held-out documents at
+    every iteration that is a multiple of ``eval_every`` (and at the end) when
+    ``eval_every > 0``; returns the new scores (also in ``chain.evaluations``).
+
+    ``on_sample(rows)`` receives each kept sample's rows; ``checkpoint(chain)`` is
+    called at every multiple of ``checkpoint_every``, after that iteration's sample
+    and score. Both count the chain's iterations, so a resumed chain scores and
+    checkpoints where an uninterrupted one does.
+    """
+    from tqdm.auto import tqdm
+
+    cfg, model = chain.config, chain.model
+    report = monitor.RunReporter(
+        chain.client, model.name, metric=model.metric, sampler=cfg.sampler,
+        store=os.path.basename(chain.store.rstrip("/")), batch_size=cfg.batch_size,
+        seed=cfg.seed, **model.report_settings())
+    if chain.client is not None:
+        monitor.ensure_monitor(chain.client)
+    report.start(chain.iteration, chain.iteration + n_iter)
+    new: list[NamedTuple] = []
+    bar = tqdm(total=chain.iteration + n_iter, initial=chain.iteration, disable=not progress,
+               unit="it", desc=f"dscir {model.name} ({cfg.sampler})")
+    status = "failed"
+    try:
+        for i in range(n_iter):
+            stats = chain.step(prefetch=i + 1 < n_iter)
+            m = chain.iteration
+            report.iteration(**stats)
+            if on_sample is not None and chain.last_sample is not None:
+                on_sample(chain.last_sample)
+            if eval_every > 0 and (m % eval_every == 0 or i + 1 == n_iter):
+                new.append(chain.evaluate())
+                extras = dict(zip(new[-1]._fields[2:], new[-1][2:]))
+                report.evaluation(m, new[-1][1], **extras)
+            if checkpoint is not None and checkpoint_every > 0 and m % checkpoint_every == 0:
+                checkpoint(chain)
+            postfix = model.progress(stats)
+            if chain.evaluations:
+                postfix[model.metric] = f"{chain.evaluations[-1][1]:.4g}"
+            bar.set_postfix(postfix, refresh=False)
+            bar.update(1)
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        bar.close()
+        chain.close()
+        report.finish(chain.iteration, status)
+    return new

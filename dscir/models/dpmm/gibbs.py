@@ -1,0 +1,93 @@
+"""The exact Gibbs slice sampler for the DP mixture: the full-data baseline."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.models.dpmm.kernels import Sample, allocate, component_counts, slice_log_u
+from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
+                                      prior_components)
+from dscir.rng import derive
+from dscir.samplers import get_sampler
+from dscir.samplers.simplex import normalize_log
+from dscir.streams import GIBBS_SLICE_PARTS as P
+
+_SCIR = get_sampler("scir")
+
+
+class GibbsSlice:
+    """The exact Gibbs slice sampler (Walker 2007; Kalli, Griffin & Walker 2011).
+
+    Single machine, full data: every sweep draws u_i | v, z for all users,
+    extends the sticks, allocates all users, then v | z, alpha and theta | z
+    exactly, alpha | v (``global_step`` with SCIR, the full-data statistics
+    and infinite steps: fresh Gamma draws), and drops the components past the
+    last label in use.
+    Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
+    Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
+    ``run(a + b)``.
+    """
+
+
+    def __init__(self, indptr, indices, data, n_words: int, *, a0: float,
+                 alpha_prior: tuple[float, float], n_init: int, seed: int, user_ids=None):
+        self.indptr = np.asarray(indptr, np.int64)
+        self.indices = np.asarray(indices, np.int64)
+        self.data = np.asarray(data, np.int64)
+        self.n_words = int(n_words)
+        if self.indices.size and (self.indices.min() < 0 or self.indices.max() >= n_words):
+            raise DscirError(f"area ids must lie in 0..{n_words - 1}")
+        self.n_users = self.indptr.size - 1
+        self.user_ids = (np.arange(self.n_users, dtype=np.int64) if user_ids is None
+                         else np.asarray(user_ids, np.int64))
+        self.a0 = float(a0)
+        self.alpha_prior = (float(alpha_prior[0]), float(alpha_prior[1]))
+        self.seed = int(seed)
+        init = initial_state(self.n_users, n_words, n_init, self.alpha_prior, seed)
+        self.z, self.log_sticks, self.log_theta, self.alpha = init
+        self.iteration = 0
+        self.n_proposed = self.log_sticks.shape[0]
+
+    @property
+    def n_components(self) -> int:
+        return int(self.log_sticks.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(np.unique(self.z).size)
+
+    def sample(self) -> Sample:
+        log_w, log_rest = log_weights(self.log_sticks)
+        return Sample(log_w, normalize_log(self.log_theta, axis=1), log_rest, self.alpha)
+
+    def step(self) -> None:
+        t = self.iteration + 1
+        key = lambda part: derive(self.seed, t, P[part])  # noqa: E731
+        log_w, log_rest = log_weights(self.log_sticks)
+        log_u = slice_log_u(log_w, self.z, self.user_ids, key("SLICE"))
+        extra = new_sticks(log_rest, float(log_u.min()), self.alpha, key("EXTEND"))
+        if extra.shape[0]:
+            self.log_sticks = np.concatenate([self.log_sticks, extra])
+            self.log_theta = np.concatenate([self.log_theta, prior_components(
+                extra.shape[0], self.n_words, self.a0, derive(key("EXTEND"), 2**32))])
+            log_w, log_rest = log_weights(self.log_sticks)
+        self.n_proposed = self.n_components
+        self.z = allocate(self.indptr, self.indices, self.data, self.user_ids, log_u, log_w,
+                          normalize_log(self.log_theta, axis=1), key("ALLOCATE"))
+        k = self.n_components
+        cc = component_counts(self.indptr, self.indices, self.data, self.z, self.n_words)
+        m = np.zeros(k)
+        m[cc.components] = cc.users
+        counts = np.zeros((k, self.n_words))
+        counts[cc.components] = cc.counts
+        sticks, theta, self.alpha = global_step(
+            _SCIR, _SCIR.State(self.log_sticks), _SCIR.State(self.log_theta), self.alpha, m, counts,
+            a0=self.a0, alpha_prior=self.alpha_prior, step_sizes=(math.inf, math.inf),
+            keys=(key("STICKS"), key("COMPONENTS"), key("ALPHA")))
+        self.log_sticks, self.log_theta = sticks.log_theta, theta.log_theta
+        keep = int(self.z.max()) + 1
+        self.log_sticks, self.log_theta = self.log_sticks[:keep], self.log_theta[:keep]
+        self.iteration = t

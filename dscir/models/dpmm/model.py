@@ -1,0 +1,338 @@
+"""The DP mixture on the engine: the stochastic slice sampler and the exact one.
+
+One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
+
+1. the engine has read the minibatch S of training users on the workers;
+2. slice variables u_i ~ U(0, w_{z_i}) for i in S, from each user's last
+   allocation (all training users start uniform over ``n_init`` components);
+3. add prior sticks and components until sum_j w_j > 1 - min u;
+4. workers allocate their users over {j : w_j > u_i} given log phi (only the
+   columns of their areas) and return integer user counts and area counts per
+   component; they are added exactly, in any order;
+5. with m_hat = (N / |S|) x users per component and c_hat = (N / |S|) x area
+   counts, the sampler moves the stick gammas towards Beta(1 + m_hat_j,
+   alpha + sum_{l>j} m_hat_l) and the component gammas towards Gamma(a0 + c_hat);
+6. alpha | v; components past the last label any training user holds are dropped.
+
+Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.streams``, per
+user where it belongs to a user, so a run is the same on any number of workers.
+Both samplers keep their samples' held-out log predictive as a running
+log-space average (``PredictiveAverage``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir import streams
+from dscir.errors import DscirError
+from dscir.models.base import Data
+from dscir.models.dpmm.config import DPMMConfig
+from dscir.models.dpmm.gibbs import GibbsSlice
+from dscir.models.dpmm.kernels import PredictiveAverage, Sample
+from dscir.models.dpmm.kernels import slice_log_u
+from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
+                                      prior_components)
+from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.rng import derive
+from dscir.samplers import get_sampler
+from dscir.samplers.simplex import normalize_log
+
+
+def sample_arrays(iteration: int, sample: Sample) -> dict[str, np.ndarray]:
+    """One kept sample as rows of the run's ``samples/`` arrays (components stacked)."""
+    return {"samples/iteration": np.array([iteration], np.int64),
+            "samples/alpha": np.array([sample.alpha], np.float64),
+            "samples/log_rest": np.array([sample.log_rest], np.float64),
+            "samples/n_components": np.array([sample.log_w.size], np.int64),
+            "samples/log_w": np.asarray(sample.log_w, np.float64),
+            "samples/log_phi": np.asarray(sample.log_phi, np.float64)}
+
+
+def samples_from_arrays(arrays: dict[str, np.ndarray]) -> list[Sample]:
+    """The kept samples back from the run's ``samples/`` arrays."""
+    if "n_components" not in arrays:
+        return []
+    ends = np.cumsum(arrays["n_components"])
+    starts = ends - arrays["n_components"]
+    return [Sample(arrays["log_w"][a:b], arrays["log_phi"][a:b], float(rest), float(alpha))
+            for a, b, rest, alpha in zip(starts, ends, arrays["log_rest"], arrays["alpha"])]
+
+
+class DPEvaluation(NamedTuple):
+    iteration: int
+    log_predictive: float
+    n_clusters: int
+
+
+class _Mixture:
+    """What both DP samplers share: kept samples and their held-out score."""
+
+    name = "dpmm"
+    metric = "log_predictive"
+    Evaluation = DPEvaluation
+
+    def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
+        if data.train.size == 0:
+            raise DscirError(f"{data.store} has no training users")
+        self.config, self.data, self.executor = config, data, executor
+        self.keep_samples = keep_samples
+        self.samples: list[Sample] = []
+        self.average = PredictiveAverage()
+        self.n_samples = 0
+        self.sample_components = 0
+
+    def score_sample(self, sample: Sample) -> np.ndarray:
+        """Per-user log predictive of the held-out users under one sample."""
+        return user_scores(self.executor, self.data.heldout, sample, self.config.a0)
+
+    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        self.n_samples += 1
+        self.sample_components += sample.log_w.size
+        if self.keep_samples:
+            self.samples.append(sample)
+        if self.data.heldout.size:
+            self.average.add(self.score_sample(sample))
+        return sample_arrays(iteration, sample)
+
+    def score(self) -> float:
+        """Average held-out log predictive: over the kept samples, or under the
+        current state while none is kept."""
+        if self.data.heldout.size == 0:
+            raise DscirError(f"{self.data.store} has no held-out users to score; split it first "
+                             "(dscir ingest --heldout-every, or dscir.corpus.split_heldout)")
+        if self.average.n_samples:
+            return self.average.mean()
+        return float(np.mean(self.score_sample(self.sample())))
+
+    def evaluation_extras(self) -> dict[str, Any]:
+        return {"n_clusters": self.n_clusters}
+
+    def _bookkeeping(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        log_sum = np.zeros(0) if self.average.log_sum is None else self.average.log_sum.copy()
+        return ({"average_log_sum": log_sum},
+                {"n_samples": self.n_samples, "sample_components": self.sample_components,
+                 "average_n": self.average.n_samples, "alpha": float(self.alpha)})
+
+    def _restore_bookkeeping(self, arrays, values, samples) -> None:
+        self.n_samples = int(values["n_samples"])
+        self.sample_components = int(values["sample_components"])
+        self.average = PredictiveAverage()
+        if values["average_n"]:
+            self.average.log_sum = np.array(arrays["average_log_sum"], dtype=np.float64)
+            self.average.n_samples = int(values["average_n"])
+        self.samples = samples_from_arrays(samples) if self.keep_samples else []
+        if self.keep_samples and len(self.samples) != self.n_samples:
+            raise DscirError(f"the run holds {len(self.samples)} samples, its checkpoint "
+                             f"{self.n_samples}")
+
+    def sample_rows(self) -> dict[str, int]:
+        rows = {f"samples/{k}": self.n_samples
+                for k in ("iteration", "alpha", "log_rest", "n_components")}
+        rows.update({"samples/log_w": self.sample_components,
+                     "samples/log_phi": self.sample_components})
+        return rows
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        out = {"weights": np.exp(sample.log_w), "components": np.exp(sample.log_phi),
+               "labels": self.labels()}
+        out.update({f"state/{k}": v for k, v in self.parameters().items()})
+        return out
+
+    def report_settings(self) -> dict[str, Any]:
+        return {}
+
+    def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
+        return {"clusters": stats["n_clusters"], "K": stats["n_components"],
+                "alpha": f"{stats['alpha']:.3g}"}
+
+
+class DPMMModel(_Mixture):
+    """The stochastic slice sampler (SCIR or SGRLD steps): sticks, components, alpha
+    and every training user's last allocation on the driver; users on the workers."""
+
+    minibatch = True
+
+    def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
+        super().__init__(config, data, executor, keep_samples)
+        self.sampler = get_sampler(config.sampler)
+        if self.sampler.momentum:
+            raise DscirError(f"the DP mixture adds and drops components every iteration and "
+                             f"runs without momenta; {config.sampler} is not supported "
+                             "(use scir, sgrld or gibbs)")
+        z0, log_sticks, log_theta, self.alpha = initial_state(
+            data.train.size, data.n_words, config.n_init,
+            (config.alpha_shape, config.alpha_rate), config.seed)
+        self.z = np.full(data.n_docs, -1, dtype=np.int32)
+        self.z[data.train] = z0
+        self.sticks = self.sampler.init_log(log_sticks)
+        self.theta = self.sampler.init_log(log_theta)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.sticks.log_theta.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(np.count_nonzero(np.bincount(self.z[self.data.train])))
+
+    def sample(self) -> Sample:
+        log_w, log_rest = log_weights(self.sticks.log_theta)
+        return Sample(log_w, normalize_log(self.theta.log_theta, axis=1), log_rest, self.alpha)
+
+    def labels(self) -> np.ndarray:
+        return self.z
+
+    def _extend(self, m: int, log_u: np.ndarray) -> None:
+        """Add prior sticks and components until sum_j w_j > 1 - min u."""
+        cfg, s = self.config, self.sampler
+        _, log_rest = log_weights(self.sticks.log_theta)
+        extra = new_sticks(log_rest, float(log_u.min()), self.alpha,
+                           derive(cfg.seed, streams.DP_EXTEND, m))
+        if extra.shape[0]:
+            self.sticks = s.concat(self.sticks, s.init_log(extra))
+            new = prior_components(extra.shape[0], self.data.n_words, cfg.a0,
+                                   derive(cfg.seed, streams.DP_NEW_COMPONENTS, m))
+            self.theta = s.concat(self.theta, s.init_log(new))
+
+    def step(self, m: int, parts) -> dict[str, Any]:
+        cfg, users = self.config, parts.docs
+        log_w, _ = log_weights(self.sticks.log_theta)
+        log_u = slice_log_u(log_w, self.z[users], users, derive(cfg.seed, streams.DP_SLICE, m))
+        self._extend(m, log_u)
+        log_w, _ = log_weights(self.sticks.log_theta)
+        k = self.n_components
+        log_phi = normalize_log(self.theta.log_theta, axis=1)
+        key = derive(cfg.seed, streams.DP_ALLOCATE, m)
+        ends = np.cumsum([p.size for p in parts.parts])
+        args = [(np.ascontiguousarray(log_phi[:, w]), log_u[e - p.size:e], log_w, key)
+                for p, w, e in zip(parts.parts, self.executor.words(parts), ends)]
+        results: list[AllocationResult] = self.executor.run("allocation", allocate_users,
+                                                            parts, args)
+        occupancy = np.zeros(k, dtype=np.int64)
+        counts = np.zeros((k, self.data.n_words), dtype=np.int64)
+        for r in results:  # integer sums: exact in any order
+            self.z[r.users] = r.z
+            occupancy[r.components] += r.n_users
+            counts[np.ix_(r.components, r.words)] += r.counts
+        scale = self.data.train.size / users.size
+        self.sticks, self.theta, self.alpha = global_step(
+            self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,
+            counts * scale, a0=cfg.a0, alpha_prior=(cfg.alpha_shape, cfg.alpha_rate),
+            step_sizes=(cfg.step_theta, cfg.step_sticks),
+            keys=[derive(cfg.seed, d, m) for d in (streams.DP_STICKS, streams.DP_COMPONENTS,
+                                                   streams.DP_ALPHA)])
+        keep = int(self.z.max()) + 1
+        self.sticks = self.sampler.head(self.sticks, keep)
+        self.theta = self.sampler.head(self.theta, keep)
+        return {"n_clusters": self.n_clusters, "n_components": k, "alpha": self.alpha,
+                "n_docs": int(cfg.batch_size)}
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        state = {f"sticks/{k}": v for k, v in self.sampler.arrays(self.sticks).items()}
+        state.update({f"theta/{k}": v for k, v in self.sampler.arrays(self.theta).items()})
+        state["z"] = self.z
+        return state
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        arrays, values = self._bookkeeping()
+        arrays.update(self.parameters())
+        return arrays, values
+
+    def restore(self, arrays, values, samples) -> None:
+        pick = lambda group: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
+                              if k.startswith(group + "/")}
+        self.sticks = self.sampler.from_arrays(pick("sticks"))
+        self.theta = self.sampler.from_arrays(pick("theta"))
+        self.z = np.array(arrays["z"], dtype=np.int32)
+        self.alpha = float(values["alpha"])
+        self._restore_bookkeeping(arrays, values, samples)
+
+
+class DPGibbsModel(_Mixture):
+    """The exact Gibbs slice sampler on all training users, in the driver's process."""
+
+    minibatch = False
+
+    def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
+        super().__init__(config, data, executor, keep_samples)
+        train = executor.read(data.train).batches[0]
+        self.gibbs = GibbsSlice(
+            train.indptr, train.indices, train.data, data.n_words, a0=config.a0,
+            alpha_prior=(config.alpha_shape, config.alpha_rate), n_init=config.n_init,
+            seed=config.seed, user_ids=data.train)
+
+    alpha = property(lambda self: self.gibbs.alpha)
+    n_clusters = property(lambda self: self.gibbs.n_clusters)
+    n_components = property(lambda self: self.gibbs.n_components)
+
+    def sample(self) -> Sample:
+        return self.gibbs.sample()
+
+    def labels(self) -> np.ndarray:
+        z = np.full(self.data.n_docs, -1, dtype=np.int32)
+        z[self.data.train] = self.gibbs.z
+        return z
+
+    def step(self, m: int, parts) -> dict[str, Any]:
+        self.gibbs.iteration = m  # names the sweep's random streams
+        self.gibbs.step()
+        return {"n_clusters": self.n_clusters, "n_components": self.gibbs.n_proposed,
+                "alpha": self.alpha, "n_docs": int(self.data.train.size)}
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        g = self.gibbs
+        return {"z": g.z, "log_sticks": g.log_sticks, "log_theta": g.log_theta,
+                "n_proposed": np.array([g.n_proposed], np.int64)}
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        arrays, values = self._bookkeeping()
+        arrays.update(self.parameters())
+        return arrays, values
+
+    def restore(self, arrays, values, samples) -> None:
+        g = self.gibbs
+        g.z = np.array(arrays["z"], dtype=g.z.dtype)
+        g.log_sticks, g.log_theta = np.array(arrays["log_sticks"]), np.array(arrays["log_theta"])
+        g.n_proposed = int(arrays["n_proposed"][0])
+        g.alpha = float(values["alpha"])
+        self._restore_bookkeeping(arrays, values, samples)
+
+
+def model_type(sampler: str) -> type[_Mixture]:
+    """The DP model class a sampler runs: exact Gibbs in process, or the stochastic one."""
+    return DPGibbsModel if sampler == "gibbs" else DPMMModel
+
+
+def predictive_score(executor, users: np.ndarray, samples: list[Sample], a0: float) -> float:
+    """Held-out log predictive of ``users`` averaged over ``samples`` (in log space
+    per user, then the mean over users), by ``executor``'s tasks."""
+    average = PredictiveAverage()
+    for sample in samples:
+        average.add(user_scores(executor, users, sample, a0))
+    return average.mean()
+
+
+def user_scores(executor, users: np.ndarray, sample: Sample, a0: float) -> np.ndarray:
+    """Per-user log predictive of ``users`` (sorted) under one sample, by tasks."""
+    parts = executor.read(np.asarray(users, np.int64), "read-heldout")
+    args = [(sample, a0)] * len(parts.parts)
+    return np.concatenate(executor.run("score", user_log_predictive, parts, args))
+
+
+def final_sample(config: DPMMConfig, state: dict[str, np.ndarray], alpha: float) -> Sample:
+    """The sample of a run's final ``state/`` arrays (either sampler's layout)."""
+    if config.sampler == "gibbs":
+        log_sticks, log_theta = state["log_sticks"], state["log_theta"]
+    else:
+        s = get_sampler(config.sampler)
+        pick = lambda group: {k.split("/", 1)[1]: v for k, v in state.items()  # noqa: E731
+                              if k.startswith(group + "/")}
+        log_sticks = s.from_arrays(pick("sticks")).log_theta
+        log_theta = s.from_arrays(pick("theta")).log_theta
+    log_w, log_rest = log_weights(log_sticks)
+    return Sample(log_w, normalize_log(log_theta, axis=1), log_rest, alpha)

@@ -1,0 +1,37 @@
+"""The DP mixture's worker tasks: allocations and held-out scores of a batch of users."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from dscir.corpus import CSRBatch
+from dscir.models.dpmm.kernels import Sample, allocate, component_counts, log_predictive
+
+
+class AllocationResult(NamedTuple):
+    users: np.ndarray  # int64 [n] the task's users
+    z: np.ndarray  # int32 [n] their new allocations
+    components: np.ndarray  # int64 [C] components they occupy
+    n_users: np.ndarray  # int64 [C] users in each
+    words: np.ndarray  # int64 [U] areas the users visit
+    counts: np.ndarray  # int64 [C, U] summed counts
+
+
+def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
+                   log_u: np.ndarray, log_w: np.ndarray, key: int) -> AllocationResult:
+    """Allocate a batch of users given their slices and log phi of their areas,
+    and return integer statistics per component."""
+    local = np.searchsorted(words, batch.indices)
+    z = allocate(batch.indptr, local, batch.data, batch.docs, log_u, log_w, log_phi_cols, key)
+    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
+    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
+                            words, cc.counts)
+
+
+def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,
+                        a0: float) -> np.ndarray:
+    """Per-user log predictive of a batch of users under one sample."""
+    return log_predictive(batch.indptr, batch.indices, batch.data, sample.log_w, sample.log_phi,
+                          sample.log_rest, a0, sample.log_phi.shape[1])

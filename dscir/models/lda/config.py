@@ -1,0 +1,50 @@
+"""LDA's configuration and the papers' reference settings per sampler."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dscir.samplers.schedules import constant, polynomial
+
+# Reference settings (Baker et al. 2018; Patterson & Teh 2013; Ma et al. 2015).
+# SGLD and SGHMC are baselines without published LDA settings: their values
+# are ours, chosen to be stable, not tuned.
+REFERENCE: dict[str, dict[str, Any]] = {
+    "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
+    "sgrld": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.01, "tau": 1000.0, "kappa": 0.6},
+    "gsgrhmc": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.02, "tau": None, "kappa": 0.0},
+    "sgld": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+    "sghmc": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+}
+
+
+@dataclass(frozen=True)
+class LDAConfig:
+    """Everything that determines an LDA chain (with the corpus and the seed)."""
+
+    n_topics: int
+    sampler: str
+    alpha: float
+    beta: float
+    batch_size: int
+    step_size: float
+    tau: float | None  # None: constant step size; else h (1 + m / tau) ** -kappa
+    kappa: float
+    sweeps: int
+    seed: int
+    burn_in: int = 0  # iterations before posterior samples are kept
+    thin: int = 10  # keep every thin-th iteration after burn_in
+    eval_sweeps: int = 100
+    completion_every: int = 10
+    sampler_options: dict[str, float] = field(default_factory=dict)  # e.g. SGHMC friction
+
+    def schedule(self) -> Callable[[int], float]:
+        if self.tau is None:
+            return constant(self.step_size)
+        return polynomial(self.step_size, self.tau, self.kappa)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,88 @@
+"""Held-out perplexity by document completion (Wallach et al. 2009).
+
+Every ``every``-th token of each held-out document (tokens laid out in word-id
+order) is a test token; the document's topic weights are estimated by Gibbs
+sampling on the rest with phi fixed, and the perplexity is
+exp(-(sum of natural-log p(test token)) / (number of test tokens)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from dscir import streams
+from dscir.corpus import CSRBatch
+from dscir.errors import DscirError
+from dscir.models.lda.kernels import completion_log_likelihood
+from dscir.rng import derive
+
+
+def perplexity(executor, docs: np.ndarray, phi: np.ndarray, alpha: float, sweeps: int,
+               seed: int, every: int) -> float:
+    """Document-completion perplexity of ``docs`` under ``phi``, by ``executor``'s tasks."""
+    if docs.size == 0:
+        raise DscirError(f"{executor.store} has no held-out documents to score; split it "
+                         "first (dscir ingest --heldout, or dscir.corpus.split_heldout)")
+    with np.errstate(divide="ignore"):
+        lphi = np.log(phi)
+    parts = executor.read(np.sort(np.asarray(docs, np.int64)), "read-heldout")
+    key = derive(seed, streams.EVALUATION)
+    # Each task gets the log phi columns of its words as an argument, never
+    # scattered data: a worker lost mid-evaluation costs a recomputation.
+    args = [(np.ascontiguousarray(lphi[:, w]), alpha, sweeps, key, every)
+            for w in executor.words(parts)]
+    results = executor.run("perplexity", completion_scores, parts, args)
+    n_test = sum(r.n_test for r in results)
+    if n_test == 0:
+        raise DscirError("the held-out documents have no test tokens")
+    # fsum is exactly rounded, so the score does not depend on how the documents
+    # were split into tasks (the number of workers) or on the order of the parts.
+    loglik = math.fsum(np.concatenate([r.loglik for r in results]).tolist())
+    return float(np.exp(-loglik / n_test))
+
+
+def completion_split(batch: CSRBatch, every: int = 10) -> tuple[CSRBatch, CSRBatch]:
+    """Document completion: lay each document's tokens out in word-id order and
+    send tokens at positions every-1, 2*every-1, ... (every ``every``-th) to test."""
+    obs_i, obs_d, test_i, test_d = [], [], [], []
+    obs_ptr, test_ptr = [0], [0]
+    for d in range(batch.docs.size):
+        a, b = batch.indptr[d], batch.indptr[d + 1]
+        words, counts = batch.indices[a:b], batch.data[a:b].astype(np.int64)
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        # test tokens at positions p with p % every == every - 1, p in [start, end)
+        n_test = (ends + 1) // every - (starts + 1) // every
+        keep = counts - n_test
+        mo, mt = keep > 0, n_test > 0
+        obs_i.append(words[mo]); obs_d.append(keep[mo])
+        test_i.append(words[mt]); test_d.append(n_test[mt])
+        obs_ptr.append(obs_ptr[-1] + int(mo.sum())); test_ptr.append(test_ptr[-1] + int(mt.sum()))
+    cat = lambda ps, dt: np.concatenate(ps).astype(dt) if ps else np.zeros(0, dt)  # noqa: E731
+    return (CSRBatch(np.array(obs_ptr, np.int64), cat(obs_i, np.int32), cat(obs_d, np.int32),
+                     batch.docs),
+            CSRBatch(np.array(test_ptr, np.int64), cat(test_i, np.int32), cat(test_d, np.int32),
+                     batch.docs))
+
+
+class CompletionResult(NamedTuple):
+    loglik: np.ndarray  # float64 [n_docs] natural log, summed over each document's test tokens
+    n_test: int
+
+
+def completion_scores(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
+                      alpha: float, sweeps: int, seed: int, every: int) -> CompletionResult:
+    """Document-completion log-likelihood of held-out documents under fixed phi,
+    given the log phi columns of their words."""
+    observed, test = completion_split(batch, every=every)
+    loglik, n_test = completion_log_likelihood(
+        observed.indptr, observed.indices, observed.data,
+        test.indptr, test.indices, test.data, batch.docs, log_phi_cols,
+        np.searchsorted(words, observed.indices).astype(np.int32),
+        np.searchsorted(words, test.indices).astype(np.int32),
+        alpha, sweeps, seed,
+    )
+    return CompletionResult(np.asarray(loglik, np.float64), int(n_test.sum()))

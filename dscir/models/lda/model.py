@@ -1,0 +1,127 @@
+"""LDA on the engine: one iteration from phi to counts and back.
+
+Iteration ``m``: the engine has read the minibatch's parts on the workers;
+each part gets the phi columns of its words (K x U, rescaled per word by the
+column maximum, which leaves the Gibbs conditional unchanged and keeps
+beta = 1e-4 topics from underflowing) and runs the Gibbs kernel there; the
+returned integer counts are added into a K x W matrix (exact in any order,
+so the result does not depend on the number of workers or on which task
+finishes first), scaled by D / |S| / n_kept, and the sampler steps with
+a_hat = beta + counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir import streams
+from dscir.models.base import Data
+from dscir.models.lda.config import LDAConfig
+from dscir.models.lda.evaluation import perplexity
+from dscir.models.lda.kernels import phi_columns
+from dscir.models.lda.tasks import GibbsResult, gibbs_counts
+from dscir.rng import derive
+from dscir.samplers import get_sampler
+from dscir.samplers.simplex import normalize_log
+
+
+def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
+    """Add tasks' K x U integer counts into the K x W total (exact in any order)."""
+    for r in results:
+        counts[:, r.words] += r.topic_word
+    return counts
+
+
+class LDAEvaluation(NamedTuple):
+    iteration: int
+    perplexity: float
+
+
+class LDAModel:
+    """An LDA chain's topics (a sampler state over K x W) and the running mean of
+    the kept phi samples."""
+
+    name = "lda"
+    metric = "perplexity"
+    Evaluation = LDAEvaluation
+    minibatch = True
+
+    def __init__(self, config: LDAConfig, data: Data, executor):
+        self.config, self.data, self.executor = config, data, executor
+        self.sampler = get_sampler(config.sampler, **config.sampler_options)
+        self.schedule = config.schedule()
+        rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
+        self.state_ = self.sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics,
+                                                                  data.n_words)))
+        self.phi_sum = np.zeros((config.n_topics, data.n_words))
+        self.n_samples = 0
+
+    def log_phi(self) -> np.ndarray:
+        """log phi of the current state."""
+        return normalize_log(self.state_.log_theta, axis=1)
+
+    def mean_phi(self) -> np.ndarray:
+        """Average of the kept phi samples (the current phi if none is kept yet)."""
+        if self.n_samples == 0:
+            return np.exp(self.log_phi())
+        return self.phi_sum / self.n_samples
+
+    def step(self, m: int, parts) -> dict[str, Any]:
+        cfg = self.config
+        lphi = self.log_phi()
+        key = derive(cfg.seed, streams.GIBBS)
+        args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)
+                for w in self.executor.words(parts)]
+        results: list[GibbsResult] = self.executor.run("gibbs", gibbs_counts, parts, args)
+        # Integer sums: exact whatever order the tasks finished or are added in.
+        counts = add_counts(np.zeros((cfg.n_topics, self.data.n_words), np.int64), results)
+        scale = self.data.train.size / parts.docs.size / results[0].n_kept
+        h = float(self.schedule(m))
+        self.state_ = self.sampler.step(self.state_, cfg.beta, counts * scale, h,
+                                        derive(cfg.seed, streams.SAMPLER, m))
+        return {"n_docs": int(parts.docs.size), "n_tokens": int(sum(r.n_tokens for r in results)),
+                "step_size": h}
+
+    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
+        phi = np.exp(self.log_phi())
+        self.phi_sum += phi
+        self.n_samples += 1
+        return {"samples/phi": phi.astype(np.float32)[None],
+                "samples/iteration": np.array([iteration], dtype=np.int64)}
+
+    def score(self) -> float:
+        cfg = self.config
+        return perplexity(self.executor, self.data.heldout, self.mean_phi(), cfg.alpha,
+                          cfg.eval_sweeps, cfg.seed, cfg.completion_every)
+
+    def evaluation_extras(self) -> dict[str, Any]:
+        return {}
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        arrays = {f"sampler/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
+        arrays["phi_sum"] = self.phi_sum
+        return arrays, {"n_samples": self.n_samples}
+
+    def restore(self, arrays: dict[str, np.ndarray], values: dict[str, Any],
+                samples: dict[str, np.ndarray]) -> None:
+        fields = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("sampler/")}
+        self.state_ = self.sampler.from_arrays(fields, self.phi_sum.shape)
+        self.phi_sum = np.array(arrays["phi_sum"], dtype=np.float64)
+        self.n_samples = int(values["n_samples"])
+
+    def sample_rows(self) -> dict[str, int]:
+        return {"samples/phi": self.n_samples, "samples/iteration": self.n_samples}
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        out = {f"state/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
+        out["phi_mean"] = self.mean_phi()
+        return out
+
+    def report_settings(self) -> dict[str, Any]:
+        return {"n_topics": self.config.n_topics}
+
+    def progress(self, stats: dict[str, Any]) -> dict[str, str]:
+        return {"docs/s": f"{stats['n_docs'] / stats['wall']:.0f}",
+                "tokens/s": f"{stats['n_tokens'] / stats['wall']:.3g}"}

@@ -1,0 +1,151 @@
+"""Checkpoints: a whole chain at one iteration as named arrays plus JSON (no pickle).
+
+A checkpoint is model-agnostic: the engine's counters (iteration, minibatch
+position, kept samples), the history and scores, and the model's own
+``state()`` (arrays and JSON values). It lives in ``RUN/checkpoints/NNNNNNNNNNNN``
+(the iteration), written under a hidden name and renamed into place (a
+directory rename is atomic), and only then are older ones removed, so a crash
+at any moment leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zarr
+
+from dscir.errors import DscirError
+
+FORMAT_VERSION = 2  # 1: one checkpoint class per model (dscir 0.1)
+ATTR = "dscir_checkpoint"
+_NAME = re.compile(r"^\d{12}$")
+
+
+def flat(**groups: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Groups of arrays as ``group/name`` arrays."""
+    return {f"{g}/{k}": v for g, arrays in groups.items() for k, v in arrays.items()}
+
+
+def nested(arrays: dict[str, np.ndarray], group: str) -> dict[str, np.ndarray]:
+    """The arrays of one group of ``flat`` arrays, by their names in it."""
+    return {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith(group + "/")}
+
+
+def absolute_store(store: str) -> str:
+    """A local store path made absolute (so a run resumes from any directory); URLs as given."""
+    return store if "://" in store else os.path.realpath(store)
+
+
+@dataclass
+class Checkpoint:
+    """One chain at one iteration."""
+
+    model: str
+    config: dict[str, Any]
+    store: str
+    iteration: int
+    position: tuple[int, int]  # (epoch, offset) of the minibatch order
+    n_samples: int
+    sample_rows: dict[str, int]  # rows of the run's samples/ arrays up to here
+    arrays: dict[str, np.ndarray]  # the model's state arrays
+    values: dict[str, Any]  # the model's JSON values
+    history: dict[str, np.ndarray]
+    evaluations: dict[str, np.ndarray]
+
+    def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        epoch, offset = self.position
+        meta = {"model": self.model, "config": self.config, "store": self.store,
+                "iteration": int(self.iteration), "epoch": int(epoch), "offset": int(offset),
+                "n_samples": int(self.n_samples), "sample_rows": self.sample_rows,
+                "values": self.values}
+        return meta, flat(state=self.arrays, history=self.history,
+                          evaluations=self.evaluations)
+
+    @classmethod
+    def from_stored(cls, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Checkpoint:
+        return cls(model=meta["model"], config=dict(meta["config"]), store=meta["store"],
+                   iteration=int(meta["iteration"]),
+                   position=(int(meta["epoch"]), int(meta["offset"])),
+                   n_samples=int(meta["n_samples"]), sample_rows=dict(meta["sample_rows"]),
+                   arrays=nested(arrays, "state"), values=dict(meta["values"]),
+                   history=nested(arrays, "history"),
+                   evaluations=nested(arrays, "evaluations"))
+
+    def check(self, model: str, config: dict[str, Any], store: str) -> None:
+        """Raise unless this checkpoint continues a ``model`` chain of ``config`` on ``store``."""
+        if self.model != model:
+            raise DscirError(f"the checkpoint is of a {self.model} chain, not {model}")
+        differ = [k for k in config if self.config.get(k) != config[k]]
+        if differ:
+            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
+            now = ", ".join(f"{k}={config[k]!r}" for k in differ)
+            raise DscirError(f"the run was checkpointed with {was}, this fit has {now}; "
+                             "resume with the run's settings")
+        if absolute_store(self.store) != absolute_store(store):
+            raise DscirError(f"the run is a chain on {self.store}, not on {store}")
+
+
+def put(group: zarr.Group, name: str, value: np.ndarray) -> None:
+    """Write one array (strings as Zarr strings)."""
+    value = np.asarray(value)
+    dtype = str if value.dtype.kind == "U" else value.dtype
+    arr = group.create_array(name, shape=value.shape, dtype=dtype, overwrite=True)
+    if value.size:
+        arr[...] = value
+
+
+def group_arrays(group: zarr.Group, prefix: str = "") -> dict[str, np.ndarray]:
+    """Every array below ``group`` by its path, groups walked in sorted order."""
+    out = {}
+    for name, member in sorted(group.members(), key=lambda m: m[0]):
+        if isinstance(member, zarr.Array):
+            out[prefix + name] = member[...]
+        else:
+            out.update(group_arrays(member, prefix + name + "/"))
+    return out
+
+
+def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
+    """Write ``ckpt`` into ``run/checkpoints`` under a temporary name, rename it
+    into place, then delete older checkpoints and leftovers of interrupted writes.
+    A checkpoint of the same iteration already there is kept (the same chain)."""
+    root = Path(run) / "checkpoints"
+    if not root.exists():
+        zarr.open_group(str(root), mode="w")
+    name = f"{ckpt.iteration:012d}"
+    final = root / name
+    if final.exists():
+        return final
+    tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
+    g = zarr.open_group(str(tmp), mode="w")
+    meta, arrays = ckpt.to_stored()
+    for k, v in arrays.items():
+        put(g, k, v)
+    g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
+    tmp.rename(final)
+    for entry in os.listdir(root):
+        if entry.startswith(".") or (_NAME.match(entry) and entry < name):
+            shutil.rmtree(root / entry, ignore_errors=True)
+    return final
+
+
+def read_checkpoint(run: str | Path) -> Checkpoint:
+    """The latest complete checkpoint of ``run``."""
+    root = Path(run) / "checkpoints"
+    names = sorted(e for e in os.listdir(root) if _NAME.match(e)) if root.exists() else []
+    if not names:
+        raise DscirError(f"{run} has no complete checkpoint yet; start the fit again "
+                         "(--out with --overwrite, or overwrite=True)")
+    g = zarr.open_group(str(root / names[-1]), mode="r")
+    meta = dict(g.attrs[ATTR])
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DscirError(f"{root / names[-1]} has checkpoint format "
+                         f"{meta.get('format_version')}, this dscir reads {FORMAT_VERSION}")
+    return Checkpoint.from_stored(meta, group_arrays(g))

@@ -1,0 +1,241 @@
+"""A fitted run on disk, any model: a Zarr v3 group with a versioned ``dscir_run`` attribute.
+
+Layout (every model)::
+
+    RUN/                      attrs["dscir_run"] = {format_version, model, config,
+                              store, iteration, n_samples}
+      vocabulary              str [W]
+      state/<field>           the chain's parameters (sampler state fields)
+      history/<field>         per-iteration statistics and timings
+      evaluations/<field>     iteration, the model's held-out score, extras
+      samples/<name>          the kept posterior samples, appended as kept
+      <summary>               the model's summaries (LDA: phi_mean; DP
+                              mixture: weights, components, labels)
+      checkpoints/NNNNNNNNNNNN  the latest checkpoint (``dscir.runs.checkpoint``)
+
+LDA keeps ``samples/phi`` float32 [S, K, W] and ``samples/iteration``; the DP
+mixture stacks its components (``samples/log_w`` [sum K], ``samples/log_phi``
+[sum K, W], ``samples/n_components``, ``alpha``, ``log_rest``, ``iteration``).
+
+A run is written into a hidden sibling directory and renamed into place when
+complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
+existing run is replaced only with ``overwrite=True``. A checkpointed run is
+written in place instead and marked ``attrs["dscir_resumable"] = {format_version,
+model, checkpoint_every}`` from the start; ``dscir_run`` is set last, when it
+completes. Everything is arrays and JSON attributes: no pickle.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zarr
+
+from dscir.errors import DscirError
+from dscir.runs.checkpoint import (Checkpoint, group_arrays, put, read_checkpoint,
+                                   write_checkpoint)
+
+FORMAT_VERSION = 1
+ATTR = "dscir_run"
+RESUMABLE = "dscir_resumable"
+
+
+class RunWriter:
+    """Writes a run incrementally, then commits it.
+
+    With ``checkpoint_every`` > 0 the run is written in place (an existing run
+    is removed at once with ``overwrite``) and can be resumed
+    (``RunWriter.resume``) from its latest checkpoint; otherwise it is written
+    into a temporary directory and renamed into place by ``commit``.
+    """
+
+    def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
+                 checkpoint_every: int = 0):
+        self.path = Path(path)
+        if self.path.exists() and not overwrite:
+            raise DscirError(f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.checkpoint_every = int(checkpoint_every)
+        self._checkpointed = False
+        if self.checkpoint_every > 0:
+            if self.path.exists():
+                shutil.rmtree(self.path)
+            self.tmp = self.path
+            self.group = zarr.open_group(str(self.path), mode="w")
+            self.group.attrs[RESUMABLE] = {"format_version": FORMAT_VERSION, "model": model,
+                                           "checkpoint_every": self.checkpoint_every}
+        else:
+            self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
+            self.group = zarr.open_group(str(self.tmp), mode="w")
+        self._growing: dict[str, zarr.Array] = {}
+
+    @classmethod
+    def resume(cls, path: str | Path, ckpt: Checkpoint, *,
+               checkpoint_every: int | None = None) -> RunWriter:
+        """Reopen a checkpointed run (finished or not) to continue it from ``ckpt``,
+        its latest checkpoint. Samples kept after that checkpoint are dropped (the
+        resumed chain keeps them again); ``checkpoint_every`` None keeps the run's own."""
+        path = Path(path)
+        meta = resumable(path)
+        self = cls.__new__(cls)
+        self.path = self.tmp = path
+        self._checkpointed = True
+        self.checkpoint_every = int(meta["checkpoint_every"] if checkpoint_every is None
+                                    else checkpoint_every)
+        if self.checkpoint_every < 1:
+            raise DscirError("a resumed run keeps checkpointing: checkpoint_every must be >= 1")
+        self.group = zarr.open_group(str(path), mode="r+")
+        self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
+        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every)
+        self._growing = {}
+        for name, rows in ckpt.sample_rows.items():
+            if name in self.group:
+                arr = self._growing[name] = self.group[name]
+                arr.resize((rows,) + arr.shape[1:])
+        return self
+
+    def checkpoint(self, ckpt: Checkpoint) -> Path:
+        """Write ``ckpt`` atomically as the run's latest checkpoint."""
+        if self.checkpoint_every <= 0:
+            raise DscirError("this run was not started with checkpoint_every > 0")
+        self._checkpointed = True
+        return write_checkpoint(self.path, ckpt)
+
+    def append(self, rows: dict[str, np.ndarray]) -> None:
+        """Append rows to growing arrays of the run (created at the first call with
+        chunks of about 1 MiB, at least one row)."""
+        for name, value in rows.items():
+            value = np.asarray(value)
+            if name not in self._growing:
+                if name in self.group:
+                    self._growing[name] = self.group[name]
+                else:
+                    row_bytes = value.dtype.itemsize * int(np.prod(value.shape[1:]))
+                    chunks = (max(1, 2**20 // row_bytes),) + value.shape[1:]
+                    self._growing[name] = self.group.create_array(
+                        name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype)
+            self._growing[name].append(value)
+
+    def commit(self, *, model: str, config: dict[str, Any], store: str, iteration: int,
+               n_samples: int, arrays: dict[str, np.ndarray]) -> Path:
+        """Write the final arrays and the ``dscir_run`` attribute; move the run into place."""
+        g = self.group
+        for name, value in arrays.items():
+            put(g, name, value)
+        g.attrs[ATTR] = {"format_version": FORMAT_VERSION, "model": model, "config": config,
+                         "store": store, "iteration": int(iteration),
+                         "n_samples": int(n_samples)}
+        if self.tmp == self.path:
+            return self.path
+        if self.path.exists():
+            shutil.rmtree(self.path)
+        self.tmp.rename(self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Remove what a failed fit wrote, except a run that a checkpoint can resume."""
+        if not self._checkpointed:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _open(path: Path) -> zarr.Group:
+    if not path.exists():
+        raise DscirError(f"no run at {path}")
+    try:
+        return zarr.open_group(str(path), mode="r")
+    except (FileNotFoundError, ValueError, zarr.errors.GroupNotFoundError) as exc:
+        raise DscirError(f"{path} is not a dscir run ({exc})") from exc
+
+
+def _check_version(path: Path, meta: dict[str, Any]) -> None:
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DscirError(f"{path} has run format {meta.get('format_version')}, this dscir "
+                         f"reads {FORMAT_VERSION}")
+
+
+def resumable(path: str | Path) -> dict[str, Any]:
+    """The ``dscir_resumable`` attribute of a checkpointed run (a clear error otherwise)."""
+    path = Path(path)
+    if not path.exists():
+        raise DscirError(f"no run at {path} to resume")
+    meta = _open(path).attrs.get(RESUMABLE)
+    if meta is None:
+        raise DscirError(f"{path} has no checkpoints to resume from (it was fitted without "
+                         "checkpoint_every / --checkpoint-every)")
+    _check_version(path, meta)
+    return dict(meta)
+
+
+def checkpoint_to_resume(run: str | Path, model: str, config: dict[str, Any],
+                         store: str) -> Checkpoint:
+    """The latest checkpoint of ``run``, checked to continue a ``model`` chain of
+    ``config`` on ``store`` (one clear error otherwise)."""
+    kind = resumable(run)["model"]
+    if kind != model:
+        raise DscirError(f"{run} is a {kind} run, not {model}")
+    ckpt = read_checkpoint(run)
+    ckpt.check(model, config, store)
+    return ckpt
+
+
+def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
+    """The arrays of one group of a run (e.g. ``"samples"``), by name; {} if absent."""
+    g = zarr.open_group(str(run), mode="r")
+    return group_arrays(g[group]) if group in g else {}
+
+
+@dataclass
+class Run:
+    """A finished run of any model read back from disk.
+
+    ``state``, ``history``, ``evaluations`` are dicts of arrays; the model's
+    summaries (``phi_mean``, ``weights``...) are in ``summaries`` and read as
+    attributes (``run.phi_mean``); ``samples()`` reads the kept samples.
+    """
+
+    path: Path
+    model: str
+    config: dict[str, Any]
+    store: str
+    iteration: int
+    n_samples: int
+    vocabulary: np.ndarray
+    summaries: dict[str, np.ndarray]
+    state: dict[str, np.ndarray]
+    history: dict[str, np.ndarray]
+    evaluations: dict[str, np.ndarray]
+
+    @classmethod
+    def open(cls, path: str | Path) -> Run:
+        path = Path(path)
+        g = _open(path)
+        if ATTR not in g.attrs:
+            if RESUMABLE in g.attrs:
+                raise DscirError(f"{path} is an unfinished run; continue it with `dscir fit ... "
+                                 f"--resume {path}` (or fit(..., resume=...))")
+            raise DscirError(f"{path} is not a dscir run (no {ATTR} attribute)")
+        meta = dict(g.attrs[ATTR])
+        _check_version(path, meta)
+        groups = ("state", "history", "evaluations", "samples", "checkpoints")
+        summaries = {name: arr[...] for name, arr in g.arrays()
+                     if name not in groups and name != "vocabulary"}
+        return cls(path=path, model=meta["model"], config=meta["config"], store=meta["store"],
+                   iteration=meta["iteration"], n_samples=meta["n_samples"],
+                   vocabulary=g["vocabulary"][...], summaries=summaries,
+                   state=read_arrays(path, "state"), history=read_arrays(path, "history"),
+                   evaluations=read_arrays(path, "evaluations"))
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        summaries = self.__dict__.get("summaries", {})
+        if name in summaries:
+            return summaries[name]
+        raise AttributeError(f"a {self.__dict__.get('model')} run has no {name!r}")
+
+    def samples(self) -> dict[str, np.ndarray]:
+        """The kept samples' arrays by name ({} if none were kept)."""
+        return read_arrays(self.path, "samples")
