@@ -460,6 +460,25 @@ def test_existing_store_is_not_overwritten_and_cli_errors(tmp_path, capsys):
     assert "needs --vocab" in capsys.readouterr().err
 
 
+def test_every_registered_format_has_a_parser_and_an_unknown_one_is_one_line(capsys):
+    from dscir.corpus.formats import FORMATS
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["ingest", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for name, fmt in FORMATS.items():
+        assert re.search(rf"^ +{name} +{re.escape(fmt.description[:20])}", out, re.M), name
+        with pytest.raises(SystemExit) as exit_:
+            main(["ingest", name, "--help"])
+        assert exit_.value.code == 0
+        assert f"usage: dscir ingest {name} " in capsys.readouterr().out
+    assert main(["ingest", "nosuch", "in.txt", "out.zarr", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dscir: error: unknown input format 'nosuch'")
+    assert all(name in err for name in FORMATS)
+
+
 def test_writer_streams_whole_shards_and_an_interrupt_leaves_nothing(tmp_path):
     from dscir.corpus import CorpusWriter
 

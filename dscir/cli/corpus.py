@@ -6,24 +6,37 @@ import argparse
 import sys
 import warnings
 
-FORMATS = {
-    "ldac": "LDA-C file ('N id:count ...' a line) + --vocab",
-    "uci": "UCI docword file (D, W, NNZ header; 'doc word count' lines) [+ --vocab]",
-    "text": "a directory of text files, one document each (--pattern)",
-    "jsonl": "JSON lines with a text field (--text-field, --id-field)",
-    "csv": "CSV with a header row and a text column (--column, --id-column)",
-    "tsv": "TSV with a header row and a text column (--column, --id-column)",
-    "trec": "<DOC>/<DOCNO>/<TEXT> blocks (the TREC/AP layout, e.g. ap.txt.gz)",
-}
-TEXT_FORMATS = ("text", "jsonl", "csv", "tsv", "trec")
 
+class _FormatParsers(argparse._SubParsersAction):
+    """The sub-parsers of ``dscir ingest``, one per registered format, built on
+    first use (parsing or help) so that the other commands do not import the
+    corpus code. An unknown format name is left to ``get_format``, whose error
+    the CLI prints as one line (exit status 2) rather than argparse's usage."""
 
-def _df(value: str):
-    """A document frequency: an integer count, or a fraction if it has a point."""
-    try:
-        return float(value) if "." in value or "e" in value.lower() else int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.choices = None  # names are checked by get_format
+
+    def _add_formats(self) -> None:
+        from dscir.corpus.formats import FORMATS
+
+        if self._name_parser_map:
+            return
+        for fmt in FORMATS.values():
+            p = self.add_parser(fmt.name, help=fmt.description, description=fmt.description)
+            _add_common_options(p)
+            fmt.add_options(p)
+
+    def _get_subactions(self):
+        self._add_formats()
+        return super()._get_subactions()
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self._add_formats()
+        if values[0] in self._name_parser_map:
+            super().__call__(parser, namespace, values, option_string)
+        else:
+            setattr(namespace, self.dest, values[0])
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,12 +44,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ingest", help="build a corpus store from LDA-C, UCI, or raw text",
         description="Build a Zarr corpus store, streaming (memory does not grow with the "
         "corpus). The store is written to a temporary directory beside OUTPUT and moved "
-        "into place only when complete. Formats: "
-        + "; ".join(f"{k}: {v}" for k, v in FORMATS.items()))
-    p.add_argument("format", choices=list(FORMATS))
+        "into place only when complete. `dscir ingest FORMAT --help` lists the options "
+        "of a format.")
+    p.set_defaults(func=_ingest)
+    p.add_subparsers(dest="format", metavar="FORMAT", required=True, action=_FormatParsers)
+
+    i = sub.add_parser("info", help="sizes, chunking and held-out split of a corpus store")
+    i.add_argument("store")
+    i.set_defaults(func=_info)
+
+
+def _add_common_options(p: argparse.ArgumentParser) -> None:
+    """INPUT, OUTPUT and the store layout, held-out and progress flags of every format."""
     p.add_argument("input", help="input file or directory (files may be gzip)")
     p.add_argument("output", help="the Zarr store to create")
-    p.add_argument("--vocab", help="vocabulary file, one word a line (ldac: required)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("--drop-empty", action="store_true",
                    help="drop documents with no tokens (default: keep them; counted either way)")
@@ -51,40 +72,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     split.add_argument("--heldout-fraction", type=float, metavar="F",
                        help="hold out a fraction F of the documents, chosen by --seed")
     p.add_argument("--seed", type=int, default=0, help="seed of the held-out choice (0)")
-    t = p.add_argument_group("raw text (text, jsonl, csv, tsv, trec)")
-    t.add_argument("--min-df", type=_df, default=1,
-                   help="keep words in at least this many documents (or fraction) (1)")
-    t.add_argument("--max-df", type=_df, default=1.0,
-                   help="keep words in at most this many documents (or fraction) (1.0)")
-    t.add_argument("--max-vocab", type=int, help="keep the most frequent words only")
-    t.add_argument("--min-length", type=int, default=2, help="shortest word kept (2)")
-    t.add_argument("--no-stopwords", action="store_true",
-                   help="keep English stop words (default: drop the built-in list)")
-    t.add_argument("--pattern", default="*", help="text: file name pattern ('*')")
-    t.add_argument("--text-field", default="text", help="jsonl: the text field ('text')")
-    t.add_argument("--id-field", help="jsonl: the document id field (default: line number)")
-    t.add_argument("--column", default="text", help="csv/tsv: the text column ('text')")
-    t.add_argument("--id-column", help="csv/tsv: the document id column (default: row number)")
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None,
                       help="show a progress bar (default: when stderr is a terminal)")
     prog.add_argument("--quiet", dest="progress", action="store_false", help="no progress bar")
-    p.set_defaults(func=_ingest)
-
-    i = sub.add_parser("info", help="sizes, chunking and held-out split of a corpus store")
-    i.add_argument("store")
-    i.set_defaults(func=_info)
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from dscir.corpus import ingest_ldac, ingest_uci
-    from dscir.corpus import text as tx
-    from dscir.errors import CorpusError
+    from dscir.corpus.formats import get_format
 
-    if args.format == "ldac" and not args.vocab:
-        raise CorpusError("ldac ingestion needs --vocab")
-    if args.vocab and args.format in TEXT_FORMATS:
-        raise CorpusError("--vocab is for ldac and uci; text builds its own vocabulary")
+    fmt = get_format(args.format)
     heldout = None
     if args.heldout_every is not None:
         heldout = {"every": args.heldout_every}
@@ -93,29 +90,11 @@ def _ingest(args: argparse.Namespace) -> int:
     elif args.heldout_fraction is not None:
         heldout = {"fraction": args.heldout_fraction, "seed": args.seed}
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    common = dict(overwrite=args.overwrite, chunk_docs=args.chunk_docs,
-                  shard_chunks=args.shard_chunks, drop_empty=args.drop_empty,
-                  heldout=heldout, progress=progress)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if args.format == "ldac":
-            corpus = ingest_ldac(args.input, args.vocab, args.output, **common)
-        elif args.format == "uci":
-            corpus = ingest_uci(args.input, args.output, args.vocab, **common)
-        else:
-            source = {
-                "text": lambda: tx.directory_source(args.input, args.pattern),
-                "jsonl": lambda: tx.jsonl_source(args.input, args.text_field, args.id_field),
-                "csv": lambda: tx.csv_source(args.input, args.column, args.id_column, ","),
-                "tsv": lambda: tx.csv_source(args.input, args.column, args.id_column, "\t"),
-                "trec": lambda: tx.trec_source(args.input),
-            }[args.format]()
-            tokenizer = tx.Tokenizer(() if args.no_stopwords else tx.ENGLISH_STOP_WORDS,
-                                     args.min_length)
-            corpus = tx.ingest_text(source, args.output, tokenizer=tokenizer,
-                                    min_df=args.min_df, max_df=args.max_df,
-                                    max_vocab=args.max_vocab, description=args.format,
-                                    **common)
+        corpus = fmt.ingest(args, overwrite=args.overwrite, chunk_docs=args.chunk_docs,
+                            shard_chunks=args.shard_chunks, drop_empty=args.drop_empty,
+                            heldout=heldout, progress=progress)
     for w in caught:
         print(f"dscir: warning: {w.message}", file=sys.stderr)
     print(corpus)

@@ -2,8 +2,10 @@
 
 from dscir.corpus.store import (CSRBatch, Corpus, CorpusWriter, heldout_flag,
                                 split_heldout, write_corpus)
-from dscir.corpus.ingest import ingest_bow, ingest_ldac, ingest_uci, read_vocabulary
-from dscir.corpus.text import Tokenizer, ingest_text
+from dscir.corpus.ingest import ingest_bow, read_vocabulary
+from dscir.corpus.formats.ldac import ingest_ldac
+from dscir.corpus.formats.text import Tokenizer, ingest_text
+from dscir.corpus.formats.uci import ingest_uci
 
 __all__ = ["CSRBatch", "Corpus", "CorpusWriter", "Tokenizer",
            "heldout_flag", "ingest_bow", "ingest_ldac", "ingest_text", "ingest_uci",
