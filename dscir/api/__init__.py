@@ -9,4 +9,18 @@ setting of the papers for that sampler (``LDA_DEFAULTS``, ``DPMM_DEFAULTS``).
 from dscir.api.dpmm import DPMM_DEFAULTS, DPMixture
 from dscir.api.lda import LDA, LDA_DEFAULTS
 
-__all__ = ["DPMM_DEFAULTS", "DPMixture", "LDA", "LDA_DEFAULTS"]
+__all__ = ["DPMM_DEFAULTS", "DPMixture", "ESTIMATORS", "LDA", "LDA_DEFAULTS", "load"]
+
+#: The estimator of each model, by the name its runs carry.
+ESTIMATORS = {"lda": LDA, "dpmm": DPMixture}
+
+
+def load(run):
+    """The fitted estimator of a finished run store, whatever its model."""
+    from dscir.errors import DscirError
+    from dscir.runs.store import Run
+
+    model = Run.open(run).model
+    if model not in ESTIMATORS:
+        raise DscirError(f"{run} is a run of {model!r}, which this dscir does not know")
+    return ESTIMATORS[model].load(run)

@@ -108,6 +108,10 @@ class Estimator:
     def _model_type(self, config):
         raise NotImplementedError
 
+    def needs_cluster(self) -> bool:
+        """Whether ``fit`` runs on Dask (the exact samplers run in this process)."""
+        return self._model_type(self._config()).minibatch
+
     # -- fitting -------------------------------------------------------------
 
     def fit(self, corpus, client=None, *, address: str | None = None,
@@ -131,7 +135,31 @@ class Estimator:
         the run's, and the chain is then bit for bit the uninterrupted one.
         """
         from dscir.engine.chain import Chain
-        from dscir.runs.store import RunWriter, checkpoint_to_resume, read_arrays
+        from dscir.runs.store import RunWriter, read_arrays
+
+        config, store, model_type, ckpt = self._prepare(corpus, out, checkpoint_every, resume)
+        with executor_for(model_type.name, store, client, local=not model_type.minibatch,
+                          address=address, scheduler_file=scheduler_file,
+                          n_workers=n_workers, security=security) as executor:
+            self._chain = Chain(model_type, config, store, executor)
+            writer = None
+            if ckpt is not None:
+                writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)
+                self._chain.restore(ckpt, read_arrays(resume, "samples"))
+            elif out is not None:
+                writer = RunWriter(out, model=model_type.name, overwrite=overwrite,
+                                   checkpoint_every=checkpoint_every)
+            self._advance(self.n_iter - self._chain.iteration, writer)
+        return self
+
+    def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
+                  resume: str | Path | None = None) -> None:
+        """Raise the error ``fit`` would raise for these parameters and run options,
+        before any cluster starts (the command line calls it first)."""
+        self._prepare(corpus, out, checkpoint_every, resume)
+
+    def _prepare(self, corpus, out, checkpoint_every, resume):
+        from dscir.runs.store import checkpoint_to_resume
 
         config = self._config()
         Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
@@ -146,19 +174,7 @@ class Estimator:
             if ckpt.iteration > self.n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")
-        with executor_for(model_type.name, store, client, local=not model_type.minibatch,
-                          address=address, scheduler_file=scheduler_file,
-                          n_workers=n_workers, security=security) as executor:
-            self._chain = Chain(model_type, config, store, executor)
-            writer = None
-            if ckpt is not None:
-                writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)
-                self._chain.restore(ckpt, read_arrays(resume, "samples"))
-            elif out is not None:
-                writer = RunWriter(out, model=model_type.name, overwrite=overwrite,
-                                   checkpoint_every=checkpoint_every)
-            self._advance(self.n_iter - self._chain.iteration, writer)
-        return self
+        return config, store, model_type, ckpt
 
     def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster):
         """Continue the chain by ``n_iter`` iterations (start one if there is none)."""

@@ -167,6 +167,19 @@ class DPMixture(Estimator):
             return predictive_score(executor, users, self._samples or [self._final],
                                     self.config_.a0)
 
+    def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
+                       **cluster) -> str:
+        """One line: the held-out log predictive of a store and what was computed."""
+        from dscir.corpus import Corpus
+
+        if sweeps is not None:
+            raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
+        store = self.store_ if corpus is None else store_path(corpus)
+        value = self.score(store, client, **cluster)
+        n = Corpus.open(store).heldout_docs().size
+        return (f"held-out log predictive: {value:.4f} nats per user (mean over {n} held-out "
+                f"users of {store}, {max(len(self._samples), 1)} posterior samples)")
+
     def top_words_table(self, n: int = 10, vocabulary=None):
         """The ``n`` most probable areas (words) of each occupied cluster, largest
         cluster first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to

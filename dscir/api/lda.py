@@ -169,13 +169,15 @@ class LDA(Estimator):
         return document_topics(indptr, indices, data, log_phi, cfg.alpha,
                                sweeps or cfg.eval_sweeps, key)
 
-    def perplexity(self, corpus=None, client=None, **cluster) -> float:
+    def perplexity(self, corpus=None, client=None, *, sweeps: int | None = None,
+                   **cluster) -> float:
         """Document-completion perplexity of the held-out documents of a store.
 
         Every 10th token of each held-out document is a test token; topic
         weights are estimated by Gibbs sampling on the other tokens with phi =
-        ``topic_word_`` fixed; the result is exp(-mean natural-log probability
-        of the test tokens) over all test tokens of all held-out documents.
+        ``topic_word_`` fixed (``sweeps`` sweeps, default ``eval_sweeps``); the
+        result is exp(-mean natural-log probability of the test tokens) over all
+        test tokens of all held-out documents.
         """
         from dscir.corpus import Corpus
         from dscir.models.lda import perplexity
@@ -189,13 +191,24 @@ class LDA(Estimator):
                              f"{self.topic_word_.shape[1]}")
         with executor_for("lda", store, client, **cluster) as executor:
             return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                              self.topic_word_, cfg.alpha, cfg.eval_sweeps, cfg.seed,
-                              cfg.completion_every)
+                              self.topic_word_, cfg.alpha, sweeps or cfg.eval_sweeps,
+                              cfg.seed, cfg.completion_every)
 
     def score(self, corpus=None, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:
         -log ``perplexity(...)``, so that higher is better, as scikit-learn's ``score``."""
         return float(-np.log(self.perplexity(corpus, client, **cluster)))
+
+    def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
+                       **cluster) -> str:
+        """One line: the held-out perplexity of a store and what was computed."""
+        from dscir.corpus import Corpus
+
+        store = self.store_ if corpus is None else store_path(corpus)
+        value = self.perplexity(store, client, sweeps=sweeps, **cluster)
+        n = Corpus.open(store).heldout_docs().size
+        return (f"held-out perplexity: {value:.2f} ({n} documents of {store}, every "
+                f"{self.config_.completion_every}th token tested, natural log)")
 
     def _repr_html_(self) -> str:
         head = f"<p><code>{html.escape(repr(self))}</code></p>"

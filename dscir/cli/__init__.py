@@ -19,7 +19,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.quickstart",
     "dscir.cli.corpus",
     "dscir.cli.fit",
-    "dscir.cli.lda",
+    "dscir.cli.runs",
     "dscir.cli.experiment",
 )
 

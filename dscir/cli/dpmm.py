@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
-from dscir.cli.options import (announce_dashboard, check_run_options, cluster_kwargs,
-                               cluster_options, run_options)
+from dscir.cli import options
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -27,7 +25,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--eval-every", type=int, default=0,
                    help="held-out log predictive every M iterations (0: only at the end)")
-    run_options(p)
+    options.run_options(p)
     p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
     p.add_argument("--alpha-prior", type=float, nargs=2, default=(1.0, 1.0),
                    metavar=("SHAPE", "RATE"), help="Gamma prior of the DP concentration")
@@ -41,14 +39,12 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=5, help="areas printed per cluster")
     p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
     p.add_argument("--no-progress", action="store_true")
-    cluster_options(p)
+    options.cluster_options(p)
     p.set_defaults(func=_fit_dpmm)
 
 
 def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
-    from dscir.corpus import Corpus
-    from dscir.distributed.cluster import dask_client
 
     model = DPMixture(
         sampler=args.sampler, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
@@ -57,27 +53,13 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         n_init=args.n_init, n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin,
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
-    check_run_options(args, "dpmm", model._config())  # before starting a cluster
-    cluster = cluster_kwargs(args)
-    corpus = Corpus.open(args.store)
-    run = dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
-               resume=args.resume)
-    if args.sampler == "gibbs":
-        model.fit(corpus, **run)
-    else:
-        with dask_client(**cluster) as client:
-            announce_dashboard(client)
-            model.fit(corpus, client=client, **run)
+    corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
     print(f"{model.n_iter_} iterations ({args.sampler}): {model.n_clusters_} occupied "
           f"clusters, {model.n_components_} components represented, alpha = "
           f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept")
-    heldout = corpus.heldout_docs().size
-    if heldout:
-        print(f"held-out log predictive: {model.score():.4f} nats per user "
-              f"(mean over {heldout} held-out users)")
+    if corpus.heldout_docs().size:
+        print(model.heldout_report())
     _print_clusters(model, corpus.vocabulary, args.clusters, args.top)
-    if args.out or args.resume:
-        print(f"run written to {model.run_path_}", file=sys.stderr)
     return 0
 
 

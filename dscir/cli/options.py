@@ -1,10 +1,11 @@
-"""Options and steps shared by the commands that run on a Dask cluster
-(``dscir fit lda``, ``dscir fit dpmm``, ``dscir evaluate``)."""
+"""Options and steps shared by the commands that fit or score on a Dask cluster."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 
 
 def cluster_options(p: argparse.ArgumentParser) -> None:
@@ -21,7 +22,7 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
 def cluster_kwargs(args: argparse.Namespace) -> dict:
     """The ``dask_client`` keywords of the ``cluster_options``; bad TLS options are
     a ``DscirError`` before any cluster starts."""
-    from dscir.distributed.cluster import tls_security
+    from dscir.engine.cluster import tls_security
 
     return dict(address=args.address, scheduler_file=args.scheduler_file,
                 n_workers=args.workers,
@@ -29,9 +30,23 @@ def cluster_kwargs(args: argparse.Namespace) -> dict:
                                       names=("--tls-ca-file", "--tls-cert", "--tls-key")))
 
 
+@contextlib.contextmanager
+def cluster(args: argparse.Namespace, needed: bool = True) -> Iterator:
+    """A client on the cluster the options name (announcing where to watch it),
+    or None when the work runs in this process."""
+    from dscir.engine.cluster import dask_client
+
+    if not needed:
+        yield None
+        return
+    with dask_client(**cluster_kwargs(args)) as client:
+        announce_dashboard(client)
+        yield client
+
+
 def announce_dashboard(client) -> None:
     """Print where to watch the run: the Dask dashboard and dscir's page on it."""
-    from dscir.distributed.cluster import dashboard_link
+    from dscir.engine.cluster import dashboard_link
 
     link = dashboard_link(client)
     if link:
@@ -50,12 +65,24 @@ def run_options(p: argparse.ArgumentParser) -> None:
                    "--iterations in all (same hyperparameters, seed and store)")
 
 
-def check_run_options(args: argparse.Namespace, model: str, config) -> None:
-    """The run options' errors, before a cluster is started."""
-    from dscir.distributed.runstore import checkpoint_to_resume
-    from dscir.errors import DscirError
+def run_kwargs(args: argparse.Namespace) -> dict:
+    """The ``fit`` keywords of the ``run_options``."""
+    return dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
+                resume=args.resume)
 
-    if args.checkpoint_every and not (args.out or args.resume):
-        raise DscirError("--checkpoint-every needs --out (the run to checkpoint into)")
-    if args.resume:
-        checkpoint_to_resume(args.resume, model, config, args.store)
+
+def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: bool = False,
+        checkpoint_every: int = 0, resume=None):
+    """Fit ``model`` on ``store`` on the cluster the ``cluster_options`` in ``args``
+    name: every parameter and run option is checked before a cluster starts.
+    Returns the corpus."""
+    from dscir.corpus import Corpus
+
+    run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
+    model.check_run(store, **run)
+    corpus = Corpus.open(store)
+    with cluster(args, model.needs_cluster()) as client:
+        model.fit(corpus, client=client, overwrite=overwrite, **run)
+    if out or resume:
+        print(f"run written to {model.run_path_}", file=sys.stderr)
+    return corpus

@@ -7,7 +7,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from dscir.cli.lda import _fit_lda
+from dscir.cli import lda, options
 
 
 def quickstart_store(path: Path, *, progress: bool = False) -> Path:
@@ -34,24 +34,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", type=int, default=12)
     p.add_argument("--iterations", type=int, default=300)
     p.add_argument("--sweeps", type=int, default=50)
-    p.add_argument("--workers", type=int, help="LocalCluster worker processes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="also write the run here")
     p.add_argument("--no-progress", action="store_true")
+    options.cluster_options(p)
     p.set_defaults(func=_quickstart)
 
 
 def _quickstart(args: argparse.Namespace) -> int:
+    from dscir.api import LDA
+
     with tempfile.TemporaryDirectory(prefix="dscir-quickstart-") as tmp:
-        store = quickstart_store(Path(tmp) / "reuters.zarr")
-        fit_args = argparse.Namespace(
-            store=str(store), topics=args.topics, sampler="scir",
-            iterations=args.iterations, eval_every=max(args.iterations // 5, 1),
-            out=args.out, overwrite=False, checkpoint_every=0, resume=None,
-            alpha=None, beta=None, batch_size=50,
-            step_size=None, tau="default", kappa=None, sweeps=args.sweeps,
-            eval_sweeps=args.sweeps, burn_in=None, thin=5, seed=args.seed, top=8,
-            no_progress=args.no_progress, address=None, scheduler_file=None,
-            workers=args.workers, tls_ca_file=None, tls_cert=None, tls_key=None,
-        )
-        return _fit_lda(fit_args)
+        store = str(quickstart_store(Path(tmp) / "reuters.zarr"))
+        model = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps,
+                    eval_sweeps=args.sweeps, n_iter=args.iterations, thin=5,
+                    eval_every=max(args.iterations // 5, 1), seed=args.seed,
+                    progress=not args.no_progress)
+        return lda.fit_and_report(model, store, args, top=8, out=args.out)
