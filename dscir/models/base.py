@@ -61,7 +61,8 @@ class Executor(Protocol):
 class Model(Protocol):
     """One chain's parameters and how they move.
 
-    ``step(m, parts)`` runs iteration ``m`` given the minibatch's parts
+    The constructor is ``Model(config, data, executor, **options)``: it draws the
+    initial state from the seed. ``step(m, parts)`` runs iteration ``m`` given the minibatch's parts
     (``None`` for a model with ``minibatch = False``, which sees all its
     training data every iteration); it returns the iteration's statistics
     for the history (numbers, ``n_docs`` among them). Each random draw comes
@@ -96,3 +97,9 @@ class Model(Protocol):
 
     def run_arrays(self) -> dict[str, np.ndarray]:
         """The final arrays of a run (``state/...`` and the model's summaries)."""
+
+    def report_settings(self) -> dict[str, Any]:
+        """Settings shown beside the run on the dashboard page (e.g. n_topics)."""
+
+    def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """The progress bar's postfix for one iteration's statistics."""
