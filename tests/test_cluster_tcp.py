@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from distributed import Client
 
-from dscir.distributed.runstore import Run
+from dscir.runs import Run
 from daskprocs import DASK, dask_processes
 from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
 
@@ -67,7 +67,7 @@ def test_old_task_arguments_are_not_kept(where, request):
     import gc
     import weakref
 
-    from dscir.distributed.cluster import MESSAGE_LOG_LENGTH, dask_client
+    from dscir.engine.cluster import MESSAGE_LOG_LENGTH, dask_client
 
     target = ({"n_workers": 1} if where == "embedded"
               else {"address": request.getfixturevalue("tcp_cluster")})

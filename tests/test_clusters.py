@@ -23,8 +23,8 @@ from distributed import Client, Security
 from dscir.api import LDA
 from dscir.cli import main
 from dscir.cli.quickstart import quickstart_store
-from dscir.distributed.cluster import dask_client
-from dscir.distributed.runstore import Run
+from dscir.engine.cluster import dask_client
+from dscir.runs import Run
 from dscir.errors import DscirError
 from daskprocs import DASK, dask_processes, stop, wait_for_file
 

@@ -16,9 +16,10 @@ import scipy.sparse as sp
 import zarr
 
 from dscir.cli import main
-from dscir.corpus import (Corpus, CSRBatch, completion_split, ingest_bow, ingest_ldac,
+from dscir.corpus import (Corpus, CSRBatch, ingest_bow, ingest_ldac,
                           ingest_uci, split_heldout, write_corpus)
 from dscir.corpus.text import ENGLISH_STOP_WORDS, ingest_text, trec_source
+from dscir.models.lda import completion_split
 from dscir.errors import CorpusError
 
 

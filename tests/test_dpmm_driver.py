@@ -8,7 +8,8 @@ import pytest
 from dscir import DPMixture
 from dscir.cli import main
 from dscir.corpus import Corpus, split_heldout, write_corpus
-from dscir.distributed.dpmm import DPMMConfig, DPMMDriver
+from chains import dpmm_chain
+from dscir.models.dpmm import DPMMConfig
 from dscir.errors import DscirError
 from test_dpmm import K_TRUE, W, adjusted_rand_index, synthetic_mixture
 
@@ -33,11 +34,11 @@ def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers):
     path, _ = store
     chains = []
     for client in (one_worker, two_workers):
-        d = DPMMDriver(client, path, config())
+        c = dpmm_chain(client, path, config())
         for _ in range(12):
-            d.step()
-        d.close()
-        chains.append(d)
+            c.step()
+        c.close()
+        chains.append(c.model)
     a, b = chains
     np.testing.assert_array_equal(a.z, b.z)
     np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
@@ -48,11 +49,12 @@ def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers):
 
 def test_scir_recovers_the_mixture(store, two_workers):
     path, truth = store
-    d = DPMMDriver(two_workers, path, config(batch_size=200, burn_in=150))
+    c = dpmm_chain(two_workers, path, config(batch_size=200, burn_in=150))
     for _ in range(200):  # ~67 epochs of the 600 training users
-        d.step()
-    d.close()
-    train = d.train_users
+        c.step()
+    c.close()
+    d = c.model
+    train = d.data.train
     sizes = np.bincount(d.z[train])
     # measured over seeds 3-6: ARI 0.986-1.0 and 4 clusters of >= 10 users after 200
     # iterations (a split cluster takes ~100-200 iterations to merge; ARI 0.8-0.98 at 150)
@@ -63,13 +65,14 @@ def test_scir_recovers_the_mixture(store, two_workers):
 
 def test_sgrld_runs_and_stays_finite(store, two_workers):
     path, _ = store
-    d = DPMMDriver(two_workers, path, config(sampler="sgrld", a0=0.001, step_theta=0.001,
+    c = dpmm_chain(two_workers, path, config(sampler="sgrld", a0=0.001, step_theta=0.001,
                                              step_sticks=0.005, n_init=30))
     for _ in range(30):
-        stats = d.step()
-    d.close()
+        stats = c.step()
+    c.close()
+    d = c.model
     assert np.all(np.isfinite(d.sticks.log_theta)) and np.all(np.isfinite(d.theta.log_theta))
-    assert np.isfinite(d.score()) and stats.n_components >= stats.n_clusters >= 1
+    assert np.isfinite(d.score()) and stats["n_components"] >= stats["n_clusters"] >= 1
 
 
 def test_estimator_fit_predict_score(store, two_workers):
@@ -112,7 +115,7 @@ def test_invalid_hyperparameters(params, message):
 
 def test_batch_larger_than_the_data(store, two_workers):
     with pytest.raises(DscirError, match="exceeds the 600 training users"):
-        DPMMDriver(two_workers, store[0], config(batch_size=601))
+        dpmm_chain(two_workers, store[0], config(batch_size=601))
 
 
 def test_cli_fit_dpmm(store, capsys):

@@ -8,8 +8,8 @@ import zarr
 
 from dscir import DPMixture
 from dscir.cli import main
-from dscir.distributed import dpmm as dpmm_driver
-from dscir.distributed.runstore import read_arrays, read_checkpoint
+from dscir.engine.chain import Chain
+from dscir.runs import read_arrays, read_checkpoint
 from dscir.errors import DscirError
 from test_dpmm_driver import store  # noqa: F401  (fixture)
 
@@ -42,15 +42,15 @@ def assert_same_run(a, b) -> None:
 def interrupt_after(monkeypatch, n: int) -> None:
     """Make the n+1-th step of any DP driver raise, as a crash would."""
     steps = {"n": 0}
-    real = dpmm_driver._Chain.step
+    real = Chain.step
 
-    def step(self):
+    def step(self, prefetch=True):
         steps["n"] += 1
         if steps["n"] > n:
             raise KeyboardInterrupt
-        return real(self)
+        return real(self, prefetch)
 
-    monkeypatch.setattr(dpmm_driver._Chain, "step", step)
+    monkeypatch.setattr(Chain, "step", step)
 
 
 @pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])

@@ -9,11 +9,13 @@ from scipy.optimize import linear_sum_assignment
 
 from dscir.api import LDA
 from dscir.corpus import Corpus, split_heldout, write_corpus
-from dscir.distributed.lda import LDAConfig, LDADriver, add_counts
-from dscir.distributed.tasks import GibbsResult
-from dscir.distributed.minibatch import EpochPosition, next_minibatch
-from dscir.distributed.runstore import Run
+from dscir.engine.minibatch import EpochPosition, next_minibatch
+from dscir.models.lda import LDAConfig
+from dscir.models.lda.model import add_counts
+from dscir.models.lda.tasks import GibbsResult
+from dscir.runs import Run
 from dscir.errors import DscirError
+from chains import lda_chain
 
 K_TRUE = 4
 W = 40
@@ -70,29 +72,29 @@ def test_minibatches_cover_an_epoch_without_replacement():
 
 def test_scir_recovers_known_topics(synthetic_store, two_workers):
     path, phi = synthetic_store
-    driver = LDADriver(two_workers, path, small_config(burn_in=60, thin=2))
-    before = topic_error(np.exp(driver.log_phi()), phi)
+    driver = lda_chain(two_workers, path, small_config(burn_in=60, thin=2))
+    before = topic_error(np.exp(driver.model.log_phi()), phi)
     for _ in range(100):
         driver.step()
     driver.close()
-    after = topic_error(driver.mean_phi(), phi)
+    after = topic_error(driver.model.mean_phi(), phi)
     # Random Gamma(1) topics are ~1.3 apart in L1 from the truth; the fit is close.
     assert before > 1.0
     assert after < 0.25, after
     assert driver.n_samples == 20
-    assert np.isfinite(driver.perplexity())
+    assert np.isfinite(driver.model.score())
 
 
 def test_same_seed_same_chain_with_one_and_two_workers(synthetic_store, one_worker, two_workers):
     path, _ = synthetic_store
     runs, scores = [], []
     for client in (one_worker, two_workers):
-        driver = LDADriver(client, path, small_config())
+        driver = lda_chain(client, path, small_config())
         for _ in range(6):
             driver.step()
         driver.close()
-        runs.append(driver.state.log_theta)
-        scores.append(driver.perplexity())  # 2 and 4 scoring tasks: the same float
+        runs.append(driver.model.state_.log_theta)
+        scores.append(driver.model.score())  # 2 and 4 scoring tasks: the same float
     assert np.array_equal(runs[0], runs[1])
     assert scores[0] == scores[1]
 
@@ -101,7 +103,7 @@ def test_reduction_is_exact_in_any_arrival_order():
     rng = np.random.default_rng(0)
     results = [
         GibbsResult(np.sort(rng.choice(W, 12, replace=False)),
-                    rng.integers(0, 10**12, size=(3, 12)), 10, 0, 0.0)
+                    rng.integers(0, 10**12, size=(3, 12)), 10, 0)
         for _ in range(6)
     ]
     first = add_counts(np.zeros((3, W), np.int64), results)
@@ -115,12 +117,12 @@ def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):
     path, _ = synthetic_store
     for name, beta, step in [("sgrld", 1e-4, 0.01), ("gsgrhmc", 1e-4, 0.02),
                              ("sgld", 0.5, 1e-4), ("sghmc", 0.5, 1e-4)]:
-        driver = LDADriver(two_workers, path, small_config(sampler=name, beta=beta,
+        driver = lda_chain(two_workers, path, small_config(sampler=name, beta=beta,
                                                            step_size=step, tau=None))
         for _ in range(3):
             driver.step()
         driver.close()
-        assert np.all(np.isfinite(driver.log_phi())), name
+        assert np.all(np.isfinite(driver.model.log_phi())), name
 
 
 def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers, tmp_path):
@@ -134,7 +136,8 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
     run = Run.open(tmp_path / "run")
     assert run.iteration == 20 and run.n_samples == 5
     assert np.allclose(run.phi_mean, model.topic_word_)
-    iterations, samples = run.samples()
+    kept = run.samples()
+    iterations, samples = kept["iteration"], kept["phi"]
     assert list(iterations) == [12, 14, 16, 18, 20] and samples.shape == (5, K_TRUE, W)
     docs = Corpus.open(path).read(np.arange(5))
     theta = model.transform(docs)
@@ -163,4 +166,4 @@ def test_invalid_hyperparameters_are_named(params, message):
 def test_batch_larger_than_corpus_is_an_error(synthetic_store, two_workers):
     path, _ = synthetic_store
     with pytest.raises(DscirError, match="exceeds"):
-        LDADriver(two_workers, path, small_config(batch_size=10_000))
+        lda_chain(two_workers, path, small_config(batch_size=10_000))

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from dscir.api import LDA
-from dscir.distributed import runstore
-from dscir.distributed.lda import LDADriver, run_chain
-from dscir.distributed.runstore import Run, read_checkpoint, write_checkpoint
+from dscir.engine.chain import Chain, run_chain
+from dscir.runs import Run, checkpoint, read_checkpoint, store as runstore, write_checkpoint
 from dscir.errors import DscirError
+from chains import lda_chain
 from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
 from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
 
@@ -42,8 +42,10 @@ def assert_same_run(a: Run, b: Run, evaluations: bool = True) -> None:
     for name in a.state:
         assert np.array_equal(a.state[name], b.state[name]), name
     assert np.array_equal(a.phi_mean, b.phi_mean)
-    (ia, pa), (ib, pb) = a.samples(), b.samples()
-    assert np.array_equal(ia, ib) and np.array_equal(pa, pb)
+    sa, sb = a.samples(), b.samples()
+    assert sorted(sa) == sorted(sb)
+    for name in sa:
+        assert np.array_equal(sa[name], sb[name]), name
     assert np.array_equal(a.history["iteration"], b.history["iteration"])
     if evaluations:
         assert np.array_equal(a.evaluations["iteration"], b.evaluations["iteration"])
@@ -55,17 +57,17 @@ def test_fit_interrupted_and_resumed_equals_uninterrupted(
     store, _ = synthetic_store
     whole = lda().fit(store, client=client, out=tmp_path / "whole")
 
-    step = LDADriver.step
+    step = Chain.step
 
     def step_until_9(self, prefetch=True):
         if self.iteration == 9:
             raise Interrupt  # the driver dies after iteration 9; the last checkpoint is at 8
         return step(self, prefetch)
 
-    monkeypatch.setattr(LDADriver, "step", step_until_9)
+    monkeypatch.setattr(Chain, "step", step_until_9)
     with pytest.raises(Interrupt):
         lda().fit(store, client=client, out=tmp_path / "cut", checkpoint_every=4)
-    monkeypatch.setattr(LDADriver, "step", step)
+    monkeypatch.setattr(Chain, "step", step)
     assert read_checkpoint(tmp_path / "cut").iteration == 8
     with pytest.raises(DscirError, match="unfinished run"):
         Run.open(tmp_path / "cut")
@@ -109,12 +111,12 @@ def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_pa
                                                   sampler, beta, step):
     store, _ = synthetic_store
     cfg = small_config(sampler=sampler, beta=beta, step_size=step, tau=None, burn_in=2)
-    whole = LDADriver(client, store, cfg)
+    whole = lda_chain(client, store, cfg)
     run_chain(whole, 6, progress=False)
-    first = LDADriver(client, store, cfg)
+    first = lda_chain(client, store, cfg)
     run_chain(first, 3, progress=False)
     write_checkpoint(tmp_path, first.checkpoint())
-    second = LDADriver(client, store, cfg)
+    second = lda_chain(client, store, cfg)
     second.restore(read_checkpoint_dir(tmp_path))
     run_chain(second, 3, progress=False)
     for name, value in whole.state._asdict().items():  # theta, and r for gSGRHMC
@@ -134,13 +136,13 @@ def read_checkpoint_dir(path):
 def test_interrupted_checkpoint_write_keeps_the_previous_one(
         synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
     store, _ = synthetic_store
-    driver = LDADriver(client, store, small_config(burn_in=1, thin=1))
+    driver = lda_chain(client, store, small_config(burn_in=1, thin=1))
     run_chain(driver, 2, progress=False)
     saved = driver.checkpoint()
     write_checkpoint(tmp_path, saved)
     run_chain(driver, 2, progress=False)
 
-    put, calls = runstore._put, []
+    put, calls = checkpoint.put, []
 
     def failing_put(group, name, value):
         calls.append(name)
@@ -148,17 +150,18 @@ def test_interrupted_checkpoint_write_keeps_the_previous_one(
             raise OSError("disk full")
         put(group, name, value)
 
-    monkeypatch.setattr(runstore, "_put", failing_put)
+    monkeypatch.setattr(checkpoint, "put", failing_put)
     with pytest.raises(OSError, match="disk full"):
         write_checkpoint(tmp_path, driver.checkpoint())
-    monkeypatch.setattr(runstore, "_put", put)
+    monkeypatch.setattr(checkpoint, "put", put)
     assert any(e.startswith(".") for e in os.listdir(tmp_path / "checkpoints"))
 
     back = read_checkpoint_dir(tmp_path)
     assert back.iteration == 2 and back.position == saved.position
     assert back.n_samples == saved.n_samples == 1
-    assert np.array_equal(back.state["log_theta"], saved.state["log_theta"])
-    assert np.array_equal(back.phi_sum, saved.phi_sum)
+    assert sorted(back.arrays) == sorted(saved.arrays) == ["phi_sum", "sampler/log_theta"]
+    for name, value in saved.arrays.items():
+        assert np.array_equal(back.arrays[name], value), name
     for f, v in saved.history.items():
         assert np.array_equal(back.history[f], v), f
 

@@ -22,8 +22,8 @@ import pytest
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from dscir.distributed import dpmm
-from dscir.distributed.lda import LDADriver, run_chain
+from chains import dpmm_chain, lda_chain
+from dscir.engine.chain import run_chain
 from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
 from test_dpmm_driver import config as dpmm_config
 from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
@@ -82,7 +82,7 @@ def client(request):
 
 
 def chain(client, store):
-    driver = LDADriver(client, store, small_config(burn_in=2, thin=2))
+    driver = lda_chain(client, store, small_config(burn_in=2, thin=2))
     evaluations = run_chain(driver, 8, eval_every=4, progress=False)
     return driver, [e.perplexity for e in evaluations]
 
@@ -121,8 +121,8 @@ def test_killed_workers_leave_the_chain_unchanged(synthetic_store, client, tmp_p
     undisturbed, scores = chain(client, store)
     disturbed, disturbed_scores = killing(
         client, tmp_path, {"gibbs": 3, "perplexity": None}, lambda: chain(client, store))
-    assert np.array_equal(disturbed.state.log_theta, undisturbed.state.log_theta)
-    assert np.array_equal(disturbed.mean_phi(), undisturbed.mean_phi())
+    assert np.array_equal(disturbed.model.state_.log_theta, undisturbed.model.state_.log_theta)
+    assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
     assert disturbed_scores == scores
 
 
@@ -130,16 +130,17 @@ def test_killed_workers_leave_the_dp_mixture_unchanged(dpmm_store, client, tmp_p
     path, _ = dpmm_store
 
     def mixture():
-        driver = dpmm.DPMMDriver(client, path, dpmm_config(burn_in=2, thin=2))
-        scores = [e.log_predictive for e in dpmm.run_chain(driver, 8, eval_every=4,
-                                                           progress=False)]
+        driver = dpmm_chain(client, path, dpmm_config(burn_in=2, thin=2))
+        scores = [e.log_predictive for e in run_chain(driver, 8, eval_every=4,
+                                                      progress=False)]
         return driver, scores
 
     client.wait_for_workers(2, timeout=120)
     undisturbed, scores = mixture()
     disturbed, disturbed_scores = killing(
         client, tmp_path, {"dpmm-allocation": 3, "dpmm-score": None}, mixture)
-    np.testing.assert_array_equal(disturbed.z, undisturbed.z)
-    np.testing.assert_array_equal(disturbed.theta.log_theta, undisturbed.theta.log_theta)
-    np.testing.assert_array_equal(disturbed.sticks.log_theta, undisturbed.sticks.log_theta)
+    a, b = disturbed.model, undisturbed.model
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.theta.log_theta, b.theta.log_theta)
+    np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
     assert disturbed_scores == scores

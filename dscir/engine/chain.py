@@ -74,13 +74,14 @@ class Chain:
     def _read(self, iteration: int, position: EpochPosition) -> _Pending:
         docs, after = next_minibatch(self.data.train, self.config.batch_size,
                                      self.config.seed, position)
-        return _Pending(iteration, after, self.executor.read(docs))
+        return _Pending(iteration, after, self.executor.read(docs, iteration=iteration))
 
     def step(self, prefetch: bool = True) -> dict[str, Any]:
         """Run one iteration; returns its statistics (also appended to ``history``)."""
         m, cfg = self.iteration, self.config
         start = time.perf_counter()
         self.executor.timing = Timing()
+        self.executor.iteration = m
         parts, after = None, self.position
         if self.model.minibatch:
             pending = self._pending

@@ -8,8 +8,9 @@ where it lies and gets only the parameter columns of its words. Every task's
 input is either computed from the store or travels inside the task, never
 scattered, so a lost worker costs a recomputation, not the chain.
 
-Keys are ``(f"dscir-{model}-{what}-{token}", serial, part)``: the dashboard
-shows ``dscir-lda-gibbs`` and friends, and no two submissions share a key.
+Keys are ``(f"dscir-{model}-{what}-{token}", iteration, serial, part)``: the
+dashboard shows ``dscir-lda-gibbs`` and friends, a key names the chain's
+iteration it belongs to, and no two submissions share a key.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class DaskExecutor:
         self.store = str(store)
         self.model = model
         self.timing = Timing()
+        self.iteration = 0  # the chain's, named in task keys
         self._token = uuid.uuid4().hex[:8]
         self._serial = itertools.count()
 
@@ -43,15 +45,17 @@ class DaskExecutor:
         """Two tasks per worker thread."""
         return max(2 * sum(self.client.nthreads().values()), 1)
 
-    def _key(self, what: str) -> Callable[[int], tuple]:
+    def _key(self, what: str, iteration: int | None = None) -> Callable[[int], tuple]:
         name, serial = f"dscir-{self.model}-{what}-{self._token}", next(self._serial)
-        return lambda j: (name, serial, j)
+        it = self.iteration if iteration is None else iteration
+        return lambda j: (name, it, serial, j)
 
-    def read(self, docs: np.ndarray, what: str = "read") -> Parts:
-        """Submit reads of ``docs`` (sorted) in parts; returns at once."""
+    def read(self, docs: np.ndarray, what: str = "read", iteration: int | None = None) -> Parts:
+        """Submit reads of ``docs`` (sorted) in parts, for ``iteration`` (default the
+        current one); returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
         parts = split(docs, self.n_parts)
-        read_key, words_key = self._key(what), self._key("words")
+        read_key, words_key = self._key(what, iteration), self._key("words", iteration)
         batches = [self.client.submit(worker.read_batch, self.store, p, key=read_key(j))
                    for j, p in enumerate(parts)]
         words = [self.client.submit(worker.batch_words, b, key=words_key(j))

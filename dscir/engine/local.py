@@ -27,9 +27,10 @@ class LocalExecutor:
         self.store = str(store)
         self.model = model
         self.timing = Timing()
+        self.iteration = 0
         self._corpus = Corpus.open(self.store)
 
-    def read(self, docs: np.ndarray, what: str = "read") -> Parts:
+    def read(self, docs: np.ndarray, what: str = "read", iteration: int | None = None) -> Parts:
         docs = np.asarray(docs, dtype=np.int64)
         parts = split(docs, 1)
         batches = [self._corpus.read(p) for p in parts]
