@@ -110,7 +110,7 @@ def test_gibbs_estimator_runs_in_process(store):
 ])
 def test_invalid_hyperparameters(params, message):
     with pytest.raises(DscirError, match=message):
-        DPMixture(**params)._config()
+        DPMixture(**params).chain_config()
 
 
 def test_batch_larger_than_the_data(store, two_workers):

@@ -160,7 +160,7 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
 ])
 def test_invalid_hyperparameters_are_named(params, message):
     with pytest.raises(DscirError, match=message):
-        LDA(**params)._config()
+        LDA(**params).chain_config()
 
 
 def test_batch_larger_than_corpus_is_an_error(synthetic_store, two_workers):

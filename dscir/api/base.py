@@ -97,8 +97,9 @@ class Estimator:
             setattr(self, k, v)
         return self
 
-    def _config(self):
-        """The model's configuration from the validated parameters."""
+    def chain_config(self):
+        """The model configuration these parameters give, validated (one clear error
+        naming a bad parameter); the engine runs a chain of it."""
         validate(self._parameter_constraints, self.get_params())
         return self._make_config()
 
@@ -110,7 +111,7 @@ class Estimator:
 
     def needs_cluster(self) -> bool:
         """Whether ``fit`` runs on Dask (the exact samplers run in this process)."""
-        return self._model_type(self._config()).minibatch
+        return self._model_type(self.chain_config()).minibatch
 
     # -- fitting -------------------------------------------------------------
 
@@ -161,7 +162,7 @@ class Estimator:
     def _prepare(self, corpus, out, checkpoint_every, resume):
         from dscir.runs.store import checkpoint_to_resume
 
-        config = self._config()
+        config = self.chain_config()
         Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
         if resume is not None and out is not None and Path(out) != Path(resume):
             raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
@@ -184,7 +185,7 @@ class Estimator:
         if chain is None:
             if corpus is None:
                 raise DscirError("partial_fit needs a corpus for the first call")
-            config = self._config()
+            config = self.chain_config()
             model_type, store = self._model_type(config), store_path(corpus)
             with executor_for(model_type.name, store, client, local=not model_type.minibatch,
                               **cluster) as executor:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dscir import streams
 from dscir.diagnostics.ks import rosenblatt_ks
 from dscir.errors import DscirError
 from dscir.models import dirichlet as model
@@ -35,13 +36,13 @@ def run_chain(method: str, counts: np.ndarray, n: int, h: float, seed: int,
     """log phi of the kept samples (kept x d) of one chain."""
     sampler = SAMPLERS[method]
     labels = model.observations(counts)
-    rng = np.random.Generator(np.random.PCG64(derive(seed, 10)))
-    state = sampler.init(np.random.Generator(np.random.PCG64(derive(seed, 11)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_DATA)))
+    state = sampler.init(np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_INIT)))
                          .gamma(1.0, 1.0, size=counts.size))
     out = np.empty((kept, counts.size))
     for m in range(burn_in + kept):
         est = model.minibatch_counts(labels, n, counts.size, rng)
-        state = sampler.step(state, model.ALPHA, est, h, derive(seed, 12, m))
+        state = sampler.step(state, model.ALPHA, est, h, derive(seed, streams.DIRICHLET_SAMPLER, m))
         if m >= burn_in:
             out[m - burn_in] = normalize_log(state.log_theta)
     return out
@@ -49,7 +50,7 @@ def run_chain(method: str, counts: np.ndarray, n: int, h: float, seed: int,
 
 def exact_log_phi(counts: np.ndarray, size: int, seed: int) -> np.ndarray:
     a = np.broadcast_to(model.ALPHA + counts, (size, counts.size))
-    return normalize_log(cir.sample_stationary(a, derive(seed, 13)))
+    return normalize_log(cir.sample_stationary(a, derive(seed, streams.DIRICHLET_EXACT)))
 
 
 def study(*, seeds: int = 5, fractions=FRACTIONS, burn_in: int = 1000, kept: int = 1000,
