@@ -50,6 +50,8 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("DP_INIT", 2**31, "(): allocations; (1): sticks", "dpmm"),
 )
 
+# The exact baselines' start is sweep 0: (seed, EXACT_START) (CollapsedGibbs).
+EXACT_START = 0
 # The parts of one sweep of the exact DP Gibbs slice sampler: (seed, sweep, part).
 GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPONENTS": 4,
                      "ALPHA": 5}

@@ -49,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_ingest)
     p.add_subparsers(dest="format", metavar="FORMAT", required=True, action=_FormatParsers)
 
-    i = sub.add_parser("info", help="sizes, chunking and held-out split of a corpus store")
-    i.add_argument("store")
+    i = sub.add_parser("info", help="a corpus store's sizes, chunking and held-out split, "
+                       "or a fitted run's model, settings, progress and scores")
+    i.add_argument("store", metavar="STORE_OR_RUN")
     i.set_defaults(func=_info)
 
 
@@ -113,7 +114,10 @@ def _report(corpus) -> None:
 
 def _info(args: argparse.Namespace) -> int:
     from dscir.corpus import Corpus
+    from dscir.runs.store import is_run
 
+    if is_run(args.store):
+        return _run_info(args.store)
     c = Corpus.open(args.store)
     m = c.meta
     print(f"store:       {args.store} (format {m['format_version']})")
@@ -132,4 +136,20 @@ def _info(args: argparse.Namespace) -> int:
         print(f"source:      {source['format']}" + (f" {source['source']}"
                                                      if "source" in source else ""))
     _report(c)
+    return 0
+
+
+def _run_info(path: str) -> int:
+    from dscir.runs import Run
+
+    run = Run.open(path)
+    print(f"run:         {path} ({run.model}, finished)")
+    print(f"corpus:      {run.store}")
+    print(f"iterations:  {run.iteration:,}")
+    print(f"samples:     {run.n_samples:,} kept")
+    print("settings:    " + ", ".join(f"{k}={v}" for k, v in run.config.items()))
+    ev = run.evaluations
+    score = [k for k in ev if k not in ("iteration", "n_clusters")]
+    for i, value in zip(ev.get("iteration", []), ev[score[0]] if score else []):
+        print(f"{score[0]}:  {value:.6g} at iteration {i}")
     return 0

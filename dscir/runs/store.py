@@ -183,6 +183,15 @@ def checkpoint_to_resume(run: str | Path, model: str, config: dict[str, Any],
     return ckpt
 
 
+def is_run(path: str | Path) -> bool:
+    """Whether ``path`` holds a dscir run (finished or resumable), not a corpus store."""
+    path = Path(path)
+    if not (path / "zarr.json").exists():
+        return False
+    attrs = zarr.open_group(str(path), mode="r").attrs
+    return ATTR in attrs or RESUMABLE in attrs
+
+
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
     """The arrays of one group of a run (e.g. ``"samples"``), by name; {} if absent."""
     g = zarr.open_group(str(run), mode="r")

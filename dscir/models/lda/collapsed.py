@@ -8,6 +8,7 @@ from dscir.errors import DscirError
 from dscir.models.lda import _kernels as _k
 from dscir.models.lda.kernels import _check_alpha, _check_int, _csr
 from dscir.rng import derive
+from dscir.streams import EXACT_START
 
 
 class CollapsedGibbs:
@@ -43,7 +44,7 @@ class CollapsedGibbs:
         self._ndk = np.zeros((indptr.size - 1, self.n_topics), dtype=np.int32)
         self._nk = np.zeros(self.n_topics, dtype=np.int64)
         _k.collapsed_init(self._doc_ptr, self._tok_word, self._z, self._nwk, self._ndk,
-                          self._nk, np.uint64(derive(self.seed, 0)))
+                          self._nk, np.uint64(derive(self.seed, EXACT_START)))
         self.iteration = 0
 
     @property

@@ -1,0 +1,122 @@
+"""The engine's contracts: one stream table, typed samplers, any run read back by the CLI."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import dscir
+from dscir import streams
+from dscir.cli import main
+from dscir.errors import DscirError
+from dscir.models.dpmm import DPMMConfig, DPMMModel
+from dscir.models.lda import LDAModel
+from dscir.samplers import SAMPLERS, get_sampler
+from test_dpmm_driver import store  # noqa: F401  (fixture)
+
+
+def test_every_stream_domain_is_distinct_and_named_once():
+    """Guards against a new model reusing a domain number: two streams with the same
+    (seed, domain, iteration, id) would be the same random numbers."""
+    numbers = [d.number for d in streams.DOMAINS]
+    names = [d.name for d in streams.DOMAINS]
+    assert len(set(numbers)) == len(numbers)
+    assert len(set(names)) == len(names)
+    for d in streams.DOMAINS:
+        assert getattr(streams, d.name) == d.number
+    # The exact baselines name streams (seed, sweep, ...): DP_INIT must stay above them.
+    assert streams.DP_INIT > 10**9
+    assert sorted(streams.GIBBS_SLICE_PARTS.values()) == list(range(6))
+
+
+def test_no_module_numbers_its_own_stream_domain():
+    """Every derive(seed, <domain>, ...) in the package names a domain of the table."""
+    import pathlib
+
+    root = pathlib.Path(dscir.__file__).parent
+    literal = re.compile(r"derive\((?:cfg\.|config\.|self\.)?seed,\s*\d")
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if literal.search(p.read_text())]
+    assert offenders == []
+
+
+def test_samplers_are_typed_objects_with_their_own_options():
+    theta = np.full((2, 5), 0.5)
+    counts = np.arange(10.0).reshape(2, 5)
+    for name, sampler in SAMPLERS.items():
+        state = sampler.init(theta)
+        assert isinstance(state, sampler.State), name
+        moved = sampler.step(state, 0.5, counts, 0.01, 7)
+        assert set(sampler.arrays(moved)) == set(sampler.State._fields), name
+        back = sampler.from_arrays(sampler.arrays(moved), theta.shape)
+        for f in sampler.State._fields:
+            np.testing.assert_array_equal(getattr(back, f), getattr(moved, f))
+    # SGHMC's friction reaches its step (a friction that did nothing would pass).
+    a = get_sampler("sghmc").step(get_sampler("sghmc").init(theta), 0.5, counts, 0.01, 7)
+    b = get_sampler("sghmc", friction=5.0).step(get_sampler("sghmc").init(theta), 0.5, counts,
+                                                0.01, 7)
+    assert not np.array_equal(a.r, b.r)
+    with pytest.raises(DscirError, match="has no option friction"):
+        get_sampler("scir", friction=1.0)
+    with pytest.raises(DscirError, match="friction must be a positive number"):
+        get_sampler("sghmc", friction=-1.0)
+
+
+def test_concat_and_head_keep_every_field():
+    """A momentum state grown and cut by rows keeps its momentum (not only field 0)."""
+    s = get_sampler("gsgrhmc")
+    a = s.init(np.ones((2, 3)), np.full((2, 3), 2.0))
+    grown = s.concat(a, s.init(np.ones((1, 3))))
+    assert grown.r.shape == (3, 3) and np.all(grown.r[:2] == 2.0) and np.all(grown.r[2] == 0.0)
+    assert s.head(grown, 2).r.shape == (2, 3)
+
+
+def test_lda_sampler_options_reach_the_model(tmp_path):
+    cfg = dscir.LDA(sampler="sghmc", sampler_options={"friction": 3.0}).chain_config()
+    assert cfg.sampler_options == {"friction": 3.0}
+    with pytest.raises(DscirError, match="has no option"):
+        dscir.LDA(sampler="scir", sampler_options={"friction": 3.0}).chain_config()
+    assert LDAModel.minibatch and LDAModel.name == "lda"
+
+
+def test_the_dp_mixture_refuses_a_momentum_sampler(store):  # noqa: F811
+    from dscir.engine.local import LocalExecutor
+    from dscir.models.base import Data
+
+    path, _ = store
+    cfg = DPMMConfig(sampler="gsgrhmc", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=10,
+                     step_theta=0.1, step_sticks=0.1, n_init=3, seed=0)
+    with pytest.raises(DscirError, match="runs without momenta"):
+        DPMMModel(cfg, Data.open(path), LocalExecutor(path, "dpmm"))
+    with pytest.raises(DscirError, match="sampler must be one of"):
+        dscir.DPMixture(sampler="gsgrhmc").chain_config()
+
+
+def test_topics_evaluate_and_info_read_a_dp_run(store, two_workers, tmp_path, capsys):  # noqa: F811
+    path, _ = store
+    model = dscir.DPMixture(batch_size=100, n_iter=8, burn_in=2, thin=2, seed=2,
+                            progress=False).fit(path, client=two_workers, out=tmp_path / "run")
+    loaded = dscir.api.load(tmp_path / "run")
+    assert isinstance(loaded, dscir.DPMixture) and loaded.n_iter_ == 8
+    assert loaded.score() == pytest.approx(model.score(), rel=1e-12)
+    np.testing.assert_array_equal(loaded.predict(_heldout(path)), model.predict(_heldout(path)))
+    assert main(["topics", str(tmp_path / "run"), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cluster") and len(out.splitlines()) == model.n_clusters_
+    assert main(["evaluate", str(tmp_path / "run")]) == 0
+    line = capsys.readouterr().out
+    assert "held-out log predictive" in line and f"{model.score():.4f}" in line
+    assert main(["evaluate", str(tmp_path / "run"), "--sweeps", "5"]) == 2
+    assert "applies to LDA runs" in capsys.readouterr().err
+    assert main(["info", str(tmp_path / "run")]) == 0
+    info = capsys.readouterr().out
+    assert "dpmm" in info and "iterations:  8" in info
+
+
+def _heldout(path):
+    from dscir.corpus import Corpus
+
+    c = Corpus.open(path)
+    return c.read(c.heldout_docs())
