@@ -8,29 +8,9 @@ instead (``dscir.corpus.ingest_bow``, ``write_corpus``).
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass
-from typing import Callable
-
+from dscir.corpus.formats import ldac, text, uci
+from dscir.corpus.formats.base import Format
 from dscir.errors import DscirError
-
-
-@dataclass(frozen=True)
-class Format:
-    """One input format. ``add_options(parser)`` adds the flags of this format
-    only (the CLI adds INPUT, OUTPUT and the layout, held-out and progress
-    flags); ``ingest(args, **options)`` streams ``args.input`` into the store
-    ``args.output`` and returns the ``Corpus``, ``options`` being the writer's
-    keywords (overwrite, chunk_docs, shard_chunks, drop_empty, heldout, progress)."""
-
-    name: str
-    description: str
-    add_options: Callable[[argparse.ArgumentParser], None]
-    ingest: Callable[..., object]
-
-
-# The format modules import ``Format`` from here, hence the late import.
-from dscir.corpus.formats import ldac, text, uci  # noqa: E402
 
 FORMATS: dict[str, Format] = {f.name: f for m in (ldac, uci, text) for f in m.FORMATS}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.corpus.formats import Format
+from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import (BLOCK_BYTES, check_entries, line_blocks, merge_entries,
                                 read_vocabulary)
 from dscir.corpus.store import Corpus, CorpusWriter, warn_merged

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from dscir.corpus.formats import Format
+from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries
 from dscir.corpus.store import Corpus, CorpusWriter
 from dscir.errors import CorpusError
