@@ -72,30 +72,8 @@ def dask_client(
         yield client
         return
     if address is not None or scheduler_file is not None:
-        try:
-            with _capped_message_logs():
-                c = Client(
-                    address=address,
-                    scheduler_file=scheduler_file,
-                    security=security,
-                    timeout=dask.config.get("distributed.comm.timeouts.connect"),
-                )
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            error = DscirError(f"cannot connect to the Dask scheduler at "
-                               f"{address or scheduler_file}: {exc}")
-        else:
-            error = None
-        if error is not None:
-            # The half-started Client lives on in the traceback; collected at
-            # some later moment, its __del__ can run inside the next client's
-            # event-loop thread and stall that client's start for 10 s. Free
-            # and collect it here instead.
-            gc.collect()
-            raise error
-        try:
+        with _connect(address, scheduler_file, security) as c:
             yield c
-        finally:
-            c.close()
         return
     if n_workers is None:
         n_workers = max(1, min(os.cpu_count() or 1, 4))
@@ -114,6 +92,32 @@ def dask_client(
     finally:
         c.close()
         cluster.close()
+
+
+@contextlib.contextmanager
+def _connect(address: str | None, scheduler_file: str | None,
+             security: Security | None) -> Iterator[Client]:
+    """A client of a running scheduler; a failed connect is one ``DscirError``."""
+    try:
+        with _capped_message_logs():
+            c = Client(address=address, scheduler_file=scheduler_file, security=security,
+                       timeout=dask.config.get("distributed.comm.timeouts.connect"))
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        error = DscirError(f"cannot connect to the Dask scheduler at "
+                           f"{address or scheduler_file}: {exc}")
+    else:
+        error = None
+    if error is not None:
+        # The half-started Client lives on in the traceback; collected at
+        # some later moment, its __del__ can run inside the next client's
+        # event-loop thread and stall that client's start for 10 s. Free
+        # and collect it here instead.
+        gc.collect()
+        raise error
+    try:
+        yield c
+    finally:
+        c.close()
 
 
 def tls_security(ca_file: str | Path | None = None, cert: str | Path | None = None,
