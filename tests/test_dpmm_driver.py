@@ -114,7 +114,7 @@ def test_invalid_hyperparameters(params, message):
 
 
 def test_batch_larger_than_the_data(store, two_workers):
-    with pytest.raises(DscirError, match="exceeds the 600 training users"):
+    with pytest.raises(DscirError, match="exceeds the 600 training"):
         dpmm_chain(two_workers, store[0], config(batch_size=601))
 
 

@@ -167,7 +167,8 @@ class Estimator:
         if resume is not None and out is not None and Path(out) != Path(resume):
             raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
         if checkpoint_every and out is None and resume is None:
-            raise DscirError("checkpoint_every needs out, the run store to checkpoint into")
+            raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
+                             "store to checkpoint into")
         store, model_type = store_path(corpus), self._model_type(config)
         ckpt = None
         if resume is not None:

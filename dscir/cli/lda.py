@@ -63,6 +63,7 @@ def fit_and_report(model, store: str, args: argparse.Namespace, top: int, **run)
     ``run``: the run store keywords of ``fit``."""
     from dscir.corpus import Corpus
 
+    model.chain_config()  # a bad parameter is named before the store is opened
     if model.eval_every == 0 and Corpus.open(store).heldout_docs().size:
         model.set_params(eval_every=max(model.n_iter, 1))
     options.fit(model, store, args, **run)

@@ -27,6 +27,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from dscir.api import load
     from dscir.corpus import Corpus
 
+    options.cluster_kwargs(args)  # bad TLS options: an error before anything is read
     model = load(args.run)
     store = args.store or model.store_
     Corpus.open(store)  # a missing store is an error before a cluster starts
