@@ -3,16 +3,19 @@
 Hyperparameters are stored unchanged by ``__init__`` and validated at ``fit``
 from each estimator's constraint table; learned attributes end in an
 underscore. ``None`` for a sampler-specific hyperparameter means the reference
-setting of the papers for that sampler (``LDA_DEFAULTS``, ``DPMM_DEFAULTS``).
+setting of the papers for that sampler (``LDA_DEFAULTS``, ``DPMM_DEFAULTS``,
+``MIXTURE_DEFAULTS``).
 """
 
 from dscir.api.dpmm import DPMM_DEFAULTS, DPMixture
 from dscir.api.lda import LDA, LDA_DEFAULTS
+from dscir.api.mixture import MIXTURE_DEFAULTS, Mixture
 
-__all__ = ["DPMM_DEFAULTS", "DPMixture", "ESTIMATORS", "LDA", "LDA_DEFAULTS", "load"]
+__all__ = ["DPMM_DEFAULTS", "DPMixture", "ESTIMATORS", "LDA", "LDA_DEFAULTS", "MIXTURE_DEFAULTS",
+           "Mixture", "load"]
 
 #: The estimator of each model, by the name its runs carry.
-ESTIMATORS = {"lda": LDA, "dpmm": DPMixture}
+ESTIMATORS = {"lda": LDA, "dpmm": DPMixture, "mixture": Mixture}
 
 
 def load(run):

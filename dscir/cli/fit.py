@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from dscir.cli import dpmm, lda
+from dscir.cli import dpmm, lda, mixture
 
-FIT_MODELS = (lda, dpmm)
+FIT_MODELS = (lda, dpmm, mixture)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,221 @@
+"""``dscir.Mixture``: a finite mixture of multinomials (K clusters of documents)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.params import Interval, Options
+from dscir.errors import DscirError
+from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
+                                  final_sample, model_type, predictive_score,
+                                  samples_from_arrays)
+
+MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+
+_POSITIVE_OR_NONE = Interval(numbers.Real, 0, open_low=True, none=True)
+
+
+class Mixture(Estimator):
+    """Finite mixture of K multinomials by stochastic-gradient MCMC on Dask, or exact Gibbs.
+
+    x_i | z_i ~ Multinomial(n_i, phi_{z_i}), z_i ~ Categorical(pi),
+    phi_k ~ Dirichlet(a0), pi ~ Dirichlet(gamma). See ``dscir.models.mixture``.
+
+    Parameters
+    ----------
+    n_clusters : number of clusters K (>= 2).
+    sampler : "scir" (default) or "sgrld": allocations of a minibatch on a Dask
+        cluster, weights and components moved by SCIR or SGRLD steps; "gibbs":
+        the exact Gibbs sampler on all training documents in this process.
+    gamma : Dirichlet concentration of the mixture weights.
+    a0 : Dirichlet concentration of the components (None: the sampler's reference value).
+    batch_size : documents per minibatch (stochastic samplers).
+    step_weights, step_components : h (SCIR) or epsilon (SGRLD) of the weights and
+        of the components (None: the sampler's reference values).
+    n_iter : iterations of ``fit``.
+    burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
+        (None: half of ``n_iter``); ``score`` averages the held-out predictive over
+        them (they are held in memory, K x W floats each, to score other stores).
+    eval_every : score the held-out documents every this many iterations (0: never).
+    seed : the whole chain is a function of the seed (and the corpus).
+    progress : show a progress bar.
+
+    Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final
+    state, ``labels_`` (every document's last cluster, -1 if held out),
+    ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``.
+    """
+
+    _model_name = "mixture"
+    _shown = ("n_clusters", "sampler", "gamma", "a0", "batch_size", "seed")
+    _parameter_constraints = {
+        "n_clusters": Interval(numbers.Integral, 2),
+        "sampler": Options(tuple(REFERENCE)),
+        "gamma": Interval(numbers.Real, 0, open_low=True),
+        "a0": _POSITIVE_OR_NONE,
+        "batch_size": Interval(numbers.Integral, 1),
+        "step_weights": _POSITIVE_OR_NONE,
+        "step_components": _POSITIVE_OR_NONE,
+        "n_iter": Interval(numbers.Integral, 0),
+        "burn_in": Interval(numbers.Integral, 0, none=True),
+        "thin": Interval(numbers.Integral, 1),
+        "eval_every": Interval(numbers.Integral, 0),
+        "seed": Interval(numbers.Integral, 0),
+    }
+
+    def __init__(self, n_clusters: int = 10, sampler: str = "scir", *, gamma: float = 1.0,
+                 a0: float | None = None, batch_size: int = 1000,
+                 step_weights: float | None = None, step_components: float | None = None,
+                 n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
+                 eval_every: int = 0, seed: int = 0, progress: bool = True):
+        self.n_clusters = n_clusters
+        self.sampler = sampler
+        self.gamma = gamma
+        self.a0 = a0
+        self.batch_size = batch_size
+        self.step_weights = step_weights
+        self.step_components = step_components
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.eval_every = eval_every
+        self.seed = seed
+        self.progress = progress
+
+    def _make_config(self) -> MixtureConfig:
+        ref = REFERENCE[self.sampler]
+
+        def pick(name: str):
+            value = getattr(self, name)
+            return ref[name] if value is None else value
+
+        h_weights, h_components = pick("step_weights"), pick("step_components")
+        return MixtureConfig(
+            sampler=self.sampler, n_clusters=int(self.n_clusters), gamma=float(self.gamma),
+            a0=float(pick("a0")), batch_size=int(self.batch_size),
+            step_weights=float(1.0 if h_weights is None else h_weights),  # unused by gibbs
+            step_components=float(1.0 if h_components is None else h_components),
+            seed=int(self.seed),
+            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            thin=int(self.thin))
+
+    def _model_type(self, config):
+        return model_type(config.sampler)
+
+    def _collect(self, chain) -> None:
+        super()._collect(chain)
+        model = chain.model
+        self._final = model.sample()
+        self._samples = list(model.samples)
+        self._average = model.average
+        self.weights_ = np.exp(self._final.log_pi)
+        self.components_ = np.exp(self._final.log_phi)
+        self.labels_ = model.labels()
+        self.n_occupied_ = model.n_occupied
+
+    def _load(self, run) -> None:
+        cfg = dict(run.config)
+        self.config_ = MixtureConfig(**cfg)
+        self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
+        self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
+        self.history_ = run.history
+        ev = run.evaluations
+        evaluation = model_type(self.config_.sampler).Evaluation
+        self.evaluations_ = [evaluation(int(i), float(s), int(n)) for i, s, n in zip(
+            *(ev.get(f, []) for f in evaluation._fields))]
+        self._final = final_sample(self.config_, run.state)
+        self._samples = samples_from_arrays(run.samples())
+        self._average = None
+        self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.n_occupied_ = int(np.count_nonzero(np.bincount(
+            self.labels_[self.labels_ >= 0], minlength=self.weights_.size)))
+
+    # -- using the fit -------------------------------------------------------
+
+    def predict_log_proba(self, docs) -> np.ndarray:
+        """log p(z = k | x, pi, phi) of each document (rows of a scipy.sparse
+        document-term matrix or a ``CSRBatch``) under the final sample (n x K)."""
+        self._fitted("weights_")
+        indptr, indices, data = csr_arrays(docs, self._final.log_phi.shape[1])
+        return allocation_log_weights(indptr, indices, data, self._final.log_pi,
+                                      self._final.log_phi)
+
+    def predict_proba(self, docs) -> np.ndarray:
+        """p(z = k | x, pi, phi) of each document under the final sample (n x K)."""
+        return np.exp(self.predict_log_proba(docs))
+
+    def predict(self, docs) -> np.ndarray:
+        """Cluster of each document: argmax_k pi_k Mult(x | phi_k) under the final sample."""
+        return np.argmax(self.predict_log_proba(docs), axis=1)
+
+    def score(self, corpus=None, client=None, **cluster) -> float:
+        """Average log predictive probability of held-out documents (natural log).
+
+        For each held-out document x (the store's held-out flag), log p(x) =
+        log (1/S) sum_s sum_k pi_k^s Mult(x | phi_k^s) over the S kept posterior
+        samples (the final state if none is kept), multinomial coefficient
+        included; the mean over held-out documents. ``corpus``: another store
+        with the same vocabulary (scored in this process unless a cluster is named).
+        """
+        from dscir.corpus import Corpus
+
+        self._fitted("weights_")
+        store = self.store_ if corpus is None else store_path(corpus)
+        average = getattr(self, "_average", None)
+        if store == self.store_ and average is not None and average.n_samples:
+            return average.mean()
+        c = Corpus.open(store)
+        if c.n_words != self.components_.shape[1]:
+            raise DscirError(f"{c.path} has {c.n_words} words, the model "
+                             f"{self.components_.shape[1]}")
+        docs = c.heldout_docs()
+        if docs.size == 0:
+            raise DscirError(f"{c.path} has no held-out documents to score")
+        local = client is None and not cluster
+        with executor_for(self._model_name, store, client, local=local, **cluster) as executor:
+            return predictive_score(executor, docs, self._samples or [self._final])
+
+    def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
+                       **cluster) -> str:
+        """One line: the held-out log predictive of a store and what was computed."""
+        from dscir.corpus import Corpus
+
+        if sweeps is not None:
+            raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
+        store = self.store_ if corpus is None else store_path(corpus)
+        value = self.score(store, client, **cluster)
+        n = Corpus.open(store).heldout_docs().size
+        return (f"held-out log predictive: {value:.4f} nats per document (mean over {n} "
+                f"held-out documents of {store}, {max(len(self._samples), 1)} posterior "
+                "samples)")
+
+    def cluster_sizes(self) -> np.ndarray:
+        """Training documents in each cluster (by their last allocation)."""
+        self._fitted("weights_")
+        return np.bincount(self.labels_[self.labels_ >= 0], minlength=self.weights_.size)
+
+    def top_words_table(self, n: int = 10, vocabulary=None):
+        """The ``n`` most probable words of each occupied cluster, largest cluster
+        first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to the
+        corpus store's."""
+        from dscir.corpus import Corpus
+        from dscir.display import TopicTable
+
+        self._fitted("weights_")
+        if vocabulary is None:
+            vocabulary = Corpus.open(self.store_).vocabulary
+        sizes = self.cluster_sizes()
+        order = [int(k) for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0]
+        return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,
+                                      label="cluster")
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable words of each occupied cluster, largest first."""
+        return [[str(w) for w, _ in words] for _, words in self.top_words_table(n).rows]
+
+    def _fitted_repr(self) -> str:
+        if not hasattr(self, "n_iter_"):
+            return ""
+        return f" fitted: {self.n_iter_} iterations, {self.n_occupied_} occupied clusters"

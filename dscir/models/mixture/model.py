@@ -1,0 +1,291 @@
+"""The finite mixture on the engine: the stochastic sampler and the exact one.
+
+One iteration ``m`` of the stochastic sampler:
+
+1. the engine has read the minibatch S of training documents on the workers;
+2. each task gets log pi and the columns of log phi of its words, draws z_i
+   ∝ pi_k Mult(x_i | phi_k) for its documents and returns integer document
+   and word counts per component; they are added exactly, in any order;
+3. with m_hat = (N / |S|) m and c_hat = (N / |S|) c, the sampler (SCIR or
+   SGRLD) moves the K weight gammas towards Gamma(gamma + m_hat) and the
+   K x W component gammas towards Gamma(a0 + c_hat).
+
+The exact sampler (``MixtureGibbsModel``) runs ``gibbs.FiniteGibbs`` on all
+training documents in the driver's process. Both keep every training
+document's last allocation (its label) and the held-out log predictive of
+their kept samples as a running log-space average (``PredictiveAverage``).
+An iteration's statistics and each score carry ``n_clusters``: the clusters
+occupied by the training documents' labels (the DP mixture's name for it, which
+the dashboard's gauge reads), at most the configuration's K.
+Every draw comes from a stream of ``dscir.streams`` (``gibbs.step_keys``), per
+document where it belongs to a document, so a run is the same on any number
+of workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.models.base import Data
+from dscir.models.mixture.config import MixtureConfig
+from dscir.models.mixture.gibbs import FiniteGibbs, global_step, initial_state, step_keys
+from dscir.models.mixture.kernels import PredictiveAverage, Sample
+from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
+from dscir.samplers import get_sampler
+from dscir.samplers.simplex import normalize_log
+
+
+def sample_arrays(iteration: int, sample: Sample) -> dict[str, np.ndarray]:
+    """One kept sample as rows of the run's ``samples/`` arrays."""
+    return {"samples/iteration": np.array([iteration], np.int64),
+            "samples/log_pi": np.asarray(sample.log_pi, np.float64)[None],
+            "samples/log_phi": np.asarray(sample.log_phi, np.float64)[None]}
+
+
+def samples_from_arrays(arrays: dict[str, np.ndarray]) -> list[Sample]:
+    """The kept samples back from the run's ``samples/`` arrays."""
+    if "log_pi" not in arrays:
+        return []
+    return [Sample(np.array(p), np.array(f)) for p, f in zip(arrays["log_pi"], arrays["log_phi"])]
+
+
+def doc_scores(executor, docs: np.ndarray, sample: Sample) -> np.ndarray:
+    """Per-document log predictive of ``docs`` (sorted) under one sample, by tasks
+    that get only the columns of log phi of their words."""
+    parts = executor.read(np.asarray(docs, np.int64), "read-heldout")
+    args = [(sample.log_pi, np.ascontiguousarray(sample.log_phi[:, w]))
+            for w in executor.words(parts)]
+    return np.concatenate(executor.run("score", doc_log_predictive, parts, args))
+
+
+def predictive_score(executor, docs: np.ndarray, samples: list[Sample]) -> float:
+    """Held-out log predictive of ``docs`` averaged over ``samples`` (in log space
+    per document, then the mean over documents)."""
+    average = PredictiveAverage()
+    for sample in samples:
+        average.add(doc_scores(executor, docs, sample))
+    return average.mean()
+
+
+class MixtureEvaluation(NamedTuple):
+    iteration: int
+    log_predictive: float
+    n_clusters: int  # occupied clusters (as the DP mixture's; K is the configuration's)
+
+
+class _Mixture:
+    """What both samplers share: parameters as two sampler states, labels, kept
+    samples and their held-out score."""
+
+    name = "mixture"
+    metric = "log_predictive"
+    Evaluation = MixtureEvaluation
+
+    def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
+        if data.train.size == 0:
+            raise DscirError(f"{data.store} has no training documents")
+        self.config, self.data, self.executor = config, data, executor
+        self.keep_samples = keep_samples
+        self.samples: list[Sample] = []
+        self.average = PredictiveAverage()
+        self.n_samples = 0
+
+    # the state, by subclass: a sampler (``self.sampler``), its two states and labels
+    sampler: Any
+    weights: Any
+    components: Any
+
+    def sample(self) -> Sample:
+        return Sample(normalize_log(self.weights.log_theta),
+                      normalize_log(self.components.log_theta, axis=1))
+
+    def labels(self) -> np.ndarray:
+        """Every document's last allocation (-1 for held-out documents)."""
+        raise NotImplementedError
+
+    @property
+    def n_occupied(self) -> int:
+        z = self.labels()
+        return int(np.count_nonzero(np.bincount(z[z >= 0], minlength=self.config.n_clusters)))
+
+    def score_sample(self, sample: Sample) -> np.ndarray:
+        return doc_scores(self.executor, self.data.heldout, sample)
+
+    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        self.n_samples += 1
+        if self.keep_samples:
+            self.samples.append(sample)
+        if self.data.heldout.size:
+            self.average.add(self.score_sample(sample))
+        return sample_arrays(iteration, sample)
+
+    def score(self) -> float:
+        """Average held-out log predictive: over the kept samples, or under the
+        current state while none is kept."""
+        if self.data.heldout.size == 0:
+            raise DscirError(f"{self.data.store} has no held-out documents to score; split it "
+                             "first (dscir ingest --heldout-every, or dscir.corpus.split_heldout)")
+        if self.average.n_samples:
+            return self.average.mean()
+        return float(np.mean(self.score_sample(self.sample())))
+
+    def evaluation_extras(self) -> dict[str, Any]:
+        return {"n_clusters": self.n_occupied}
+
+    def _z(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        state = {f"weights/{k}": v for k, v in self.sampler.arrays(self.weights).items()}
+        state.update({f"components/{k}": v
+                      for k, v in self.sampler.arrays(self.components).items()})
+        state["z"] = self._z()
+        return state
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        log_sum = np.zeros(0) if self.average.log_sum is None else self.average.log_sum.copy()
+        arrays = {"average_log_sum": log_sum, **self.parameters()}
+        return arrays, {"n_samples": self.n_samples, "average_n": self.average.n_samples}
+
+    def _set_parameters(self, weights, components, z) -> None:
+        raise NotImplementedError
+
+    def restore(self, arrays, values, samples) -> None:
+        pick = lambda group: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
+                              if k.startswith(group + "/")}
+        k, w = self.config.n_clusters, self.data.n_words
+        self._set_parameters(self.sampler.from_arrays(pick("weights"), (k,)),
+                             self.sampler.from_arrays(pick("components"), (k, w)),
+                             np.array(arrays["z"], dtype=np.int32))
+        self.n_samples = int(values["n_samples"])
+        self.average = PredictiveAverage()
+        if values["average_n"]:
+            self.average.log_sum = np.array(arrays["average_log_sum"], dtype=np.float64)
+            self.average.n_samples = int(values["average_n"])
+        self.samples = samples_from_arrays(samples) if self.keep_samples else []
+        if self.keep_samples and len(self.samples) != self.n_samples:
+            raise DscirError(f"the run holds {len(self.samples)} samples, its checkpoint "
+                             f"{self.n_samples}")
+
+    def sample_rows(self) -> dict[str, int]:
+        return {f"samples/{k}": self.n_samples for k in ("iteration", "log_pi", "log_phi")}
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        out = {"weights": np.exp(sample.log_pi), "components": np.exp(sample.log_phi),
+               "labels": self.labels()}
+        out.update({f"state/{k}": v for k, v in self.parameters().items()})
+        return out
+
+    def report_settings(self) -> dict[str, Any]:
+        return {"K": self.config.n_clusters}  # not n_clusters: the stat of occupied ones
+
+    def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
+        return {"occupied": stats["n_clusters"],
+                "docs/s": f"{stats['n_docs'] / stats['wall']:.0f}"}
+
+
+class MixtureModel(_Mixture):
+    """The stochastic sampler (SCIR or SGRLD steps): weights, components and every
+    training document's last allocation on the driver; documents on the workers."""
+
+    minibatch = True
+
+    def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
+        super().__init__(config, data, executor, keep_samples)
+        self.sampler = get_sampler(config.sampler)
+        if self.sampler.momentum:
+            raise DscirError(f"the finite mixture runs without momenta; {config.sampler} is "
+                             "not supported (use scir, sgrld or gibbs)")
+        z0, log_weights, log_components = initial_state(data.train.size, data.n_words,
+                                                        config.n_clusters, config.seed)
+        self.z = np.full(data.n_docs, -1, dtype=np.int32)
+        self.z[data.train] = z0
+        self.weights = self.sampler.init_log(log_weights)
+        self.components = self.sampler.init_log(log_components)
+
+    def labels(self) -> np.ndarray:
+        return self.z
+
+    def _z(self) -> np.ndarray:
+        return self.z
+
+    def _set_parameters(self, weights, components, z) -> None:
+        self.weights, self.components, self.z = weights, components, z
+
+    def step(self, m: int, parts) -> dict[str, Any]:
+        cfg, docs = self.config, parts.docs
+        k_alloc, k_weights, k_components = step_keys(cfg.seed, m)
+        s = self.sample()
+        args = [(np.ascontiguousarray(s.log_phi[:, w]), s.log_pi, k_alloc)
+                for w in self.executor.words(parts)]
+        results: list[AllocationResult] = self.executor.run("allocation", allocate_docs,
+                                                            parts, args)
+        occupancy = np.zeros(cfg.n_clusters, dtype=np.int64)
+        counts = np.zeros((cfg.n_clusters, self.data.n_words), dtype=np.int64)
+        for r in results:  # integer sums: exact in any order
+            self.z[r.docs] = r.z
+            occupancy[r.components] += r.n_docs
+            counts[np.ix_(r.components, r.words)] += r.counts
+        scale = self.data.train.size / docs.size
+        self.weights, self.components = global_step(
+            self.sampler, self.weights, self.components, occupancy * scale, counts * scale,
+            gamma=cfg.gamma, a0=cfg.a0, step_sizes=(cfg.step_weights, cfg.step_components),
+            keys=(k_weights, k_components))
+        return {"n_docs": int(docs.size), "n_tokens": int(counts.sum()),
+                "n_clusters": self.n_occupied}
+
+
+class MixtureGibbsModel(_Mixture):
+    """The exact Gibbs sampler on all training documents, in the driver's process."""
+
+    minibatch = False
+
+    def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
+        super().__init__(config, data, executor, keep_samples)
+        self.sampler = get_sampler("scir")  # the layout of its states
+        parts = executor.read(data.train)
+        if len(parts.batches) != 1 or not hasattr(parts.batches[0], "indptr"):
+            raise DscirError("the exact Gibbs sampler runs in this process (a LocalExecutor)")
+        train = parts.batches[0]
+        self.gibbs = FiniteGibbs(train.indptr, train.indices, train.data, data.n_words,
+                                 n_clusters=config.n_clusters, gamma=config.gamma,
+                                 a0=config.a0, seed=config.seed, doc_ids=data.train)
+        self.n_tokens = int(np.asarray(train.data, np.int64).sum())
+
+    weights = property(lambda self: self.gibbs.weights)
+    components = property(lambda self: self.gibbs.components)
+
+    def labels(self) -> np.ndarray:
+        z = np.full(self.data.n_docs, -1, dtype=np.int32)
+        z[self.data.train] = self.gibbs.z
+        return z
+
+    def _z(self) -> np.ndarray:
+        return self.gibbs.z
+
+    def _set_parameters(self, weights, components, z) -> None:
+        self.gibbs.weights, self.gibbs.components, self.gibbs.z = weights, components, z
+
+    def step(self, m: int, parts) -> dict[str, Any]:
+        self.gibbs.step(m)
+        return {"n_docs": int(self.data.train.size), "n_tokens": self.n_tokens,
+                "n_clusters": self.gibbs.n_occupied}
+
+
+def model_type(sampler: str) -> type[_Mixture]:
+    """The model class a sampler runs: exact Gibbs in process, or the stochastic one."""
+    return MixtureGibbsModel if sampler == "gibbs" else MixtureModel
+
+
+def final_sample(config: MixtureConfig, state: dict[str, np.ndarray]) -> Sample:
+    """The sample of a run's final ``state/`` arrays (either sampler's layout)."""
+    s = get_sampler("scir" if config.sampler == "gibbs" else config.sampler)
+    pick = lambda group: {k.split("/", 1)[1]: v for k, v in state.items()  # noqa: E731
+                          if k.startswith(group + "/")}
+    return Sample(normalize_log(s.from_arrays(pick("weights")).log_theta),
+                  normalize_log(s.from_arrays(pick("components")).log_theta, axis=1))
