@@ -119,9 +119,10 @@ def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_pa
     second = lda_chain(client, store, cfg)
     second.restore(read_checkpoint_dir(tmp_path))
     run_chain(second, 3, progress=False)
-    for name, value in whole.state._asdict().items():  # theta, and r for gSGRHMC
-        assert np.array_equal(getattr(second.state, name), value), name
-    assert np.array_equal(second.phi_sum, whole.phi_sum) and second.n_samples == whole.n_samples
+    for name, value in whole.model.state_._asdict().items():  # theta, and r for gSGRHMC
+        assert np.array_equal(getattr(second.model.state_, name), value), name
+    assert np.array_equal(second.model.phi_sum, whole.model.phi_sum)
+    assert second.n_samples == whole.n_samples
 
 
 def read_checkpoint_dir(path):
