@@ -49,27 +49,32 @@ def make_store(path: Path) -> Path:
 
 def run(client, store: Path, method: str, seed: int, args) -> dict:
     from dscir.api import DPMixture
-    from dscir.distributed.dpmm import DPMMDriver, GibbsDriver
+    from dscir.engine.chain import Chain
+    from dscir.engine.dask import DaskExecutor
+    from dscir.engine.local import LocalExecutor
+    from dscir.models.dpmm import model_type
 
     cfg = DPMixture(**METHODS[method], batch_size=1000, n_iter=args.iterations,
-                    thin=10, seed=seed)._config()
-    driver = (GibbsDriver(str(store), cfg, store_samples=False) if method == "gibbs"
-              else DPMMDriver(client, str(store), cfg, store_samples=False))
+                    thin=10, seed=seed).chain_config()
+    executor = (LocalExecutor(str(store), "dpmm") if method == "gibbs"
+                else DaskExecutor(client, str(store), "dpmm"))
+    chain = Chain(model_type(cfg.sampler), cfg, str(store), executor, keep_samples=False)
+    model = chain.model
     curve, wall = [], 0.0
     clusters, components, alpha = [], [], []
     for i in range(args.iterations):
         t = time.perf_counter()
-        stats = driver.step()
+        stats = chain.step()
         wall += time.perf_counter() - t
-        clusters.append(stats.n_clusters)
-        components.append(stats.n_components)
-        alpha.append(stats.alpha)
+        clusters.append(stats["n_clusters"])
+        components.append(stats["n_components"])
+        alpha.append(stats["alpha"])
         if (i + 1) % args.eval_every == 0:
-            current = float(np.mean(driver._score_sample(driver.sample())))
-            averaged = driver.average.mean() if driver.average.n_samples else current
+            current = float(np.mean(model.score_sample(model.sample())))
+            averaged = model.average.mean() if model.average.n_samples else current
             curve.append({"iteration": i + 1, "seconds": wall, "current": current,
-                          "averaged": averaged, "n_clusters": stats.n_clusters})
-    driver.close()
+                          "averaged": averaged, "n_clusters": stats["n_clusters"]})
+    chain.close()
     last = curve[-1]
     print(f"{method:6s} seed {seed}  {wall:7.1f}s  log predictive {last['averaged']:.4f} "
           f"(current {last['current']:.4f})  clusters {clusters[-1]}  "
@@ -77,7 +82,7 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
     return {"method": method, "seed": seed, "config": cfg.to_dict(), "curve": curve,
             "n_clusters": clusters, "n_components": components, "alpha": alpha,
             "seconds_per_iteration": wall / args.iterations,
-            "n_samples": driver.average.n_samples}
+            "n_samples": model.average.n_samples}
 
 
 def summarise(runs: list[dict]) -> dict:

@@ -26,24 +26,26 @@ def measure(store: Path, n_workers: int, args) -> dict:
     from distributed import Client, LocalCluster
 
     from dscir.api import LDA
-    from dscir.distributed.lda import LDADriver
+    from dscir.engine.chain import Chain
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import LDAModel
 
-    cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, seed=0)._config()
+    cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, seed=0).chain_config()
     with LocalCluster(n_workers=n_workers, threads_per_worker=1,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        driver = LDADriver(client, str(store), cfg)
+        chain = Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda"))
         for i in range(args.warmup + args.iterations):
-            driver.step(prefetch=i + 1 < args.warmup + args.iterations)
-        driver.close()
-    h = driver.history[args.warmup:]
-    wall = sum(s.wall for s in h)
+            chain.step(prefetch=i + 1 < args.warmup + args.iterations)
+        chain.close()
+    h = chain.history[args.warmup:]
+    wall = sum(s["wall"] for s in h)
     return {
         "workers": n_workers,
         "iterations": len(h),
-        "docs_per_s": sum(s.n_docs for s in h) / wall,
-        "tokens_per_s": sum(s.n_tokens for s in h) / wall,
-        "token_sweeps_per_s": sum(s.n_tokens for s in h) * args.sweeps / wall,
-        "mean_seconds": {f: float(np.mean([getattr(s, f) for s in h]))
+        "docs_per_s": sum(s["n_docs"] for s in h) / wall,
+        "tokens_per_s": sum(s["n_tokens"] for s in h) / wall,
+        "token_sweeps_per_s": sum(s["n_tokens"] for s in h) * args.sweeps / wall,
+        "mean_seconds": {f: float(np.mean([s[f] for s in h]))
                          for f in ("wall", "gibbs", "wait", "update")},
     }
 

@@ -37,36 +37,39 @@ def make_store(path: Path) -> Path:
 
 def run_sampler(client, store, name: str, args) -> dict:
     from dscir.api import LDA
-    from dscir.distributed.lda import LDADriver
+    from dscir.engine.chain import Chain
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=args.topics, sampler=name, batch_size=50, sweeps=args.sweeps,
               n_iter=args.iterations, thin=args.thin,
-              eval_sweeps=args.eval_sweeps, seed=args.seed)._config()
-    driver = LDADriver(client, str(store), cfg)
+              eval_sweeps=args.eval_sweeps, seed=args.seed).chain_config()
+    chain = Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda"))
     curve, wall = [], 0.0
     for i in range(args.iterations):
         t = time.perf_counter()
-        driver.step(prefetch=i + 1 < args.iterations)
+        chain.step(prefetch=i + 1 < args.iterations)
         wall += time.perf_counter() - t
         if (i + 1) % args.eval_every == 0:
             # The current phi until burn-in (half the run) ends, then the mean of the kept samples.
-            p = driver.perplexity()
+            p = chain.model.score()
             curve.append({"iteration": i + 1, "seconds": wall, "perplexity": p})
             print(f"{name:8s} it {i + 1:5d}  {wall:8.1f}s  perplexity {p:8.1f}", flush=True)
-    driver.close()
-    h = driver.history
+    chain.close()
+    h = chain.history
     return {
         "sampler": name, "config": cfg.to_dict(), "curve": curve,
-        "mean_seconds": {f: float(np.mean([getattr(s, f) for s in h]))
+        "mean_seconds": {f: float(np.mean([s[f] for s in h]))
                          for f in ("wall", "gibbs", "wait", "update")},
     }
 
 
 def run_collapsed(client, store, args) -> dict:
     from dscir.corpus import Corpus
-    from dscir.distributed.lda import evaluate_perplexity
-    from dscir.models.lda import CollapsedGibbs
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import CollapsedGibbs, perplexity
 
+    executor = DaskExecutor(client, str(store), "lda")  # 2 parts per worker thread: 4 here
     corpus = Corpus.open(store)
     train = corpus.read(corpus.train_docs())
     model = CollapsedGibbs(train.indptr, train.indices, train.data, args.topics,
@@ -76,8 +79,8 @@ def run_collapsed(client, store, args) -> dict:
         t = time.perf_counter()
         model.run(args.gibbs_eval_every)
         wall += time.perf_counter() - t
-        p = evaluate_perplexity(client, str(store), corpus.heldout_docs(), model.topic_word(),
-                                0.1, args.eval_sweeps, args.seed, 10, 4)
+        p = perplexity(executor, corpus.heldout_docs(), model.topic_word(), 0.1,
+                       args.eval_sweeps, args.seed, 10)
         it = (sweep_block + 1) * args.gibbs_eval_every
         curve.append({"iteration": it, "seconds": wall, "perplexity": p})
         print(f"gibbs    sweep {it:4d}  {wall:8.1f}s  perplexity {p:8.1f}", flush=True)

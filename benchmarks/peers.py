@@ -3,7 +3,7 @@ tomotopy and lda, in one run on one machine, scored by one metric.
 
 Every system trains on the training documents of one corpus store with the
 same K, and every topic-word matrix it produces is scored by dscir's own
-document-completion perplexity (``dscir.distributed.lda.evaluate_perplexity``:
+document-completion perplexity (``dscir.models.lda.perplexity``:
 the same held-out documents, every 10th token tested, the same completion
 alpha, sweeps and seed) on one 2-worker LocalCluster, after all training is
 done. Each system trains in its own subprocess, whose process tree (dscir's
@@ -183,18 +183,21 @@ def _normalise(phi) -> np.ndarray:
 
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int):
     from dscir.api import LDA
-    from dscir.distributed.cluster import dask_client
-    from dscir.distributed.lda import LDADriver
+    from dscir.engine.chain import Chain
+    from dscir.engine.cluster import dask_client
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import LDAModel
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
-              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, progress=False)._config()
+              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed,
+              progress=False).chain_config()
     with dask_client(n_workers=2, dashboard_address=None) as client:
-        driver = LDADriver(client, store, cfg)
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         wall = 0.0
         for i in range(n_iter):
             t = time.perf_counter()
-            driver.step(prefetch=i + 1 < n_iter)
+            chain.step(prefetch=i + 1 < n_iter)
             wall += time.perf_counter() - t
             if i == 0:
                 print(f"first iteration (loads the numba kernels on the workers): {wall:.1f}s",
@@ -202,8 +205,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int)
             if i + 1 in budgets:
                 # What LDA(n_iter=...) hands back: the current phi until burn-in
                 # (half the run) ends, then the mean of the kept samples.
-                yield i + 1, wall, driver.mean_phi()
-        driver.close()
+                yield i + 1, wall, chain.model.mean_phi()
+        chain.close()
 
 
 def train_gensim(corpus, batch, K: int, budgets: list[int], seed: int, stream=None):
@@ -400,24 +403,26 @@ def score_all(metas: list[dict], store: Path, out: Path) -> float | None:
     """Score every snapshot with the one scorer, on one 2-worker LocalCluster
     (and the generating topics of a generated corpus, returned)."""
     from dscir.corpus import Corpus
-    from dscir.distributed.cluster import dask_client
-    from dscir.distributed.lda import evaluate_perplexity
+    from dscir.engine.cluster import dask_client
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import perplexity
 
     heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
     with dask_client(n_workers=2, dashboard_address=None) as client:
+        executor = DaskExecutor(client, str(store), "lda")  # 2 parts per worker thread: 4
         for meta in metas:
             snaps = np.load(out / f"{meta['system']}.npz")
             for j, point in enumerate(meta["points"]):
-                point["perplexity"] = evaluate_perplexity(
-                    client, str(store), heldout, snaps[f"phi{j}"], SCORE_ALPHA, SCORE_SWEEPS,
-                    SCORE_SEED, SCORE_EVERY, 4)
+                point["perplexity"] = perplexity(
+                    executor, heldout, snaps[f"phi{j}"], SCORE_ALPHA, SCORE_SWEEPS,
+                    SCORE_SEED, SCORE_EVERY)
                 print(f"{meta['system']:14s} budget {point['budget']:>6}  "
                       f"{point['seconds']:8.1f}s  perplexity {point['perplexity']:8.1f}",
                       flush=True)
         truth = store.with_name("true_phi.npy")
         if truth.exists():
-            p = evaluate_perplexity(client, str(store), heldout, np.load(truth), SCORE_ALPHA,
-                                    SCORE_SWEEPS, SCORE_SEED, SCORE_EVERY, 4)
+            p = perplexity(executor, heldout, np.load(truth), SCORE_ALPHA, SCORE_SWEEPS,
+                           SCORE_SEED, SCORE_EVERY)
             print(f"generating topics: perplexity {p:.1f}", flush=True)
             return p
     return None

@@ -139,16 +139,17 @@ def disturbed(client, store: Path, address: str, args, out: Path, tmp: Path) -> 
 
 
 def compare(a_path: Path, b_path: Path) -> dict:
-    from dscir.distributed.runstore import Run
+    from dscir.runs import Run
 
     a, b = Run.open(a_path), Run.open(b_path)
-    (ia, pa), (ib, pb) = a.samples(), b.samples()
+    sa, sb = a.samples(), b.samples()
     return {
         "iterations": [a.iteration, b.iteration],
         "phi_mean_equal": bool(np.array_equal(a.phi_mean, b.phi_mean)),
         "phi_mean_max_abs_diff": float(np.abs(a.phi_mean - b.phi_mean).max()),
         "state_equal": all(np.array_equal(a.state[k], b.state[k]) for k in a.state),
-        "samples_equal": bool(np.array_equal(ia, ib) and np.array_equal(pa, pb)),
+        "samples_equal": sa.keys() == sb.keys() and all(
+            np.array_equal(sa[k], sb[k]) for k in sa),  # iteration, phi
         "perplexity_equal": bool(
             np.array_equal(a.evaluations["iteration"], b.evaluations["iteration"])
             and np.array_equal(a.evaluations["perplexity"], b.evaluations["perplexity"])),
