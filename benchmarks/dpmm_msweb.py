@@ -71,7 +71,7 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
         alpha.append(stats["alpha"])
         if (i + 1) % args.eval_every == 0:
             current = float(np.mean(model.score_sample(model.sample())))
-            averaged = model.average.mean() if model.average.n_samples else current
+            averaged = model.kept.average.mean() if model.kept.average.n_samples else current
             curve.append({"iteration": i + 1, "seconds": wall, "current": current,
                           "averaged": averaged, "n_clusters": stats["n_clusters"]})
     chain.close()
@@ -82,7 +82,7 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
     return {"method": method, "seed": seed, "config": cfg.to_dict(), "curve": curve,
             "n_clusters": clusters, "n_components": components, "alpha": alpha,
             "seconds_per_iteration": wall / args.iterations,
-            "n_samples": model.average.n_samples}
+            "n_samples": model.kept.average.n_samples}
 
 
 def summarise(runs: list[dict]) -> dict:

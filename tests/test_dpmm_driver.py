@@ -43,8 +43,8 @@ def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers):
     np.testing.assert_array_equal(a.z, b.z)
     np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
     np.testing.assert_array_equal(a.theta.log_theta, b.theta.log_theta)
-    assert a.alpha == b.alpha and a.average.log_sum is not None
-    np.testing.assert_array_equal(a.average.log_sum, b.average.log_sum)
+    assert a.alpha == b.alpha and a.kept.average.log_sum is not None
+    np.testing.assert_array_equal(a.kept.average.log_sum, b.kept.average.log_sum)
 
 
 def test_scir_recovers_the_mixture(store, two_workers):
@@ -60,7 +60,7 @@ def test_scir_recovers_the_mixture(store, two_workers):
     # iterations (a split cluster takes ~100-200 iterations to merge; ARI 0.8-0.98 at 150)
     assert adjusted_rand_index(truth[train], d.z[train]) > 0.95
     assert np.sum(sizes >= 10) == K_TRUE
-    assert d.average.n_samples == 5 and np.isfinite(d.score())
+    assert d.kept.average.n_samples == 5 and np.isfinite(d.score())
 
 
 def test_sgrld_runs_and_stays_finite(store, two_workers):

@@ -106,6 +106,10 @@ class Estimator:
     def _make_config(self):
         raise NotImplementedError
 
+    def _burn_in(self) -> int:
+        """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
+        return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)
+
     def _model_type(self, config):
         raise NotImplementedError
 

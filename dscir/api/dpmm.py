@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.base import Estimator, csr_arrays
+from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options, Pair
 from dscir.errors import DscirError
 from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
@@ -18,7 +19,7 @@ DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their docume
 _POSITIVE = Interval(numbers.Real, 0, open_low=True)
 
 
-class DPMixture(Estimator):
+class DPMixture(HeldoutPredictive, Estimator):
     """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
@@ -44,6 +45,7 @@ class DPMixture(Estimator):
     """
 
     _model_name = "dpmm"
+    _unit = "users"
     _shown = ("sampler", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
     _parameter_constraints = {
         "sampler": Options(tuple(REFERENCE)),
@@ -89,7 +91,7 @@ class DPMixture(Estimator):
             sampler=self.sampler, a0=float(a0), alpha_shape=float(shape), alpha_rate=float(rate),
             batch_size=int(self.batch_size), step_theta=float(h_theta), step_sticks=float(h_dp),
             n_init=int(n_init), seed=int(self.seed),
-            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            burn_in=self._burn_in(),
             thin=int(self.thin))
 
     def _model_type(self, config):
@@ -98,9 +100,7 @@ class DPMixture(Estimator):
     def _collect(self, chain) -> None:
         super()._collect(chain)
         model = chain.model
-        self._final = model.sample()
-        self._samples = list(model.samples)
-        self._average = model.average
+        self._collect_samples(model)
         self.weights_ = np.exp(self._final.log_w)
         self.components_ = np.exp(self._final.log_phi)
         self.alpha_ = model.alpha
@@ -148,37 +148,10 @@ class DPMixture(Estimator):
         state if none is kept), multinomial coefficient included; the mean
         over held-out users. ``corpus``: another store with the same areas.
         """
-        from dscir.corpus import Corpus
+        return self._score(corpus, client, cluster)
 
-        self._fitted("n_clusters_")
-        store = self.store_ if corpus is None else store_path(corpus)
-        average = getattr(self, "_average", None)
-        if store == self.store_ and average is not None and average.n_samples:
-            return average.mean()
-        c = Corpus.open(store)
-        if c.n_words != self.components_.shape[1]:
-            raise DscirError(f"{c.path} has {c.n_words} areas, the model "
-                             f"{self.components_.shape[1]}")
-        users = c.heldout_docs()
-        if users.size == 0:
-            raise DscirError(f"{c.path} has no held-out users to score")
-        local = client is None and not cluster  # in this process unless a cluster is named
-        with executor_for("dpmm", store, client, local=local, **cluster) as executor:
-            return predictive_score(executor, users, self._samples or [self._final],
-                                    self.config_.a0)
-
-    def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
-                       **cluster) -> str:
-        """One line: the held-out log predictive of a store and what was computed."""
-        from dscir.corpus import Corpus
-
-        if sweeps is not None:
-            raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
-        store = self.store_ if corpus is None else store_path(corpus)
-        value = self.score(store, client, **cluster)
-        n = Corpus.open(store).heldout_docs().size
-        return (f"held-out log predictive: {value:.4f} nats per user (mean over {n} held-out "
-                f"users of {store}, {max(len(self._samples), 1)} posterior samples)")
+    def _predictive(self, executor, docs, samples) -> float:
+        return predictive_score(executor, docs, samples, self.config_.a0)
 
     def top_words_table(self, n: int = 10, vocabulary=None):
         """The ``n`` most probable areas (words) of each occupied cluster, largest

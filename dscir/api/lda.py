@@ -98,7 +98,7 @@ class LDA(Estimator):
             beta=float(pick("beta")), batch_size=int(self.batch_size),
             step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
             kappa=float(pick("kappa")), sweeps=int(self.sweeps), seed=int(self.seed),
-            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
             sampler_options={k: float(v) for k, v in options.items()})
 

@@ -6,9 +6,9 @@ import numbers
 
 import numpy as np
 
-from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.base import Estimator, csr_arrays
+from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options
-from dscir.errors import DscirError
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
@@ -18,7 +18,7 @@ MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their doc
 _POSITIVE_OR_NONE = Interval(numbers.Real, 0, open_low=True, none=True)
 
 
-class Mixture(Estimator):
+class Mixture(HeldoutPredictive, Estimator):
     """Finite mixture of K multinomials by stochastic-gradient MCMC on Dask, or exact Gibbs.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), z_i ~ Categorical(pi),
@@ -98,7 +98,7 @@ class Mixture(Estimator):
             step_weights=float(1.0 if h_weights is None else h_weights),  # unused by gibbs
             step_components=float(1.0 if h_components is None else h_components),
             seed=int(self.seed),
-            burn_in=int(self.n_iter // 2 if self.burn_in is None else self.burn_in),
+            burn_in=self._burn_in(),
             thin=int(self.thin))
 
     def _model_type(self, config):
@@ -107,9 +107,7 @@ class Mixture(Estimator):
     def _collect(self, chain) -> None:
         super()._collect(chain)
         model = chain.model
-        self._final = model.sample()
-        self._samples = list(model.samples)
-        self._average = model.average
+        self._collect_samples(model)
         self.weights_ = np.exp(self._final.log_pi)
         self.components_ = np.exp(self._final.log_phi)
         self.labels_ = model.labels()
@@ -159,37 +157,10 @@ class Mixture(Estimator):
         included; the mean over held-out documents. ``corpus``: another store
         with the same vocabulary (scored in this process unless a cluster is named).
         """
-        from dscir.corpus import Corpus
+        return self._score(corpus, client, cluster)
 
-        self._fitted("weights_")
-        store = self.store_ if corpus is None else store_path(corpus)
-        average = getattr(self, "_average", None)
-        if store == self.store_ and average is not None and average.n_samples:
-            return average.mean()
-        c = Corpus.open(store)
-        if c.n_words != self.components_.shape[1]:
-            raise DscirError(f"{c.path} has {c.n_words} words, the model "
-                             f"{self.components_.shape[1]}")
-        docs = c.heldout_docs()
-        if docs.size == 0:
-            raise DscirError(f"{c.path} has no held-out documents to score")
-        local = client is None and not cluster
-        with executor_for(self._model_name, store, client, local=local, **cluster) as executor:
-            return predictive_score(executor, docs, self._samples or [self._final])
-
-    def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
-                       **cluster) -> str:
-        """One line: the held-out log predictive of a store and what was computed."""
-        from dscir.corpus import Corpus
-
-        if sweeps is not None:
-            raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
-        store = self.store_ if corpus is None else store_path(corpus)
-        value = self.score(store, client, **cluster)
-        n = Corpus.open(store).heldout_docs().size
-        return (f"held-out log predictive: {value:.4f} nats per document (mean over {n} "
-                f"held-out documents of {store}, {max(len(self._samples), 1)} posterior "
-                "samples)")
+    def _predictive(self, executor, docs, samples) -> float:
+        return predictive_score(executor, docs, samples)
 
     def cluster_sizes(self) -> np.ndarray:
         """Training documents in each cluster (by their last allocation)."""

@@ -3,7 +3,8 @@ tasks, the exact Gibbs slice sampler and the models the engine runs."""
 
 from dscir.models.dpmm.config import REFERENCE, DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
-from dscir.models.dpmm.kernels import (ComponentCounts, PredictiveAverage, Sample, allocate,
+from dscir.models.predictive import PredictiveAverage
+from dscir.models.dpmm.kernels import (ComponentCounts, Sample, allocate,
                                        cluster_log_likelihood, component_counts, log_predictive,
                                        slice_log_u)
 from dscir.models.dpmm.model import (DPGibbsModel, DPMMModel, model_type, sample_arrays,

@@ -188,28 +188,6 @@ def log_predictive(indptr, local, data, log_w, log_phi_cols, log_rest: float, a0
     return out
 
 
-class PredictiveAverage:
-    """Held-out log predictive averaged over posterior samples, in log space:
-    per user, log (1/S) sum_s p_s(x_i) (a running logsumexp), then the mean over users."""
-
-    def __init__(self):
-        self.log_sum: np.ndarray | None = None
-        self.n_samples = 0
-
-    def add(self, log_p: np.ndarray) -> None:
-        log_p = np.asarray(log_p, dtype=np.float64)
-        self.log_sum = log_p.copy() if self.log_sum is None else np.logaddexp(self.log_sum, log_p)
-        self.n_samples += 1
-
-    def per_user(self) -> np.ndarray:
-        if self.n_samples == 0:
-            raise DscirError("no posterior sample has been scored yet")
-        return self.log_sum - np.log(self.n_samples)
-
-    def mean(self) -> float:
-        return float(np.mean(self.per_user()))
-
-
 class Sample(NamedTuple):
     """One posterior sample of the mixture: what prediction and scoring need."""
 

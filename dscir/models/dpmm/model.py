@@ -17,7 +17,7 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
 Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.streams``, per
 user where it belongs to a user, so a run is the same on any number of workers.
 Both samplers keep their samples' held-out log predictive as a running
-log-space average (``PredictiveAverage``).
+log-space average (``dscir.models.predictive``).
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ import numpy as np
 from dscir import streams
 from dscir.errors import DscirError
 from dscir.models.base import Data
+from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
 from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
-from dscir.models.dpmm.kernels import PredictiveAverage, Sample
+from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
@@ -78,10 +79,7 @@ class _Mixture:
         if data.train.size == 0:
             raise DscirError(f"{data.store} has no training users")
         self.config, self.data, self.executor = config, data, executor
-        self.keep_samples = keep_samples
-        self.samples: list[Sample] = []
-        self.average = PredictiveAverage()
-        self.n_samples = 0
+        self.kept = KeptSamples(keep_samples)
         self.sample_components = 0
 
     def score_sample(self, sample: Sample) -> np.ndarray:
@@ -90,47 +88,31 @@ class _Mixture:
 
     def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
         sample = self.sample()
-        self.n_samples += 1
         self.sample_components += sample.log_w.size
-        if self.keep_samples:
-            self.samples.append(sample)
-        if self.data.heldout.size:
-            self.average.add(self.score_sample(sample))
+        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
         return sample_arrays(iteration, sample)
 
     def score(self) -> float:
         """Average held-out log predictive: over the kept samples, or under the
         current state while none is kept."""
         if self.data.heldout.size == 0:
-            raise DscirError(f"{self.data.store} has no held-out users to score; split it first "
-                             "(dscir ingest --heldout-every, or dscir.corpus.split_heldout)")
-        if self.average.n_samples:
-            return self.average.mean()
-        return float(np.mean(self.score_sample(self.sample())))
+            raise no_heldout(self.data.store, "users")
+        return self.kept.score_or(lambda: self.score_sample(self.sample()))
 
     def evaluation_extras(self) -> dict[str, Any]:
         return {"n_clusters": self.n_clusters}
 
     def _bookkeeping(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        log_sum = np.zeros(0) if self.average.log_sum is None else self.average.log_sum.copy()
-        return ({"average_log_sum": log_sum},
-                {"n_samples": self.n_samples, "sample_components": self.sample_components,
-                 "average_n": self.average.n_samples, "alpha": float(self.alpha)})
+        arrays, values = self.kept.state()
+        return arrays, {**values, "sample_components": self.sample_components,
+                        "alpha": float(self.alpha)}
 
     def _restore_bookkeeping(self, arrays, values, samples) -> None:
-        self.n_samples = int(values["n_samples"])
         self.sample_components = int(values["sample_components"])
-        self.average = PredictiveAverage()
-        if values["average_n"]:
-            self.average.log_sum = np.array(arrays["average_log_sum"], dtype=np.float64)
-            self.average.n_samples = int(values["average_n"])
-        self.samples = samples_from_arrays(samples) if self.keep_samples else []
-        if self.keep_samples and len(self.samples) != self.n_samples:
-            raise DscirError(f"the run holds {len(self.samples)} samples, its checkpoint "
-                             f"{self.n_samples}")
+        self.kept.restore(arrays, values, samples_from_arrays(samples) if self.kept.keep else [])
 
     def sample_rows(self) -> dict[str, int]:
-        rows = {f"samples/{k}": self.n_samples
+        rows = {f"samples/{k}": self.kept.n_samples
                 for k in ("iteration", "alpha", "log_rest", "n_components")}
         rows.update({"samples/log_w": self.sample_components,
                      "samples/log_phi": self.sample_components})

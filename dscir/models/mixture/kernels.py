@@ -24,9 +24,9 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import (ComponentCounts, PredictiveAverage,
-                                       cluster_log_likelihood, component_counts)
+from dscir.models.dpmm.kernels import ComponentCounts, cluster_log_likelihood, component_counts
 from dscir.models.dpmm.kernels import log_predictive as _dp_log_predictive
+from dscir.models.predictive import PredictiveAverage
 from dscir.rng import mix_in, new_state, uniform
 
 __all__ = ["ComponentCounts", "PredictiveAverage", "Sample", "allocate",

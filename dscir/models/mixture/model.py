@@ -30,9 +30,10 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.base import Data
+from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
 from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import FiniteGibbs, global_step, initial_state, step_keys
-from dscir.models.mixture.kernels import PredictiveAverage, Sample
+from dscir.models.mixture.kernels import Sample
 from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -88,10 +89,7 @@ class _Mixture:
         if data.train.size == 0:
             raise DscirError(f"{data.store} has no training documents")
         self.config, self.data, self.executor = config, data, executor
-        self.keep_samples = keep_samples
-        self.samples: list[Sample] = []
-        self.average = PredictiveAverage()
-        self.n_samples = 0
+        self.kept = KeptSamples(keep_samples)
 
     # the state, by subclass: a sampler (``self.sampler``), its two states and labels
     sampler: Any
@@ -116,22 +114,15 @@ class _Mixture:
 
     def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
         sample = self.sample()
-        self.n_samples += 1
-        if self.keep_samples:
-            self.samples.append(sample)
-        if self.data.heldout.size:
-            self.average.add(self.score_sample(sample))
+        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
         return sample_arrays(iteration, sample)
 
     def score(self) -> float:
         """Average held-out log predictive: over the kept samples, or under the
         current state while none is kept."""
         if self.data.heldout.size == 0:
-            raise DscirError(f"{self.data.store} has no held-out documents to score; split it "
-                             "first (dscir ingest --heldout-every, or dscir.corpus.split_heldout)")
-        if self.average.n_samples:
-            return self.average.mean()
-        return float(np.mean(self.score_sample(self.sample())))
+            raise no_heldout(self.data.store)
+        return self.kept.score_or(lambda: self.score_sample(self.sample()))
 
     def evaluation_extras(self) -> dict[str, Any]:
         return {"n_clusters": self.n_occupied}
@@ -147,9 +138,8 @@ class _Mixture:
         return state
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        log_sum = np.zeros(0) if self.average.log_sum is None else self.average.log_sum.copy()
-        arrays = {"average_log_sum": log_sum, **self.parameters()}
-        return arrays, {"n_samples": self.n_samples, "average_n": self.average.n_samples}
+        arrays, values = self.kept.state()
+        return {**arrays, **self.parameters()}, values
 
     def _set_parameters(self, weights, components, z) -> None:
         raise NotImplementedError
@@ -161,18 +151,10 @@ class _Mixture:
         self._set_parameters(self.sampler.from_arrays(pick("weights"), (k,)),
                              self.sampler.from_arrays(pick("components"), (k, w)),
                              np.array(arrays["z"], dtype=np.int32))
-        self.n_samples = int(values["n_samples"])
-        self.average = PredictiveAverage()
-        if values["average_n"]:
-            self.average.log_sum = np.array(arrays["average_log_sum"], dtype=np.float64)
-            self.average.n_samples = int(values["average_n"])
-        self.samples = samples_from_arrays(samples) if self.keep_samples else []
-        if self.keep_samples and len(self.samples) != self.n_samples:
-            raise DscirError(f"the run holds {len(self.samples)} samples, its checkpoint "
-                             f"{self.n_samples}")
+        self.kept.restore(arrays, values, samples_from_arrays(samples) if self.kept.keep else [])
 
     def sample_rows(self) -> dict[str, int]:
-        return {f"samples/{k}": self.n_samples for k in ("iteration", "log_pi", "log_phi")}
+        return {f"samples/{k}": self.kept.n_samples for k in ("iteration", "log_pi", "log_phi")}
 
     def run_arrays(self) -> dict[str, np.ndarray]:
         sample = self.sample()
