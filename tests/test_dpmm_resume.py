@@ -108,6 +108,6 @@ def test_cli_out_checkpoint_and_resume(store, tmp_path, capsys):  # noqa: F811
     assert capsys.readouterr().out == resumed
     assert_same_run(tmp_path / "whole", tmp_path / "run")
     assert main([*common, "--iterations", "8", "--checkpoint-every", "2"]) == 2
-    assert "needs --out" in capsys.readouterr().err
+    assert "needs out (--out)" in capsys.readouterr().err
     assert main([*common, "--iterations", "8", "--out", str(tmp_path / "whole")]) == 2
     assert "exists" in capsys.readouterr().err
