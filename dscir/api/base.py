@@ -174,6 +174,13 @@ class Estimator:
             raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
                              "store to checkpoint into")
         store, model_type = store_path(corpus), self._model_type(config)
+        if model_type.minibatch:
+            from dscir.models.base import Data
+
+            train = Data.open(store).train.size
+            if config.batch_size > train:
+                raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
+                                 f"documents of {store}")
         ckpt = None
         if resume is not None:
             ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store)
@@ -235,7 +242,7 @@ class Estimator:
         arrays.update({f"history/{k}": v for k, v in chain.history_arrays().items()})
         arrays.update({f"evaluations/{k}": v for k, v in chain.evaluation_arrays().items()})
         self.run_path_ = writer.commit(
-            model=chain.model.name, config=chain.config.to_dict(),
+            model=chain.model.name, metric=chain.model.metric, config=chain.config.to_dict(),
             store=absolute_store(chain.store), iteration=chain.iteration,
             n_samples=chain.n_samples, arrays=arrays)
 

@@ -149,7 +149,6 @@ def _run_info(path: str) -> int:
     print(f"samples:     {run.n_samples:,} kept")
     print("settings:    " + ", ".join(f"{k}={v}" for k, v in run.config.items()))
     ev = run.evaluations
-    score = [k for k in ev if k not in ("iteration", "n_clusters")]
-    for i, value in zip(ev.get("iteration", []), ev[score[0]] if score else []):
-        print(f"{score[0]}:  {value:.6g} at iteration {i}")
+    for i, value in zip(ev.get("iteration", []), ev.get(run.metric, [])):
+        print(f"{run.metric}:  {value:.6g} at iteration {i}")
     return 0

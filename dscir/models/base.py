@@ -102,4 +102,5 @@ class Model(Protocol):
         """Settings shown beside the run on the dashboard page (e.g. n_topics)."""
 
     def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
-        """The progress bar's postfix for one iteration's statistics."""
+        """The progress bar's postfix for one iteration's record (the model's
+        statistics with the engine's: iteration, wall, gibbs, wait, update)."""

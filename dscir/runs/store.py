@@ -2,8 +2,8 @@
 
 Layout (every model)::
 
-    RUN/                      attrs["dscir_run"] = {format_version, model, config,
-                              store, iteration, n_samples}
+    RUN/                      attrs["dscir_run"] = {format_version, model, metric,
+                              config, store, iteration, n_samples}
       vocabulary              str [W]
       state/<field>           the chain's parameters (sampler state fields)
       history/<field>         per-iteration statistics and timings
@@ -121,13 +121,14 @@ class RunWriter:
                         name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype)
             self._growing[name].append(value)
 
-    def commit(self, *, model: str, config: dict[str, Any], store: str, iteration: int,
-               n_samples: int, arrays: dict[str, np.ndarray]) -> Path:
+    def commit(self, *, model: str, metric: str, config: dict[str, Any], store: str,
+               iteration: int, n_samples: int, arrays: dict[str, np.ndarray]) -> Path:
         """Write the final arrays and the ``dscir_run`` attribute; move the run into place."""
         g = self.group
         for name, value in arrays.items():
             put(g, name, value)
-        g.attrs[ATTR] = {"format_version": FORMAT_VERSION, "model": model, "config": config,
+        g.attrs[ATTR] = {"format_version": FORMAT_VERSION, "model": model, "metric": metric,
+                         "config": config,
                          "store": store, "iteration": int(iteration),
                          "n_samples": int(n_samples)}
         if self.tmp == self.path:
@@ -209,6 +210,7 @@ class Run:
 
     path: Path
     model: str
+    metric: str  # the name of the held-out score in evaluations/
     config: dict[str, Any]
     store: str
     iteration: int
@@ -233,7 +235,8 @@ class Run:
         groups = ("state", "history", "evaluations", "samples", "checkpoints")
         summaries = {name: arr[...] for name, arr in g.arrays()
                      if name not in groups and name != "vocabulary"}
-        return cls(path=path, model=meta["model"], config=meta["config"], store=meta["store"],
+        return cls(path=path, model=meta["model"], metric=meta.get("metric", "perplexity"),
+                   config=meta["config"], store=meta["store"],
                    iteration=meta["iteration"], n_samples=meta["n_samples"],
                    vocabulary=g["vocabulary"][...], summaries=summaries,
                    state=read_arrays(path, "state"), history=read_arrays(path, "history"),
