@@ -169,7 +169,8 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
         tempfile.TemporaryDirectory(dir=parent, prefix=".dscir-probe-").cleanup()
     except OSError as exc:
         raise DscirError(f"cannot write the run to {path}: directory {parent} is not "
-                         f"writable ({exc.strerror or exc})") from None
+                         f"writable (creating an entry in it failed: {exc.strerror or exc})"
+                         ) from None
 
 
 def _open(path: Path) -> zarr.Group:
