@@ -275,3 +275,18 @@ def test_zero_iterations_with_out(store, tmp_path, capsys):
     _one_error(code, err, "n_iter=0 (--iterations 0) with out (--out) would write a finished "
                           "run of the random initial state")
     assert not (tmp_path / "run.zarr").exists()
+
+
+def test_available_memory_is_known_and_a_memory_error_is_one_line(capsys, monkeypatch):
+    from dscir.api.base import available_memory
+    from dscir.cli import corpus as cli_corpus
+
+    have = available_memory()
+    assert have is not None and 0 < have < 1 << 50
+
+    def boom(args):
+        raise MemoryError("Unable to allocate 74.5 GiB")
+
+    monkeypatch.setattr(cli_corpus, "_info", boom)
+    code, _, err = _run(["info", "anything"], capsys)
+    _one_error(code, err, "out of memory (Unable to allocate 74.5 GiB)")

@@ -93,12 +93,15 @@ def available_memory() -> int | None:
             have = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
             return None
-    try:
+    try:  # a cgroup v2 limit: what it leaves, counting page cache as free
         with open("/sys/fs/cgroup/memory.max") as f:
             limit = f.read().strip()
         if limit != "max":
             with open("/sys/fs/cgroup/memory.current") as f:
-                have = min(have, int(limit) - int(f.read().strip()))
+                used = int(f.read().strip())
+            with open("/sys/fs/cgroup/memory.stat") as f:
+                stat = dict(line.split()[:2] for line in f if line.strip())
+            have = min(have, int(limit) - used + int(stat.get("file", 0)))
     except (OSError, ValueError):
         pass
     return max(have, 0)
