@@ -58,14 +58,19 @@ def _reason(exc: BaseException) -> str:
     return text.rstrip(".")
 
 
+def chunk_name(array: zarr.Array, sel: tuple[slice, ...]) -> str:
+    """The chunk holding the region ``sel`` starts: its number (1-d) or grid
+    coordinates joined by dots, as in its key."""
+    return ".".join(str((s.start or 0) // c) for s, c in zip(sel, array.chunks))
+
+
 def damaged_chunks(array: zarr.Array, region: tuple[slice, ...] | None = None,
-                   limit: int = 8) -> list[tuple[int, str]]:
-    """(chunk number, reason) of the chunks of ``array`` (within ``region`` of the
+                   limit: int = 8) -> list[tuple[str, str]]:
+    """(chunk, reason) of the chunks of ``array`` (within ``region`` of the
     first axis) that cannot be read, at most ``limit``."""
     out = []
     lo, hi = (0, array.shape[0]) if region is None else (region[0].start, region[0].stop)
-    step = array.chunks[0]
-    for k, sel in enumerate(array._iter_chunk_regions()):
+    for sel in array._iter_chunk_regions():
         if sel[0].stop <= lo or sel[0].start >= hi:
             continue
         try:
@@ -73,7 +78,7 @@ def damaged_chunks(array: zarr.Array, region: tuple[slice, ...] | None = None,
         except MemoryError:
             raise
         except Exception as exc:  # the codec pipeline raises ValueError, RuntimeError...
-            out.append((sel[0].start // step if step else k, _reason(exc)))
+            out.append((chunk_name(array, sel), _reason(exc)))
             if len(out) >= limit:
                 break
     return out
@@ -109,6 +114,8 @@ def read(array: zarr.Array, selection: Any = Ellipsis, *, coordinates: bool = Fa
         region = None
         if isinstance(selection, slice) and array.ndim == 1:
             region = (slice(*selection.indices(array.shape[0])[:2]),)
+        elif coordinates and array.ndim == 1 and len(selection):
+            region = (slice(int(selection.min()), int(selection.max()) + 1),)
         raise StoreDamaged(damage_message(array, exc, region)) from None
 
 
@@ -178,10 +185,10 @@ def check_array(array: zarr.Array, *, require_all: bool | None = None) -> list[s
             raise
         except Exception as exc:
             if array.shards is None:
-                bad = [(sel[0].start // array.chunks[0], _reason(exc))]
+                bad = [(chunk_name(array, sel), _reason(exc))]
             else:
                 bad = damaged_chunks(array, sel, limit=array.shards[0] // array.chunks[0])
-                bad = bad or [(sel[0].start // array.chunks[0], _reason(exc))]
+                bad = bad or [(chunk_name(array, sel), _reason(exc))]
             problems.extend(f"chunk {k} cannot be read ({why})" for k, why in bad)
     return problems
 

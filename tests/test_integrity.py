@@ -103,6 +103,8 @@ def test_a_flipped_byte_is_found_by_read_info_verify_and_fit(store, capsys, arra
         Corpus.open(store, cache_bytes=0).read(np.arange(10))
     with pytest.raises(DscirError, match=f"array '{array}'"):
         Corpus.open(store).read([3, 200])  # through the shard cache
+    with pytest.raises(DscirError, match=f"array '{array}' of .* is damaged: chunk 0 "):
+        Corpus.open(store, cache_bytes=0).read([3, 1, 200])  # a coordinate selection
     code, out, err = _run(["info", store], capsys)  # info reads no entries
     assert code == 0
     code, out, err = _run(["verify", store], capsys)
@@ -208,9 +210,9 @@ def test_run_stores_are_checksummed_and_verified(tmp_path, capsys):
     assert code == 0 and "phi_mean: OK" in out
     _flip(path / "phi_mean" / "c" / "0" / "0", at=10)
     code, out, err = _run(["info", path], capsys)
-    _one_error(code, err, "array 'phi_mean' of", "is damaged: chunk 0 cannot be read")
+    _one_error(code, err, "array 'phi_mean' of", "is damaged: chunk 0.0 cannot be read")
     code, out, err = _run(["verify", path], capsys)
-    _one_error(code, err, f"run {path} is damaged: phi_mean: chunk 0 cannot be read")
+    _one_error(code, err, f"run {path} is damaged: phi_mean: chunk 0.0 cannot be read")
 
 
 # -- ingest ---------------------------------------------------------------------
