@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import numbers
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -70,6 +71,44 @@ def executor_for(model: str, store: str, client=None, *, local: bool = False,
         return
     with dask_client(client, **cluster) as c:
         yield DaskExecutor(c, store, model)
+
+
+MEMORY_CHECK_ENV = "DSCIR_MEMORY_CHECK"
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to this process now: /proc/meminfo's MemAvailable
+    (else free pages from sysconf), capped by a cgroup v2 memory limit; None if unknown."""
+    have = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    have = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if have is None:
+        try:
+            have = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    try:  # a cgroup v2 limit: what it leaves, counting page cache as free
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as f:
+                used = int(f.read().strip())
+            with open("/sys/fs/cgroup/memory.stat") as f:
+                stat = dict(line.split()[:2] for line in f if line.strip())
+            have = min(have, int(limit) - used + int(stat.get("file", 0)))
+    except (OSError, ValueError):
+        pass
+    return max(have, 0)
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB"
 
 
 class Estimator:
@@ -142,7 +181,8 @@ class Estimator:
         from dscir.engine.chain import Chain
         from dscir.runs.store import RunWriter, read_arrays
 
-        config, store, model_type, ckpt = self._prepare(corpus, out, checkpoint_every, resume)
+        config, store, model_type, ckpt = self._prepare(corpus, out, checkpoint_every, resume,
+                                                        overwrite)
         with executor_for(model_type.name, store, client, local=not model_type.minibatch,
                           address=address, scheduler_file=scheduler_file,
                           n_workers=n_workers, security=security) as executor:
@@ -158,13 +198,13 @@ class Estimator:
         return self
 
     def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
-                  resume: str | Path | None = None) -> None:
+                  resume: str | Path | None = None, overwrite: bool = False) -> None:
         """Raise the error ``fit`` would raise for these parameters and run options,
         before any cluster starts (the command line calls it first)."""
-        self._prepare(corpus, out, checkpoint_every, resume)
+        self._prepare(corpus, out, checkpoint_every, resume, overwrite)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume):
-        from dscir.runs.store import checkpoint_to_resume
+    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False):
+        from dscir.runs.store import check_out_path, checkpoint_to_resume
 
         config = self.chain_config()
         Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
@@ -173,14 +213,22 @@ class Estimator:
         if checkpoint_every and out is None and resume is None:
             raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
                              "store to checkpoint into")
+        if out is not None and resume is None:
+            if self.n_iter == 0:
+                raise DscirError("n_iter=0 (--iterations 0) with out (--out) would write a "
+                                 "finished run of the random initial state; ask for at least "
+                                 "1 iteration")
+            check_out_path(out, overwrite)
         store, model_type = store_path(corpus), self._model_type(config)
-        if model_type.minibatch:
-            from dscir.models.base import Data
+        from dscir.models.base import Data
 
-            train = Data.open(store).train.size
+        data = Data.open(store)
+        if model_type.minibatch:
+            train = data.train.size
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
+        self._check_memory(config, data.n_words)
         ckpt = None
         if resume is not None:
             ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store)
@@ -188,6 +236,32 @@ class Estimator:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")
         return config, store, model_type, ckpt
+
+    def _parameter_rows(self, config) -> int | None:
+        """K of the K x W parameter arrays the driver holds (None: not known ahead)."""
+        return None
+
+    def _check_memory(self, config, n_words: int) -> None:
+        """Refuse a fit whose K x W driver arrays (the sampler state, with a momentum
+        if it has one, the running mean of the kept samples and the per-iteration
+        counts, float64) would not fit in the memory available now."""
+        rows = self._parameter_rows(config)
+        if not rows or os.environ.get(MEMORY_CHECK_ENV, "1").strip().lower() in (
+                "0", "off", "no", "false"):
+            return
+        from dscir.samplers.base import SAMPLERS
+
+        sampler = SAMPLERS.get(config.sampler)
+        n_arrays = 3 + int(bool(getattr(sampler, "momentum", False)))
+        need = 8 * n_arrays * int(rows) * int(n_words)
+        have = available_memory()
+        if have is not None and need > have:
+            raise DscirError(
+                f"{rows:,} x {n_words:,} parameters need about {_gb(need)} of driver memory "
+                f"({n_arrays} float64 K x W arrays: state, running mean, counts"
+                f"{', momentum' if n_arrays > 3 else ''}), more than the {_gb(have)} "
+                f"available; use fewer topics/clusters or a smaller vocabulary, or set "
+                f"{MEMORY_CHECK_ENV}=0 to skip this check")
 
     def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster):
         """Continue the chain by ``n_iter`` iterations (start one if there is none)."""

@@ -105,6 +105,9 @@ class LDA(Estimator):
     def _model_type(self, config):
         return LDAModel
 
+    def _parameter_rows(self, config) -> int:
+        return config.n_topics
+
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
 

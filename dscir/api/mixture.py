@@ -104,6 +104,9 @@ class Mixture(HeldoutPredictive, Estimator):
     def _model_type(self, config):
         return model_type(config.sampler)
 
+    def _parameter_rows(self, config) -> int:
+        return config.n_clusters
+
     def _collect(self, chain) -> None:
         super()._collect(chain)
         model = chain.model

@@ -47,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     except DscirError as exc:
         print(f"dscir: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # beyond the estimate checked before a fit
+        detail = f" ({exc})" if str(exc) else ""
+        print(f"dscir: error: out of memory{detail}; use fewer topics/clusters, a smaller "
+              "vocabulary or a machine with more memory", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("dscir: interrupted", file=sys.stderr)
         return 130

@@ -1,4 +1,4 @@
-"""``dscir ingest FORMAT INPUT OUTPUT`` and ``dscir info STORE``."""
+"""``dscir ingest FORMAT INPUT OUTPUT``, ``dscir info STORE`` and ``dscir verify STORE``."""
 
 from __future__ import annotations
 
@@ -53,6 +53,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "or a fitted run's model, settings, progress and scores")
     i.add_argument("store", metavar="STORE_OR_RUN")
     i.set_defaults(func=_info)
+
+    v = sub.add_parser("verify", help="read every chunk of a corpus store or run and check "
+                       "its consistency (exit status 2 on damage)",
+                       description="Read every chunk of every array (checksums, compressed "
+                       "data, missing chunk files) and, for a corpus store, check that "
+                       "indptr starts at 0, is monotone and ends at nnz, that word ids are "
+                       "in [0, n_words) and counts > 0, and that the dscir_corpus sizes "
+                       "agree with the arrays. Prints OK or the damaged arrays and chunks.")
+    v.add_argument("store", metavar="STORE_OR_RUN")
+    v.set_defaults(func=_verify)
 
 
 def _add_common_options(p: argparse.ArgumentParser) -> None:
@@ -151,4 +161,27 @@ def _run_info(path: str) -> int:
     ev = run.evaluations
     for i, value in zip(ev.get("iteration", []), ev.get(run.metric, [])):
         print(f"{run.metric}:  {value:.6g} at iteration {i}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from dscir.corpus.store import verify as verify_corpus
+    from dscir.errors import DscirError
+    from dscir.runs.store import is_run
+    from dscir.runs.store import verify as verify_run
+
+    run = is_run(args.store)
+    ok, problems = (verify_run if run else verify_corpus)(args.store)
+    what = "run" if run else "corpus store"
+    for name in ok:
+        print(f"{name}: OK")
+    for p in problems:
+        print(p)
+    if problems:
+        more = ""
+        if len(problems) > 1:
+            names = sorted({p.split(":", 1)[0] for p in problems})
+            more = f" (and {len(problems) - 1} more in {', '.join(names)})"
+        raise DscirError(f"{what} {args.store} is damaged: {problems[0]}{more}")
+    print(f"{args.store}: OK ({what}, {len(ok)} arrays, every chunk read)")
     return 0

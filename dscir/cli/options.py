@@ -79,7 +79,7 @@ def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: boo
     from dscir.corpus import Corpus
 
     run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
-    model.check_run(store, **run)
+    model.check_run(store, overwrite=overwrite, **run)
     corpus = Corpus.open(store)
     with cluster(args, model.needs_cluster()) as client:
         model.fit(corpus, client=client, overwrite=overwrite, **run)

@@ -10,6 +10,7 @@ line, and the writer removes the partial store.
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
         while True:
             try:
                 chunk = stream.read(block_bytes)
-            except (OSError, EOFError) as exc:
+            except (OSError, EOFError, zlib.error) as exc:
                 raise CorpusError(f"{path}: cannot read ({exc})") from None
             buf = rest + chunk
             if not chunk:

@@ -37,6 +37,7 @@ def heldout_flag(n_docs: int, *, n_heldout=None, fraction=None, every=None,
 def split_heldout(path, *, n_heldout=None, fraction=None, every=None, seed=0) -> np.ndarray:
     """Store a held-out flag beside the counts (see ``heldout_flag``); returns
     the held-out rows."""
+    from dscir import integrity
     from dscir.corpus.store import Corpus
 
     corpus = Corpus.open(path)
@@ -46,5 +47,5 @@ def split_heldout(path, *, n_heldout=None, fraction=None, every=None, seed=0) ->
     if "heldout" in g:
         del g["heldout"]
     g.create_array("heldout", shape=flag.shape, dtype="bool",
-                   chunks=(corpus.chunk_docs,))[...] = flag
+                   chunks=(corpus.chunk_docs,), **integrity.array_options())[...] = flag
     return np.flatnonzero(flag)

@@ -32,8 +32,9 @@ from typing import NamedTuple
 import numpy as np
 import zarr
 
+from dscir import integrity
 from dscir.corpus.split import heldout_flag
-from dscir.errors import CorpusError
+from dscir.errors import CorpusError, DscirError
 
 DEFAULT_CACHE_BYTES = 128 << 20
 FORMAT_VERSION = 2
@@ -66,26 +67,50 @@ class Corpus:
         self.path = path
         self._group = group
         self._meta = meta
-        self._indptr = group["indptr"][...]
-        self._indices = group["indices"]
-        self._data = group["data"]
-        self._heldout = group["heldout"][...] if "heldout" in group else None
+        self._indptr = integrity.read(self._array("indptr"))
+        self._indices = self._array("indices")
+        self._data = self._array("data")
+        self._heldout = (integrity.read(self._array("heldout"))
+                         if "heldout" in group else None)
+        self._check_shapes()
         self._shard_entries = int((self._indices.shards or self._indices.chunks)[0])
         self._use_cache = 0 < 8 * self.nnz <= int(cache_bytes)
         self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
+
+    def _array(self, name: str) -> zarr.Array:
+        try:
+            arr = integrity.member(self._group, name, "corpus store")
+        except KeyError:
+            raise CorpusError(f"{self.path} has no {name!r} array: the store is "
+                              "incomplete or damaged") from None
+        if not isinstance(arr, zarr.Array):
+            raise CorpusError(f"{self.path}: {name!r} is not an array")
+        return arr
+
+    def _check_shapes(self) -> None:
+        """The cheap consistency checks: the attribute's sizes against the arrays'
+        shapes, and ``indptr``'s ends (``dscir verify`` checks every entry)."""
+        problems = check_shapes(self._meta, self._group, self._indptr, self._indices,
+                                self._data)
+        if problems:
+            raise CorpusError(f"{self.path} is inconsistent: {'; '.join(problems)} "
+                              "(the store is damaged; `dscir verify` checks it in full)")
 
     @classmethod
     def open(cls, path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> Corpus:
         """Open a store by local path or any fsspec URL zarr accepts."""
         path = str(path)
         try:
-            group = zarr.open_group(path, mode="r")
+            group = integrity.open_group(path, "corpus store")
         except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
             raise CorpusError(f"no corpus store at {path}") from exc
         meta = group.attrs.get(ATTR)
         if meta is None:
-            raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store")
+            raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
+                              f"(its zarr.json has no {ATTR} attribute)")
+        if not isinstance(meta, dict):
+            raise CorpusError(f"{path}: the {ATTR} attribute is not a JSON object")
         if meta.get("format_version") not in READABLE_VERSIONS:
             raise CorpusError(
                 f"{path} has corpus format {meta.get('format_version')}; "
@@ -106,11 +131,11 @@ class Corpus:
 
     @property
     def vocabulary(self) -> np.ndarray:
-        return self._group["vocabulary"][...]
+        return integrity.read(self._array("vocabulary"))
 
     @property
     def doc_ids(self) -> np.ndarray:
-        return self._group["doc_ids"][...]
+        return integrity.read(self._array("doc_ids"))
 
     @property
     def doc_lengths(self) -> np.ndarray:
@@ -140,8 +165,9 @@ class Corpus:
         pair = self._cache.get(s)
         if pair is None:
             lo, hi = s * self._shard_entries, min((s + 1) * self._shard_entries, self.nnz)
-            pair = (self._indices[lo:hi].astype(np.int32, copy=False),
-                    self._data[lo:hi].astype(np.int32, copy=False))
+            pair = (integrity.read(self._indices, slice(lo, hi)).astype(np.int32, copy=False),
+                    integrity.read(self._data, slice(lo, hi)).astype(np.int32, copy=False))
+            self._check_entries(*pair, lo)
             with self._lock:
                 pair = self._cache.setdefault(s, pair)
         return pair
@@ -172,13 +198,34 @@ class Corpus:
                 indices[sel], data[sel] = i[local], d[local]
         elif docs.size == 1 or np.all(np.diff(docs) == 1):
             lo, hi = int(starts[0]), int(ends[-1])
-            indices, data = self._indices[lo:hi], self._data[lo:hi]
+            indices = integrity.read(self._indices, slice(lo, hi))
+            data = integrity.read(self._data, slice(lo, hi))
+            self._check_entries(indices, data, lo)
         else:
             where = np.repeat(starts - indptr[:-1], lengths) + np.arange(total, dtype=np.int64)
-            indices = self._indices.get_coordinate_selection(where)
-            data = self._data.get_coordinate_selection(where)
+            indices = integrity.read(self._indices, where, coordinates=True)
+            data = integrity.read(self._data, where, coordinates=True)
+            self._check_entries(indices, data, None)
         return CSRBatch(indptr, indices.astype(np.int32, copy=False),
                         data.astype(np.int32, copy=False), docs)
+
+    def _check_entries(self, indices: np.ndarray, data: np.ndarray, first) -> None:
+        """Word ids in [0, n_words) and counts > 0 (stores without checksums can
+        hold damaged entries that still decode)."""
+        if not indices.size:
+            return
+        where = f"entries from {first}" if first is not None else "the entries read"
+        lo, hi = int(indices.min()), int(indices.max())
+        if lo < 0 or hi >= self.n_words:
+            bad = lo if lo < 0 else hi
+            raise CorpusError(
+                f"{self.path} is damaged: array 'indices' holds word id {bad} outside "
+                f"0..{self.n_words - 1} ({where}); `dscir verify {self.path}` checks the "
+                "whole store")
+        if int(data.min()) <= 0:
+            raise CorpusError(
+                f"{self.path} is damaged: array 'data' holds a count {int(data.min())} <= 0 "
+                f"({where}); `dscir verify {self.path}` checks the whole store")
 
     def iter_blocks(self, block_docs: int | None = None):
         """(first row, CSRBatch) for consecutive blocks of ``block_docs``
@@ -281,7 +328,8 @@ class CorpusWriter:
         g, docs, ents = self._group, (self.chunk_docs,), (chunk_entries,)
         dshard, eshard = (self.shard_docs,), (self.shard_entries,)
         self._arrays = {
-            name: g.create_array(name, shape=(0,), dtype=dtype, chunks=chunks, shards=shards)
+            name: g.create_array(name, shape=(0,), dtype=dtype, chunks=chunks, shards=shards,
+                                 **integrity.array_options())
             for name, dtype, chunks, shards in (
                 ("indptr", "int64", docs, dshard), ("doc_ids", str, docs, dshard),
                 ("indices", "int32", ents, eshard), ("data", "int32", ents, eshard))
@@ -338,11 +386,12 @@ class CorpusWriter:
             self._flush(final=True)
             g = self._group
             g.create_array("vocabulary", shape=vocabulary.shape, dtype=str,
-                           chunks=(max(vocabulary.size, 1),))[...] = vocabulary
+                           chunks=(max(vocabulary.size, 1),),
+                           **integrity.array_options())[...] = vocabulary
             if heldout:
                 flag = heldout_flag(self.n_docs, **heldout)
                 g.create_array("heldout", shape=flag.shape, dtype="bool",
-                               chunks=(self.chunk_docs,))[...] = flag
+                               chunks=(self.chunk_docs,), **integrity.array_options())[...] = flag
             n_words = int(vocabulary.size)
             ingest = {"empty_docs": self.n_empty,
                       "empty_policy": "dropped" if self.drop_empty else "kept"}
@@ -367,6 +416,99 @@ class CorpusWriter:
         """Remove the partial store."""
         self._open = False
         shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def check_shapes(meta: dict, group: zarr.Group, indptr: np.ndarray, indices: zarr.Array,
+                 data: zarr.Array) -> list[str]:
+    """Disagreements between the ``dscir_corpus`` sizes and the arrays' shapes,
+    and ``indptr``'s ends (cheap: no entry is read)."""
+    problems = []
+    try:
+        n_docs, n_words = int(meta["n_docs"]), int(meta["n_words"])
+        int(meta["n_tokens"])
+    except (KeyError, TypeError, ValueError):
+        return [f"the {ATTR} attribute lacks integer n_docs, n_words, n_tokens"]
+    nnz = meta.get("nnz")
+    if indptr.ndim != 1 or indptr.shape[0] != n_docs + 1:
+        problems.append(f"'indptr' has {indptr.shape[0] if indptr.ndim else 0} entries, "
+                        f"{n_docs + 1} expected for n_docs={n_docs}")
+        return problems
+    if int(indptr[0]) != 0:
+        problems.append(f"'indptr' starts at {int(indptr[0])}, not 0")
+    drop = np.flatnonzero(np.diff(indptr) < 0)
+    if drop.size:
+        problems.append(f"'indptr' decreases after document {int(drop[0])}")
+    end = int(indptr[-1])
+    if nnz is not None and end != int(nnz):
+        problems.append(f"'indptr' ends at {end}, the attribute says nnz={int(nnz)}")
+    for name, arr in (("indices", indices), ("data", data)):
+        if arr.shape[0] != end:
+            problems.append(f"'{name}' has {arr.shape[0]} entries, 'indptr' ends at {end}")
+    for name, size in (("doc_ids", n_docs), ("vocabulary", n_words), ("heldout", n_docs)):
+        if name in group:
+            shape = integrity.member(group, name, "corpus store").shape
+            if shape != (size,):
+                problems.append(f"'{name}' has shape {list(shape)}, [{size}] expected")
+    if n_words < 1:
+        problems.append(f"n_words={n_words}")
+    return problems
+
+
+def verify(path) -> tuple[list[str], list[str]]:
+    """Read every chunk of every array of the corpus store ``path`` and check its
+    consistency: ``indptr`` starts at 0, is monotone and ends at nnz, word ids in
+    [0, n_words), counts > 0, and the attribute's sizes agree with the arrays.
+    Returns (arrays found sound, problems as "array: what")."""
+    path = str(path)
+    try:
+        group = integrity.open_group(path, "corpus store")
+    except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
+        raise CorpusError(f"no corpus store at {path}") from exc
+    meta = group.attrs.get(ATTR)
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
+                          f"(its zarr.json has no {ATTR} attribute)")
+    ok, problems = [], []
+    arrays = {}
+    for name in ("indptr", "indices", "data", "doc_ids", "vocabulary", "heldout"):
+        try:
+            arrays[name] = integrity.member(group, name, "corpus store")
+        except KeyError:
+            if name != "heldout":
+                problems.append(f"{name}: missing")
+            continue
+        except DscirError as exc:
+            problems.append(f"{name}: {exc}")
+            continue
+        # stores without checksums skip empty chunks; counts are never all zero
+        found = integrity.check_array(arrays[name], require_all=True if name == "data" else None)
+        problems.extend(f"{name}: {p}" for p in found)
+        if not found:
+            ok.append(name)
+    if any(p.startswith(("indptr", "indices", "data")) for p in problems):
+        return ok, problems
+    indptr = arrays["indptr"][...]
+    problems.extend(f"consistency: {p}" for p in check_shapes(
+        meta, group, indptr, arrays["indices"], arrays["data"]))
+    n_words = int(meta.get("n_words", 0))
+    indices, data = arrays["indices"], arrays["data"]
+    step = int((indices.shards or indices.chunks)[0])
+    tokens = 0
+    for lo in range(0, indices.shape[0], step):
+        hi = min(lo + step, indices.shape[0])
+        i, d = indices[lo:hi], data[lo:hi]
+        if i.size and (int(i.min()) < 0 or int(i.max()) >= n_words):
+            bad = int(np.flatnonzero((i < 0) | (i >= n_words))[0])
+            problems.append(f"indices: word id {int(i[bad])} at entry {lo + bad} is outside "
+                            f"0..{n_words - 1}")
+        if d.size and int(d.min()) <= 0:
+            bad = int(np.flatnonzero(d <= 0)[0])
+            problems.append(f"data: count {int(d[bad])} at entry {lo + bad} is not > 0")
+        tokens += int(d.sum(dtype=np.int64))
+    if "n_tokens" in meta and tokens != int(meta["n_tokens"]):
+        problems.append(f"consistency: the counts sum to {tokens} tokens, the attribute says "
+                        f"n_tokens={int(meta['n_tokens'])}")
+    return ok, problems
 
 
 def warn_merged(n: int, where) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import zarr
 
+from dscir import integrity
 from dscir.errors import DscirError
 
 FORMAT_VERSION = 2  # 1: one checkpoint class per model (dscir 0.1)
@@ -96,7 +97,8 @@ def put(group: zarr.Group, name: str, value: np.ndarray) -> None:
     """Write one array (strings as Zarr strings)."""
     value = np.asarray(value)
     dtype = str if value.dtype.kind == "U" else value.dtype
-    arr = group.create_array(name, shape=value.shape, dtype=dtype, overwrite=True)
+    arr = group.create_array(name, shape=value.shape, dtype=dtype, overwrite=True,
+                             **integrity.array_options())
     if value.size:
         arr[...] = value
 
@@ -106,7 +108,7 @@ def group_arrays(group: zarr.Group, prefix: str = "") -> dict[str, np.ndarray]:
     out = {}
     for name, member in sorted(group.members(), key=lambda m: m[0]):
         if isinstance(member, zarr.Array):
-            out[prefix + name] = member[...]
+            out[prefix + name] = integrity.read(member)
         else:
             out.update(group_arrays(member, prefix + name + "/"))
     return out
@@ -143,7 +145,7 @@ def read_checkpoint(run: str | Path) -> Checkpoint:
     if not names:
         raise DscirError(f"{run} has no complete checkpoint yet; start the fit again "
                          "(--out with --overwrite, or overwrite=True)")
-    g = zarr.open_group(str(root / names[-1]), mode="r")
+    g = integrity.open_group(root / names[-1], "checkpoint")
     meta = dict(g.attrs[ATTR])
     if meta.get("format_version") != FORMAT_VERSION:
         raise DscirError(f"{root / names[-1]} has checkpoint format "

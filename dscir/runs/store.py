@@ -27,6 +27,7 @@ completes. Everything is arrays and JSON attributes: no pickle.
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 import zarr
 
+from dscir import integrity
 from dscir.errors import DscirError
 from dscir.runs.checkpoint import (Checkpoint, group_arrays, put, read_checkpoint,
                                    write_checkpoint)
@@ -57,8 +59,7 @@ class RunWriter:
     def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
                  checkpoint_every: int = 0):
         self.path = Path(path)
-        if self.path.exists() and not overwrite:
-            raise DscirError(f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
+        check_out_path(self.path, overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.checkpoint_every = int(checkpoint_every)
         self._checkpointed = False
@@ -118,7 +119,8 @@ class RunWriter:
                     row_bytes = value.dtype.itemsize * int(np.prod(value.shape[1:]))
                     chunks = (max(1, 2**20 // row_bytes),) + value.shape[1:]
                     self._growing[name] = self.group.create_array(
-                        name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype)
+                        name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype,
+                        **integrity.array_options())
             self._growing[name].append(value)
 
     def commit(self, *, model: str, metric: str, config: dict[str, Any], store: str,
@@ -144,11 +146,38 @@ class RunWriter:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def check_out_path(path: str | Path, overwrite: bool = False) -> None:
+    """Raise unless a run can be written at ``path``: it does not exist (or
+    ``overwrite`` and it is a directory), and its nearest existing ancestor is a
+    directory this process can create entries in (tried, not guessed)."""
+    import tempfile
+
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise DscirError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+        if not path.is_dir():
+            raise DscirError(f"cannot write the run to {path}: it exists and is not a "
+                             "directory (a run store is one)")
+    parent = Path(os.path.abspath(path)).parent
+    while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise DscirError(f"cannot write the run to {path}: {parent} is a file, not a "
+                         "directory")
+    try:
+        tempfile.TemporaryDirectory(dir=parent, prefix=".dscir-probe-").cleanup()
+    except OSError as exc:
+        raise DscirError(f"cannot write the run to {path}: directory {parent} is not "
+                         f"writable (creating an entry in it failed: {exc.strerror or exc})"
+                         ) from None
+
+
 def _open(path: Path) -> zarr.Group:
     if not path.exists():
         raise DscirError(f"no run at {path}")
     try:
-        return zarr.open_group(str(path), mode="r")
+        return integrity.open_group(path, "run")
     except (FileNotFoundError, ValueError, zarr.errors.GroupNotFoundError) as exc:
         raise DscirError(f"{path} is not a dscir run ({exc})") from exc
 
@@ -189,14 +218,14 @@ def is_run(path: str | Path) -> bool:
     path = Path(path)
     if not (path / "zarr.json").exists():
         return False
-    attrs = zarr.open_group(str(path), mode="r").attrs
+    attrs = integrity.open_group(path, "dscir store").attrs
     return ATTR in attrs or RESUMABLE in attrs
 
 
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
     """The arrays of one group of a run (e.g. ``"samples"``), by name; {} if absent."""
-    g = zarr.open_group(str(run), mode="r")
-    return group_arrays(g[group]) if group in g else {}
+    g = integrity.open_group(run, "run")
+    return group_arrays(integrity.member(g, group, "run")) if group in g else {}
 
 
 @dataclass
@@ -233,12 +262,13 @@ class Run:
         meta = dict(g.attrs[ATTR])
         _check_version(path, meta)
         groups = ("state", "history", "evaluations", "samples", "checkpoints")
-        summaries = {name: arr[...] for name, arr in g.arrays()
+        summaries = {name: integrity.read(arr) for name, arr in g.arrays()
                      if name not in groups and name != "vocabulary"}
         return cls(path=path, model=meta["model"], metric=meta.get("metric", "perplexity"),
                    config=meta["config"], store=meta["store"],
                    iteration=meta["iteration"], n_samples=meta["n_samples"],
-                   vocabulary=g["vocabulary"][...], summaries=summaries,
+                   vocabulary=integrity.read(integrity.member(g, "vocabulary", "run")),
+                   summaries=summaries,
                    state=read_arrays(path, "state"), history=read_arrays(path, "history"),
                    evaluations=read_arrays(path, "evaluations"))
 
@@ -251,3 +281,26 @@ class Run:
     def samples(self) -> dict[str, np.ndarray]:
         """The kept samples' arrays by name ({} if none were kept)."""
         return read_arrays(self.path, "samples")
+
+
+def verify(path: str | Path) -> tuple[list[str], list[str]]:
+    """Read every chunk of every array of the run (or checkpointed run) at
+    ``path``. Returns (arrays found sound, problems as "array: what")."""
+    path = Path(path)
+    g = _open(path)
+    if ATTR not in g.attrs and RESUMABLE not in g.attrs:
+        raise DscirError(f"{path} is not a dscir run (no {ATTR} attribute)")
+    ok, problems = [], []
+    try:
+        arrays = list(integrity.walk_arrays(g))
+    except Exception as exc:  # a member's zarr.json cannot be parsed
+        return ok, [f"metadata: an array's or group's zarr.json under {path} is damaged "
+                    f"({integrity._reason(exc)})"]
+    for name, arr in arrays:
+        found = integrity.check_array(arr)
+        problems.extend(f"{name}: {p}" for p in found)
+        if not found:
+            ok.append(name)
+    if ATTR in g.attrs and "vocabulary" not in g:
+        problems.append("vocabulary: missing")
+    return ok, problems
