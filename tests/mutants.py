@@ -115,14 +115,15 @@ def apply(dest: Path, m: Mutant) -> None:
     path.write_text(text.replace(m.original, m.replacement))
 
 
-def run_tests(dest: Path, tests: tuple[str, ...], log: Path) -> bool:
-    """True if the tests pass in the copy at ``dest``."""
+def run_tests(dest: Path, tests: tuple[str, ...], log: Path) -> tuple[int, str]:
+    """pytest's exit status on ``tests`` in the copy at ``dest``, and its last line."""
     env = {**os.environ, "PYTHONPATH": str(dest)}
     with open(log, "w") as out:
-        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                              *tests], cwd=dest, env=env, stdout=out, stderr=subprocess.STDOUT
                             ).returncode
-    return rc == 0
+    lines = [x for x in log.read_text().splitlines() if x.strip()]
+    return rc, (lines[-1].strip("= ") if lines else "")
 
 
 def main(argv=None) -> int:
@@ -151,9 +152,10 @@ def main(argv=None) -> int:
             copy_tree(base)
             tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
             t0 = time.perf_counter()
-            ok = run_tests(base, tests, work / "baseline.log")
-            print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} {time.perf_counter() - t0:6.0f} s",
-                  flush=True)
+            rc, last = run_tests(base, tests, work / "baseline.log")
+            ok = rc == 0
+            print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} "
+                  f"{time.perf_counter() - t0:6.0f} s  {last}", flush=True)
             if not ok:
                 print((work / "baseline.log").read_text()[-3000:])
                 failed = True
@@ -162,10 +164,13 @@ def main(argv=None) -> int:
             copy_tree(dest)
             apply(dest, m)
             t0 = time.perf_counter()
-            survived = run_tests(dest, m.tests, work / f"m{i}.log")
-            failed |= survived
-            print(f"{m.name:40s} {'SURVIVED' if survived else 'killed':9s} "
-                  f"{time.perf_counter() - t0:6.0f} s  {' '.join(m.tests)}", flush=True)
+            # exit status 1: tests failed (killed); 0: all passed (survived); anything
+            # else (collection error, interrupted, no tests) is not a kill either
+            rc, last = run_tests(dest, m.tests, work / f"m{i}.log")
+            verdict = {0: "SURVIVED", 1: "killed"}.get(rc, f"ERROR {rc}")
+            failed |= rc != 1
+            print(f"{m.name:40s} {verdict:9s} {time.perf_counter() - t0:6.0f} s  {last}",
+                  flush=True)
             if not args.keep:
                 shutil.rmtree(dest)
     finally:
