@@ -1,7 +1,8 @@
 """Mutation check: every plausible bug below must make its guarding tests fail.
 
     PYTHONPATH=. python tests/mutants.py            # all mutants
-    PYTHONPATH=. python tests/mutants.py lda-scale-off-by-one sgrld-drift   # some
+    PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
+    PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
 
 For each mutant the package, the tests and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
