@@ -520,7 +520,7 @@ def test_writer_streams_whole_shards_and_an_interrupt_leaves_nothing(tmp_path):
 
 def test_anndata_reads_the_counts(tmp_path):
     """The store's root is an AnnData ``csr_matrix`` element (anndata is not a
-    dependency; the test runs where it is installed)."""
+    dependency of dscir; it is in the ``test`` extra, so CI runs this test)."""
     anndata_io = pytest.importorskip("anndata.io")
     m = sp.random(300, 40, density=0.2, format="csr", random_state=0)
     m.data = np.ceil(m.data * 5)

@@ -4,6 +4,10 @@ z = (theta, r), H = U(theta) + r^2/2, a state-dependent metric with
 G(theta)^-1 = exp(theta): D = diag(0, e^theta), Q = [[0, -e^{theta/2}],
 [e^{theta/2}, 0]]. gSGRHMC keeps the Gamma term (here Gamma_r = e^{theta/2}/2);
 the naive state-adaptive SGHMC drops it and samples the wrong law.
+
+This is the recipe itself (``dscir.samplers.recipe``, numpy); the numba gSGRHMC
+users run (``dscir.samplers.sgrhmc``) is checked against its naive variant in
+tests/test_sampler_laws.py.
 """
 
 import numpy as np

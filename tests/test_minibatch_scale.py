@@ -1,0 +1,155 @@
+"""The minibatch scale of every stochastic model, checked exactly on one iteration.
+
+Each model turns a minibatch's integer statistics into full-data estimates by a
+scale factor before the sampler steps (LDA: D / |S| / n_kept; the DP mixture
+and the finite mixture: N / |S|). A wrong factor still gives chains that run
+and, on easy synthetic data, still recover the truth (the recovery tests in
+test_lda_driver.py, test_dpmm_driver.py and test_mixture.py passed with the
+factor dropped or off by one), so these tests run ONE iteration in process
+(``LocalExecutor``), record the integer statistics the tasks returned and the
+statistics handed on to the sampler, and compare them exactly.
+
+Plausible bugs guarded against (see tests/mutants.py): LDA's D / |S| replaced
+by D / (|S| + 1) or by 1 (``scale = 1 / n_kept``); the DP mixture's and the
+finite mixture's N / |S| dropped (``scale = 1.0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dscir.models.dpmm.model as dpmm_model
+import dscir.models.mixture.model as mixture_model
+from dscir.corpus import split_heldout, write_corpus
+from dscir.engine.local import LocalExecutor
+from dscir.models.base import Data
+from dscir.models.dpmm import DPMMConfig
+from dscir.models.lda import LDAConfig
+from dscir.models.lda.model import LDAModel
+from dscir.models.mixture import MixtureConfig, MixtureModel
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    rng = np.random.default_rng(4)
+    x = sp.csr_matrix(rng.poisson(0.4, size=(90, 25)) + (rng.random((90, 25)) < 0.05))
+    path = tmp_path_factory.mktemp("scale") / "scale.zarr"
+    write_corpus(path, x, vocabulary=[f"w{i}" for i in range(25)], chunk_docs=16)
+    split_heldout(path, every=10)
+    return str(path)
+
+
+class RecordingExecutor(LocalExecutor):
+    """A LocalExecutor that keeps the results of the last ``run``."""
+
+    def run(self, what, fn, parts, args):
+        self.results = super().run(what, fn, parts, args)
+        return self.results
+
+
+class RecordingSampler:
+    """Wraps a model's sampler and keeps the counts of every ``step``."""
+
+    def __init__(self, sampler):
+        self._sampler, self.counts = sampler, []
+
+    def __getattr__(self, name):
+        return getattr(self._sampler, name)
+
+    def step(self, state, prior, counts, step_size, key):
+        self.counts.append(np.array(counts, dtype=np.float64))
+        return self._sampler.step(state, prior, counts, step_size, key)
+
+
+def minibatch(data: Data, size: int) -> np.ndarray:
+    return np.sort(np.random.default_rng(1).choice(data.train, size=size, replace=False))
+
+
+@pytest.mark.parametrize("size", [7, 20])
+def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size):
+    """a_hat - beta = D / |S| / n_kept x the Gibbs tasks' integer topic-word counts.
+    Guards against D / (|S| + 1) and against the D / |S| factor dropped."""
+    data = Data.open(store)
+    cfg = LDAConfig(n_topics=3, sampler="scir", alpha=0.1, beta=0.5, batch_size=size,
+                    step_size=0.5, tau=10.0, kappa=0.33, sweeps=6, seed=3, burn_in=0,
+                    thin=1, eval_sweeps=5)
+    executor = RecordingExecutor(store, "lda")
+    model = LDAModel(cfg, data, executor)
+    model.sampler = RecordingSampler(model.sampler)
+    parts = executor.read(minibatch(data, size))
+    model.step(0, parts)
+    ints = np.zeros((cfg.n_topics, data.n_words), np.int64)
+    for r in executor.results:
+        ints[:, r.words] += r.topic_word
+    n_kept = executor.results[0].n_kept
+    assert ints.sum() > 0 and n_kept >= 1
+    (counts,) = model.sampler.counts
+    expected = ints * (data.train.size / size / n_kept)
+    np.testing.assert_allclose(counts, expected, rtol=1e-12)
+    # the scaled counts estimate the full data's tokens per kept sweep
+    assert counts.sum() == pytest.approx(ints.sum() * data.train.size / size / n_kept)
+
+
+def capture_global_step(monkeypatch, module):
+    """Record the (occupancy, counts) every ``global_step`` of ``module`` receives."""
+    seen, real = [], module.global_step
+
+    def global_step(sampler, a, b, *args, **kw):
+        occupancy, counts = (args[1], args[2]) if module is dpmm_model else (args[0], args[1])
+        seen.append((np.array(occupancy, np.float64), np.array(counts, np.float64)))
+        return real(sampler, a, b, *args, **kw)
+
+    monkeypatch.setattr(module, "global_step", global_step)
+    return seen
+
+
+def integer_statistics(results, n_components, n_words, who):
+    occupancy = np.zeros(n_components, np.int64)
+    counts = np.zeros((n_components, n_words), np.int64)
+    for r in results:
+        occupancy[r.components] += getattr(r, who)
+        counts[np.ix_(r.components, r.words)] += r.counts
+    return occupancy, counts
+
+
+@pytest.mark.parametrize("size", [9, 30])
+def test_dp_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
+    """m_hat = N / |S| x users per component, c_hat = N / |S| x area counts.
+    Guards against the N / |S| factor dropped (scale = 1)."""
+    data = Data.open(store)
+    cfg = DPMMConfig(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0,
+                     batch_size=size, step_theta=0.1, step_sticks=0.1, n_init=5, seed=3,
+                     burn_in=0, thin=1)
+    executor = RecordingExecutor(store, "dpmm")
+    model = dpmm_model.DPMMModel(cfg, data, executor)
+    seen = capture_global_step(monkeypatch, dpmm_model)
+    model.step(0, executor.read(minibatch(data, size)))
+    (occupancy, counts), = seen
+    ints = integer_statistics(executor.results, occupancy.size, data.n_words, "n_users")
+    assert ints[0].sum() == size and ints[1].sum() > 0
+    scale = data.train.size / size
+    np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
+    np.testing.assert_allclose(counts, ints[1] * scale, rtol=1e-12)
+    assert occupancy.sum() == pytest.approx(data.train.size)  # every user, estimated
+
+
+@pytest.mark.parametrize("size", [9, 30])
+def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
+    """The finite mixture's occupancy and counts are N / |S| x the integer ones.
+    Guards against the N / |S| factor dropped (scale = 1)."""
+    data = Data.open(store)
+    cfg = MixtureConfig(sampler="scir", n_clusters=3, gamma=1.0, a0=0.5, batch_size=size,
+                        step_weights=0.1, step_components=0.1, seed=3)
+    executor = RecordingExecutor(store, "mixture")
+    model = MixtureModel(cfg, data, executor)
+    seen = capture_global_step(monkeypatch, mixture_model)
+    model.step(0, executor.read(minibatch(data, size)))
+    (occupancy, counts), = seen
+    ints = integer_statistics(executor.results, cfg.n_clusters, data.n_words, "n_docs")
+    assert ints[0].sum() == size and ints[1].sum() > 0
+    scale = data.train.size / size
+    np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
+    np.testing.assert_allclose(counts, ints[1] * scale, rtol=1e-12)
+    assert occupancy.sum() == pytest.approx(data.train.size)
