@@ -43,8 +43,9 @@ def _parse_ldac(text: str, lineno: int, path):
         for n, head, body in zip(linenos, heads, bodies):
             bad = bad_integer([head, *body.replace(":", " ").split()])
             if bad is not None:
-                raise CorpusError(f"{path}:{n}: malformed LDA-C line (not a 64-bit integer: "
-                                  f"{bad[:40]!r}): {head} {body[:80]!r}") from None
+                raise CorpusError(f"{path}:{n}: malformed LDA-C line (not an integer): "
+                                  f"{head} {body[:80]!r} ({bad[:40]!r} is not a 64-bit "
+                                  "integer)") from None
         raise CorpusError(f"{path}:{lineno}: malformed LDA-C block") from None
     heads, sizes = counts, np.array(sizes, dtype=np.int64)
     if np.any(heads != sizes):
