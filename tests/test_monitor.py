@@ -200,6 +200,9 @@ def test_page_and_api_are_read_only_and_show_values_as_text():
          "wall": 1.0},
         {"run": XSS, "event": "evaluation", "iteration": 1, "score": 12.5,
          "metric": "<img src=x onerror=alert(1)>"},
+        {"run": "diverged", "event": "evaluation", "iteration": 1, "score": float("inf"),
+         "metric": "perplexity"},
+        {"run": "diverged", "event": "iteration", "iteration": 1, "wall": float("nan")},
     ]
     http = f"127.0.0.1:{_free_port()}"
     with LocalCluster(n_workers=0, processes=False, dashboard_address=http,
@@ -209,12 +212,16 @@ def test_page_and_api_are_read_only_and_show_values_as_text():
             client.log_event(monitor.TOPIC, e)
         base = f"http://{http}"
         for _ in range(100):  # events are delivered asynchronously
-            runs = json.loads(_get(base + "/dscir/api/runs")[2])["runs"]
-            if runs and runs[0]["iteration"] == 1 and runs[0]["score"] is not None:
+            text = _get(base + "/dscir/api/runs")[2]
+            runs = json.loads(text, parse_constant=pytest.fail)["runs"]
+            if len(runs) == 2 and runs[0]["score"] is not None and runs[1]["iteration"] == 1:
                 break
             time.sleep(0.1)
-        (r,) = runs
+        r, diverged = runs
         assert (r["run"], r["sampler"], r["store"]) == (XSS, XSS, f"/data/{XSS}.zarr")
+        assert diverged["score"] is None  # inf is not JSON: strict parsers (JSON.parse) refuse it
+        text = _get(base + "/dscir/api/runs/diverged")[2]
+        assert json.loads(text, parse_constant=pytest.fail)["iterations"][0]["wall"] is None
         assert r["settings"]["vocabulary"] == events[0]["settings"]["vocabulary"]
         status, ctype, text = _get(base + "/dscir/api/runs/"
                                    + urllib.parse.quote(XSS, safe=""))

@@ -18,6 +18,7 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import threading
 import time
 import warnings
@@ -195,14 +196,14 @@ def _handlers(monitor: DscirMonitor, prefix: str) -> list:
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.set_header("Content-Security-Policy", "default-src 'none'")
             if not run:
-                self.write(json.dumps({"runs": monitor.summaries()}))
+                self.write(_json({"runs": monitor.summaries()}))
                 return
             detail = monitor.detail(run)
             if detail is None:
                 self.set_status(404)
-                self.write(json.dumps({"error": f"no dscir run {run!r} on this scheduler"}))
+                self.write(_json({"error": f"no dscir run {run!r} on this scheduler"}))
                 return
-            self.write(json.dumps(detail))
+            self.write(_json(detail))
 
     class Redirect(web.RedirectHandler):
         SUPPORTED_METHODS = ("GET",)
@@ -213,6 +214,22 @@ def _handlers(monitor: DscirMonitor, prefix: str) -> list:
         # any run name (percent-encoded by the page), read as text, never as a path
         (prefix + API_PATH + r"/?([^/]*)", RunsHandler),
     ]
+
+
+def _json(value: Any) -> str:
+    """Strict JSON: a non-finite number (a diverged score, an empty timing) is
+    null, since NaN and Infinity are not JSON and the page's parser refuses them."""
+
+    def plain(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return v
+
+    return json.dumps(plain(value), allow_nan=False, default=str)
 
 
 @functools.cache
