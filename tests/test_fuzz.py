@@ -244,6 +244,10 @@ FOUND = {
     "jsonl-huge-integer": ("jsonl", b'{"text": "a b", "x": ' + b"9" * 5000 + b"}\n"),
     "jsonl-lone-surrogate-id": ("jsonl", b'{"id": "\\ud800", "text": "apples"}\n'),
     "csv-header": ("csv", b'"text\n'),
+    # numpy 2.4's loadtxt segfaults (intermittently) on some astral characters
+    "ldac-astral": ("ldac", "1 0:1\n1 \U000f6ec9:1\n".encode()),
+    "uci-astral": ("uci", "1\n3\n1\n1 1 \U000f6ec9\n".encode()),
+    "uci-nbsp": ("uci", "1\n3\n1\n1\xa01 1\n".encode()),
 }
 
 

@@ -16,6 +16,8 @@ from dscir.errors import CorpusError
 
 
 def _ints(text: str) -> np.ndarray:
+    if not text.isascii():  # not numbers; and numpy 2.4's loadtxt can crash on some
+        raise ValueError("non-ASCII text")  # astral characters (e.g. U+F6EC9)
     return np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=1) if text.strip() \
         else np.zeros(0, np.int64)
 
@@ -46,6 +48,10 @@ def _parse_ldac(text: str, lineno: int, path):
                 raise CorpusError(f"{path}:{n}: malformed LDA-C line (not an integer): "
                                   f"{head} {body[:80]!r} ({bad[:40]!r} is not a 64-bit "
                                   "integer)") from None
+            if not (head + body).isascii():
+                ch = next(c for c in head + body if not c.isascii())
+                raise CorpusError(f"{path}:{n}: malformed LDA-C line (character {ch!r}): "
+                                  f"{head} {body[:80]!r}") from None
         raise CorpusError(f"{path}:{lineno}: malformed LDA-C block") from None
     heads, sizes = counts, np.array(sizes, dtype=np.int64)
     if np.any(heads != sizes):

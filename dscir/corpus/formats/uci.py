@@ -48,6 +48,8 @@ def _parse_uci_header(path, lines: list[str]):
 def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     """``doc word count`` lines -> (rows [n, 3], line number of each row)."""
     try:
+        if not text.isascii():  # not numbers; and numpy 2.4's loadtxt can crash on some
+            raise ValueError("non-ASCII text")  # astral characters (e.g. U+F6EC9)
         rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2) if text.strip() \
             else np.zeros((0, 3), np.int64)
         ok = rows.shape[1] == 3 or rows.shape[0] == 0
@@ -56,7 +58,8 @@ def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     if not ok:
         for k, line in enumerate(text.split("\n")):
             parts = line.split()
-            if parts and (len(parts) != 3 or bad_integer(parts) is not None):
+            if parts and (len(parts) != 3 or bad_integer(parts) is not None
+                          or not line.isascii()):
                 raise CorpusError(f"{path}:{lineno + k}: malformed UCI line (expected "
                                   f"'docID wordID count'): {line[:80]!r}")
         raise CorpusError(f"{path}:{lineno}: malformed UCI block")
