@@ -53,9 +53,9 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
             try:
                 chunk = stream.read(block_bytes)
             except (OSError, EOFError, zlib.error) as exc:
+                # the lines before ``lineno`` were read whole
                 what = "corrupt or truncated gzip data" if gz else "cannot read"
-                line = lineno + rest.count(b"\n")
-                raise CorpusError(f"{path}:{line}: {what} "
+                raise CorpusError(f"{path}:{lineno}: {what} "
                                   f"({type(exc).__name__}: {exc})") from None
             buf = rest + chunk
             if not chunk:
