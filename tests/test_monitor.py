@@ -4,12 +4,15 @@ against a real `dask scheduler` process (preloaded) and an embedded LocalCluster
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -169,3 +172,80 @@ def test_run_record_rates_and_foreign_events():
     (s,) = m.summaries()
     assert (s["iteration"], s["docs_per_second"], s["tokens_per_second"]) == (2, 20.0, 200.0)
     assert s["status"] == "running" and s["score"] is None
+
+
+XSS = "<script>alert(1)</script>"
+
+
+def _request(url: str, method: str, body: bytes | None = None) -> int:
+    req = urllib.request.Request(url, data=body, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_page_and_api_are_read_only_and_show_values_as_text():
+    """A run whose name, store, settings and words carry markup: the JSON holds
+    the raw strings, the page is the packaged file (nothing interpolated on the
+    server) and puts values in the DOM as text only; only GET is served."""
+    from importlib import resources
+
+    events = [
+        {"run": XSS, "event": "start", "model": "lda", "metric": "perplexity",
+         "iteration": 0, "n_iter": 3, "sampler": XSS, "store": f"/data/{XSS}.zarr",
+         "settings": {"vocabulary": ["<b>bold</b>", "&amp;", XSS, '"quoted"']}},
+        {"run": XSS, "event": "iteration", "iteration": 1, "n_docs": 10, "n_tokens": 100,
+         "wall": 1.0},
+        {"run": XSS, "event": "evaluation", "iteration": 1, "score": 12.5,
+         "metric": "<img src=x onerror=alert(1)>"},
+        {"run": "diverged", "event": "evaluation", "iteration": 1, "score": float("inf"),
+         "metric": "perplexity"},
+        {"run": "diverged", "event": "iteration", "iteration": 1, "wall": float("nan")},
+    ]
+    http = f"127.0.0.1:{_free_port()}"
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=http,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        client.register_plugin(monitor.DscirMonitor(), name=monitor.PLUGIN_NAME)
+        for e in events:
+            client.log_event(monitor.TOPIC, e)
+        base = f"http://{http}"
+        for _ in range(100):  # events are delivered asynchronously
+            text = _get(base + "/dscir/api/runs")[2]
+            runs = json.loads(text, parse_constant=pytest.fail)["runs"]
+            if len(runs) == 2 and runs[0]["score"] is not None and runs[1]["iteration"] == 1:
+                break
+            time.sleep(0.1)
+        r, diverged = runs
+        assert (r["run"], r["sampler"], r["store"]) == (XSS, XSS, f"/data/{XSS}.zarr")
+        assert diverged["score"] is None  # inf is not JSON: strict parsers (JSON.parse) refuse it
+        text = _get(base + "/dscir/api/runs/diverged")[2]
+        assert json.loads(text, parse_constant=pytest.fail)["iterations"][0]["wall"] is None
+        assert r["settings"]["vocabulary"] == events[0]["settings"]["vocabulary"]
+        status, ctype, text = _get(base + "/dscir/api/runs/"
+                                   + urllib.parse.quote(XSS, safe=""))
+        assert status == 200 and ctype.startswith("application/json")
+        detail = json.loads(text)
+        assert detail["run"] == XSS and detail["evaluations"][0]["metric"] == events[2]["metric"]
+
+        status, ctype, page = _get(base + "/dscir/")
+        assert ctype.startswith("text/html")
+        assert page == resources.files("dscir.monitor").joinpath("page.html").read_text("utf-8")
+        assert "alert(1)" not in page and "onerror" not in page
+        assert "innerHTML" not in page and "outerHTML" not in page \
+            and "insertAdjacentHTML" not in page and "document.write" not in page
+        assert "textContent" in page
+        with urllib.request.urlopen(base + "/dscir/", timeout=30) as resp:
+            policy = resp.headers["Content-Security-Policy"]
+            assert resp.headers["X-Content-Type-Options"] == "nosniff"
+        script = page.split("<script>", 1)[1].split("</script>", 1)[0]
+        digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+        assert f"script-src 'sha256-{digest}'" in policy and "default-src 'none'" in policy
+
+        for url in (base + "/dscir/", base + "/dscir", base + "/dscir/api/runs",
+                    base + "/dscir/api/runs/" + urllib.parse.quote(XSS, safe="")):
+            for method in ("POST", "PUT", "DELETE", "PATCH"):
+                assert _request(url, method, b"{}" if method != "DELETE" else None) == 405, \
+                    (method, url)
+        assert json.loads(_get(base + "/dscir/api/runs")[2])["runs"] == runs  # unchanged

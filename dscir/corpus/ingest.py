@@ -10,6 +10,7 @@ line, and the writer removes the partial store.
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from pathlib import Path
 
@@ -19,6 +20,16 @@ from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 BLOCK_BYTES = 1 << 22
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+INT64 = np.iinfo(np.int64)
+
+
+def bad_integer(tokens) -> str | None:
+    """The first of ``tokens`` that is not an ASCII integer fitting in int64, if any."""
+    for t in tokens:
+        if not _INTEGER.match(t) or not INT64.min <= int(t) <= INT64.max:
+            return t
+    return None
 
 
 def line_blocks(path, *, progress: bool = False, desc: str | None = None,
@@ -42,7 +53,10 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
             try:
                 chunk = stream.read(block_bytes)
             except (OSError, EOFError, zlib.error) as exc:
-                raise CorpusError(f"{path}: cannot read ({exc})") from None
+                # the lines before ``lineno`` were read whole
+                what = "corrupt or truncated gzip data" if gz else "cannot read"
+                raise CorpusError(f"{path}:{lineno}: {what} "
+                                  f"({type(exc).__name__}: {exc})") from None
             buf = rest + chunk
             if not chunk:
                 block, rest = buf, b""
@@ -60,6 +74,19 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
         bar.close()
         stream.close()
         raw.close()
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of ``text`` cut at "\\n" only, as ``line_blocks`` counts them
+    (``str.splitlines`` also cuts at \\x0b, \\x0c, \\x1c-\\x1e, \\x85, U+2028 and
+    U+2029, which may sit inside a line, a CSV field or a JSON string)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    if keepends:
+        lines = [line + "\n" for line in lines]
+    if last:
+        lines.append(last)
+    return lines
 
 
 def decode_utf8(block: bytes, path, lineno: int, offset: int) -> str:
@@ -80,7 +107,7 @@ def read_vocabulary(path) -> np.ndarray:
     allowed only at the end, since a word's id is its line number - 1."""
     words = []
     for _, text in line_blocks(path):
-        words.extend(w.strip() for w in text.splitlines())
+        words.extend(w.strip() for w in split_lines(text))
     while words and not words[-1]:
         words.pop()
     if "" in words:

@@ -12,9 +12,13 @@ connects, so the page exists before the first run.
 
 from __future__ import annotations
 
+import base64
 import collections
+import functools
+import hashlib
 import itertools
 import json
+import math
 import threading
 import time
 import warnings
@@ -170,30 +174,81 @@ def ensure_monitor(client: Client) -> bool:
 def _handlers(monitor: DscirMonitor, prefix: str) -> list:
     from tornado import web
 
-    class PageHandler(web.RequestHandler):
+    class ReadOnly(web.RequestHandler):
+        """GET only (any other method is 405); responses are never sniffed as
+        another type, cached, or framed by other sites."""
+
+        SUPPORTED_METHODS = ("GET",)
+
+        def set_default_headers(self) -> None:
+            self.set_header("X-Content-Type-Options", "nosniff")
+            self.set_header("Cache-Control", "no-store")
+            self.set_header("X-Frame-Options", "DENY")
+
+    class PageHandler(ReadOnly):
         def get(self) -> None:
             self.set_header("Content-Type", "text/html; charset=utf-8")
+            self.set_header("Content-Security-Policy", _page_policy())
             self.write(_page())
 
-    class RunsHandler(web.RequestHandler):
+    class RunsHandler(ReadOnly):
         def get(self, run: str | None = None) -> None:
-            self.set_header("Content-Type", "application/json")
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.set_header("Content-Security-Policy", "default-src 'none'")
             if not run:
-                self.write(json.dumps({"runs": monitor.summaries()}))
+                self.write(_json({"runs": monitor.summaries()}))
                 return
             detail = monitor.detail(run)
             if detail is None:
                 self.set_status(404)
-                self.write(json.dumps({"error": f"no dscir run {run!r} on this scheduler"}))
+                self.write(_json({"error": f"no dscir run {run!r} on this scheduler"}))
                 return
-            self.write(json.dumps(detail))
+            self.write(_json(detail))
+
+    class Redirect(web.RedirectHandler):
+        SUPPORTED_METHODS = ("GET",)
 
     return [
-        (prefix + PAGE_PATH.rstrip("/"), web.RedirectHandler, {"url": prefix + PAGE_PATH}),
+        (prefix + PAGE_PATH.rstrip("/"), Redirect, {"url": prefix + PAGE_PATH}),
         (prefix + PAGE_PATH, PageHandler),
-        (prefix + API_PATH + r"/?([A-Za-z0-9_.\-]*)", RunsHandler),
+        # any run name (percent-encoded by the page), read as text, never as a path
+        (prefix + API_PATH + r"/?([^/]*)", RunsHandler),
     ]
 
 
+def _json(value: Any) -> str:
+    """Strict JSON: a non-finite number (a diverged score, an empty timing) is
+    null, since NaN and Infinity are not JSON and the page's parser refuses them."""
+
+    def plain(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return v
+
+    return json.dumps(plain(value), allow_nan=False, default=str)
+
+
+@functools.cache
 def _page() -> str:
+    """The page, served as packaged: no value is ever interpolated into it on
+    the server; its script fetches the JSON and shows values as text."""
     return resources.files("dscir.monitor").joinpath("page.html").read_text("utf-8")
+
+
+@functools.cache
+def _page_policy() -> str:
+    """A Content-Security-Policy allowing only the page's own inline script and
+    style (by hash) and fetches from this server."""
+    page = _page()
+
+    def digest(tag: str) -> str:
+        body = page.split(f"<{tag}>", 1)[1].split(f"</{tag}>", 1)[0]
+        return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+
+    return (f"default-src 'none'; script-src {digest('script')}; style-src {digest('style')}; "
+            "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'")

@@ -9,13 +9,15 @@ from pathlib import Path
 import numpy as np
 
 from dscir.corpus.formats.base import Format
-from dscir.corpus.ingest import (BLOCK_BYTES, check_entries, line_blocks, merge_entries,
-                                read_vocabulary)
+from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_blocks,
+                                merge_entries, read_vocabulary, split_lines)
 from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 
 def _ints(text: str) -> np.ndarray:
+    if not text.isascii():  # not numbers; and numpy 2.4's loadtxt can crash on some
+        raise ValueError("non-ASCII text")  # astral characters (e.g. U+F6EC9)
     return np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=1) if text.strip() \
         else np.zeros(0, np.int64)
 
@@ -23,7 +25,7 @@ def _ints(text: str) -> np.ndarray:
 def _parse_ldac(text: str, lineno: int, path):
     """Lines ``N id:count ...`` -> (line numbers, entries per line, ids, counts)."""
     linenos, sizes, heads, bodies = [], [], [], []
-    for k, line in enumerate(text.splitlines()):
+    for k, line in enumerate(split_lines(text)):
         parts = line.split(None, 1)
         if not parts:
             continue
@@ -37,17 +39,21 @@ def _parse_ldac(text: str, lineno: int, path):
         heads.append(parts[0])
         bodies.append(body)
     try:
-        heads = np.array(heads, dtype=np.int64)
+        counts = np.array(heads, dtype=np.int64)
         nums = _ints(" ".join(bodies).replace(":", " "))
-    except ValueError:
+    except (ValueError, OverflowError):
         for n, head, body in zip(linenos, heads, bodies):
-            try:
-                int(head), [int(x) for x in body.replace(":", " ").split()]
-            except ValueError:
+            bad = bad_integer([head, *body.replace(":", " ").split()])
+            if bad is not None:
                 raise CorpusError(f"{path}:{n}: malformed LDA-C line (not an integer): "
+                                  f"{head} {body[:80]!r} ({bad[:40]!r} is not a 64-bit "
+                                  "integer)") from None
+            if not (head + body).isascii():
+                ch = next(c for c in head + body if not c.isascii())
+                raise CorpusError(f"{path}:{n}: malformed LDA-C line (character {ch!r}): "
                                   f"{head} {body[:80]!r}") from None
-        raise
-    sizes = np.array(sizes, dtype=np.int64)
+        raise CorpusError(f"{path}:{lineno}: malformed LDA-C block") from None
+    heads, sizes = counts, np.array(sizes, dtype=np.int64)
     if np.any(heads != sizes):
         k = int(np.argmax(heads != sizes))
         raise CorpusError(f"{path}:{linenos[k]}: header says {heads[k]} entries, "

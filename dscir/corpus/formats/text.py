@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from dscir.corpus.formats.base import Format
-from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries
+from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries, split_lines
 from dscir.corpus.store import Corpus, CorpusWriter
 from dscir.errors import CorpusError
 
@@ -89,7 +89,7 @@ def jsonl_source(path, text_field: str = "text", id_field: str | None = None) ->
 
     def docs(progress, desc):
         for lineno, block in line_blocks(path, progress=progress, desc=desc):
-            for k, line in enumerate(block.splitlines()):
+            for k, line in enumerate(split_lines(block)):
                 if not line.strip():
                     continue
                 where = f"{path}:{lineno + k}"
@@ -97,9 +97,17 @@ def jsonl_source(path, text_field: str = "text", id_field: str | None = None) ->
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise CorpusError(f"{where}: malformed JSON ({exc.msg})") from None
+                except (ValueError, RecursionError) as exc:  # huge integers, deep nesting
+                    raise CorpusError(f"{where}: unreadable JSON ({exc})") from None
                 if not isinstance(obj, dict) or not isinstance(obj.get(text_field), str):
                     raise CorpusError(f"{where}: no string field {text_field!r}")
                 doc_id = str(obj.get(id_field, lineno + k)) if id_field else str(lineno + k)
+                for value in (doc_id, obj[text_field]):
+                    try:
+                        value.encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        raise CorpusError(f"{where}: not valid Unicode (a lone surrogate "
+                                          f"{value[exc.start]!r}, from a \\u escape)") from None
                 yield doc_id, obj[text_field]
     return docs
 
@@ -112,7 +120,7 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
 
     def lines(progress, desc):
         for _, block in line_blocks(path, progress=progress, desc=desc):
-            yield from block.splitlines(keepends=True)
+            yield from split_lines(block, keepends=True)
 
     def docs(progress, desc):
         reader = csv.reader(lines(progress, desc), delimiter=delimiter)
@@ -120,6 +128,8 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
             header = next(reader)
         except StopIteration:
             raise CorpusError(f"{path}: empty file (no header row)") from None
+        except csv.Error as exc:
+            raise CorpusError(f"{path}:{reader.line_num}: malformed CSV header ({exc})") from None
         for name in (column, id_column):
             if name is not None and name not in header:
                 raise CorpusError(f"{path}:1: no column {name!r} in the header {header}")
@@ -147,7 +157,7 @@ def trec_source(path) -> Source:
         in_doc = in_text = False
         docno, parts, start = None, [], 0
         for lineno, block in line_blocks(path, progress=progress, desc=desc):
-            for k, line in enumerate(block.splitlines()):
+            for k, line in enumerate(split_lines(block)):
                 s = line.strip()
                 where = f"{path}:{lineno + k}"
                 if s == "<DOC>":

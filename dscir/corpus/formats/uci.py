@@ -10,9 +10,9 @@ import itertools
 import numpy as np
 
 from dscir.corpus.formats.base import Format
-from dscir.corpus.ingest import (BLOCK_BYTES, check_entries, line_blocks, merge_entries,
-                                read_vocabulary)
-from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
+from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_blocks,
+                                merge_entries, read_vocabulary, split_lines)
+from dscir.corpus.store import INT32_MAX, Corpus, CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 
@@ -25,7 +25,7 @@ def _first_lines(blocks, n: int) -> tuple[list[str], str]:
         if buf.count("\n") >= n:
             parts = buf.split("\n", n)
             return parts[:n], parts[n]
-    return buf.splitlines()[:n], ""
+    return split_lines(buf)[:n], ""
 
 
 def _parse_uci_header(path, lines: list[str]):
@@ -39,27 +39,33 @@ def _parse_uci_header(path, lines: list[str]):
                           f"D, W, NNZ, each one integer; got {lines[:3]!r}") from None
     if min(values) < 0:
         raise CorpusError(f"{path}: negative size in the UCI header {values}")
+    if max(values[:2]) > INT32_MAX:
+        raise CorpusError(f"{path}:1-2: D and W must be at most {INT32_MAX} "
+                          f"(the header says D = {values[0]}, W = {values[1]})")
     return values
 
 
 def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     """``doc word count`` lines -> (rows [n, 3], line number of each row)."""
     try:
+        if not text.isascii():  # not numbers; and numpy 2.4's loadtxt can crash on some
+            raise ValueError("non-ASCII text")  # astral characters (e.g. U+F6EC9)
         rows = np.loadtxt(io.StringIO(text), dtype=np.int64, ndmin=2) if text.strip() \
             else np.zeros((0, 3), np.int64)
         ok = rows.shape[1] == 3 or rows.shape[0] == 0
-    except ValueError:
+    except (ValueError, OverflowError):
         ok = False
     if not ok:
-        for k, line in enumerate(text.splitlines()):
+        for k, line in enumerate(text.split("\n")):
             parts = line.split()
-            if parts and (len(parts) != 3 or not all(p.lstrip("+-").isdigit() for p in parts)):
+            if parts and (len(parts) != 3 or bad_integer(parts) is not None
+                          or not line.isascii()):
                 raise CorpusError(f"{path}:{lineno + k}: malformed UCI line (expected "
                                   f"'docID wordID count'): {line[:80]!r}")
         raise CorpusError(f"{path}:{lineno}: malformed UCI block")
     if text.count("\n") + (not text.endswith("\n")) == rows.shape[0]:  # no blank lines
         return rows, lineno + np.arange(rows.shape[0], dtype=np.int64)
-    where = [lineno + k for k, line in enumerate(text.splitlines()) if line.strip()]
+    where = [lineno + k for k, line in enumerate(split_lines(text)) if line.strip()]
     return rows, np.array(where, dtype=np.int64)
 
 
