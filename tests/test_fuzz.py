@@ -332,13 +332,9 @@ def pristine_store(tmp_path_factory):
     return path
 
 
-# Corpus.open and reads (dscir/corpus/store.py, being changed for checksums) let
-# zarr's and the codecs' own errors through for damaged stores (JSONDecodeError,
-# UnicodeDecodeError, KeyError, TypeError, ValueError, MetadataValidationError,
-# RuntimeError from zstd) and read silently altered counts; kept as an expected
-# failure until the store checks its files.
-@pytest.mark.xfail(reason="store.py does not yet turn damaged-store errors into "
-                          "CorpusError (checksums under way)", strict=False)
+# A damaged file anywhere in a store (metadata, chunk, shard index) is a DscirError
+# naming it when the store is opened or read, never zarr's or a codec's own error
+# (JSONDecodeError, KeyError, RuntimeError from zstd...) nor silently altered counts.
 @settings(FUZZ, max_examples=_HUNT or 25, phases=[hypothesis.Phase.generate])
 @given(data=st.data())
 def test_fuzz_store_reader(data, pristine_store):

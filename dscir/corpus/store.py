@@ -70,8 +70,10 @@ class Corpus:
         self._indptr = integrity.read(self._array("indptr"))
         self._indices = self._array("indices")
         self._data = self._array("data")
-        self._heldout = (integrity.read(self._array("heldout"))
-                         if "heldout" in group else None)
+        try:
+            self._heldout = integrity.read(integrity.member(group, "heldout", "corpus store"))
+        except KeyError:  # no held-out split stored
+            self._heldout = None
         self._check_shapes()
         self._shard_entries = int((self._indices.shards or self._indices.chunks)[0])
         self._use_cache = 0 < 8 * self.nnz <= int(cache_bytes)
@@ -445,10 +447,12 @@ def check_shapes(meta: dict, group: zarr.Group, indptr: np.ndarray, indices: zar
         if arr.shape[0] != end:
             problems.append(f"'{name}' has {arr.shape[0]} entries, 'indptr' ends at {end}")
     for name, size in (("doc_ids", n_docs), ("vocabulary", n_words), ("heldout", n_docs)):
-        if name in group:
+        try:
             shape = integrity.member(group, name, "corpus store").shape
-            if shape != (size,):
-                problems.append(f"'{name}' has shape {list(shape)}, [{size}] expected")
+        except KeyError:  # an optional array (heldout) or one the reader names itself
+            continue
+        if shape != (size,):
+            problems.append(f"'{name}' has shape {list(shape)}, [{size}] expected")
     if n_words < 1:
         problems.append(f"n_words={n_words}")
     return problems
