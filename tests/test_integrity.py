@@ -225,7 +225,7 @@ def test_gzip_magic_then_junk(tmp_path, capsys):
     bad.write_bytes(header + bytes(range(255, 0, -1)) * 4)
     code, out, err = _run(["ingest", "ldac", bad, tmp_path / "o.zarr", "--vocab",
                            tmp_path / "vocab.txt"], capsys)
-    _one_error(code, err, f"{bad}: cannot read")
+    _one_error(code, err, f"{bad}:1: corrupt or truncated gzip data")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.gz", "vocab.txt"]
 
 
