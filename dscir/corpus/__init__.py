@@ -1,7 +1,8 @@
 """Corpora as chunked Zarr stores: format, ingestion, reading."""
 
 from dscir.corpus.split import heldout_flag, split_heldout
-from dscir.corpus.store import CSRBatch, Corpus, CorpusWriter, write_corpus
+from dscir.corpus.store import CSRBatch, Corpus
+from dscir.corpus.writer import CorpusWriter, write_corpus
 from dscir.corpus.ingest import ingest_bow, read_vocabulary
 from dscir.corpus.formats.ldac import ingest_ldac
 from dscir.corpus.formats.text import Tokenizer, ingest_text

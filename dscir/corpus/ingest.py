@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
+from dscir.corpus.store import Corpus
+from dscir.corpus.writer import CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 BLOCK_BYTES = 1 << 22

@@ -11,7 +11,8 @@ import numpy as np
 from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_blocks,
                                 merge_entries, read_vocabulary, split_lines)
-from dscir.corpus.store import Corpus, CorpusWriter, warn_merged
+from dscir.corpus.store import Corpus
+from dscir.corpus.writer import CorpusWriter, warn_merged
 from dscir.errors import CorpusError
 
 

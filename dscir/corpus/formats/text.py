@@ -23,7 +23,8 @@ import numpy as np
 
 from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries, split_lines
-from dscir.corpus.store import Corpus, CorpusWriter
+from dscir.corpus.store import Corpus
+from dscir.corpus.writer import CorpusWriter
 from dscir.errors import CorpusError
 
 ENGLISH_STOP_WORDS = frozenset("""
