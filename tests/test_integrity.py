@@ -292,3 +292,27 @@ def test_available_memory_is_known_and_a_memory_error_is_one_line(capsys, monkey
     monkeypatch.setattr(cli_corpus, "_info", boom)
     code, _, err = _run(["info", "anything"], capsys)
     _one_error(code, err, "out of memory (Unable to allocate 74.5 GiB)")
+
+
+def test_disk_full_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """An OSError from the system (here ENOSPC while a shard is appended) ends as one
+    line naming the file, and the partial store is removed (guards against the CLI
+    catching only DscirError and printing a traceback, or the writer leaving
+    .OUT.partial-* behind)."""
+    import errno
+
+    from dscir.corpus import writer
+
+    (tmp_path / "vocab.txt").write_text("a\nb\n")
+    (tmp_path / "docs.ldac").write_text("1 0:1\n2 0:1 1:2\n" * 50)
+    real = writer.CorpusWriter._flush
+
+    def full(self, final):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self._tmp))
+
+    monkeypatch.setattr(writer.CorpusWriter, "_flush", full)
+    code, _, err = _run(["ingest", "ldac", tmp_path / "docs.ldac", tmp_path / "o.zarr",
+                         "--vocab", tmp_path / "vocab.txt"], capsys)
+    _one_error(code, err, "No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.ldac", "vocab.txt"]
+    monkeypatch.setattr(writer.CorpusWriter, "_flush", real)

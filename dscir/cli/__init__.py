@@ -52,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dscir: error: out of memory{detail}; use fewer topics/clusters, a smaller "
               "vocabulary or a machine with more memory", file=sys.stderr)
         return 2
+    except OSError as exc:  # disk full, permissions, a vanished file: the system's words
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"dscir: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("dscir: interrupted", file=sys.stderr)
         return 130
