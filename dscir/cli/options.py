@@ -79,6 +79,8 @@ def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: boo
     from dscir.corpus import Corpus
 
     run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
+    if model.needs_cluster():
+        cluster_kwargs(args)  # bad TLS options first: they are the command line's own
     model.check_run(store, overwrite=overwrite, **run)
     corpus = Corpus.open(store)
     with cluster(args, model.needs_cluster()) as client:
