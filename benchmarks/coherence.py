@@ -76,6 +76,11 @@ def gensim_values(store: str, topics: list[list[str]], measure: str) -> np.ndarr
     return np.asarray(cm.get_coherence_per_topic(), np.float64)
 
 
+def finite(values) -> list:
+    """Floats for JSON: an undefined (NaN) topic value becomes null."""
+    return [None if math.isnan(v) else float(v) for v in values]
+
+
 def run_corpus(name: str, tmp: Path, client) -> dict:
     ldac, vocab, k, n_iter = CORPORA[name]
     data = shared_data()
@@ -98,7 +103,7 @@ def run_corpus(name: str, tmp: Path, client) -> dict:
         row = dict(measure=measure, dscir_mean=ours.mean, gensim_mean=float(theirs.mean()),
                    max_abs_diff=float(np.max(np.abs(ours.per_topic - theirs))),
                    dscir_seconds=round(t_ours, 3), gensim_seconds=round(t_theirs, 3),
-                   dscir_per_topic=ours.per_topic.tolist(), gensim_per_topic=theirs.tolist())
+                   dscir_per_topic=finite(ours.per_topic), gensim_per_topic=finite(theirs))
         if measure == "u_mass":
             g = gensim_umass_from_counts(counts)
             row["dscir_counts_gensim_formula_max_abs_diff"] = float(np.max(np.abs(g - theirs)))
@@ -119,8 +124,7 @@ def main_() -> None:
         for name in CORPORA:
             out["corpora"].append(run_corpus(name, Path(tmp), client))
     path = Path(__file__).resolve().parent / "results" / "coherence.json"
-    path.write_text(json.dumps(out, indent=1, default=lambda x: None if math.isnan(x) else x)
-                    + "\n")
+    path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")
 
 
