@@ -323,7 +323,7 @@ def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
 
 
 @pytest.mark.parametrize("command", [["fit", "lda", "STORE"], ["fit", "dpmm", "STORE"],
-                                     ["evaluate", "RUN"]])
+                                     ["evaluate", "RUN"], ["coherence", "RUN"]])
 def test_bad_tls_options_are_one_clear_error(command, reuters, tmp_path, capsys):
     command = [reuters if a == "STORE" else str(tmp_path / "r") if a == "RUN" else a
                for a in command]

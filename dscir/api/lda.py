@@ -202,6 +202,51 @@ class LDA(Estimator):
         -log ``perplexity(...)``, so that higher is better, as scikit-learn's ``score``."""
         return float(-np.log(self.perplexity(corpus, client, **cluster)))
 
+    def coherence(self, corpus=None, client=None, *, measure: str = "u_mass", top: int = 10,
+                  window=None, **cluster):
+        """Coherence of each topic's ``top`` words over a reference store (default the
+        fit's own), every document of it, counted on the cluster.
+
+        ``measure``: ``u_mass``, ``c_uci``, ``c_npmi`` or ``c_v``, all from
+        whole-document co-occurrence (``dscir.models.lda.coherence`` gives the exact
+        formulas). A store holds bags of words, not token order, so ``window`` can only
+        be None or "document". Returns a ``Coherence`` named tuple: ``per_topic``
+        (NaN for a topic with a top word in no reference document), ``mean`` (over the
+        defined topics), ``measure``, ``top``, ``n_docs``.
+        """
+        from dscir.models.lda import coherence as coh
+
+        store, n_docs, top_ids = self.check_coherence(corpus, measure=measure, top=top,
+                                                      window=window)
+        with executor_for("lda", store, client, **cluster) as executor:
+            counts = coh.count(executor, np.arange(n_docs, dtype=np.int64), top_ids)
+        return coh.coherence(counts, measure, top)
+
+    def check_coherence(self, corpus=None, *, measure: str = "u_mass", top: int = 10,
+                        window=None):
+        """Raise the error ``coherence`` would raise for these arguments, before any
+        cluster starts; returns the reference store, its number of documents and the
+        top word ids [K, top]."""
+        from dscir.corpus import Corpus
+        from dscir.models.lda import coherence as coh
+
+        self._fitted("topic_word_")
+        coh.check_measure(measure)
+        coh.check_window(window)
+        top_ids = coh.top_word_ids(self.topic_word_, top)
+        store = self.store_ if corpus is None else store_path(corpus)
+        c = Corpus.open(store)
+        theirs, ours = [str(v) for v in c.vocabulary], [str(v) for v in self.vocabulary_]
+        if theirs != ours:
+            if len(theirs) != len(ours):
+                why = f"{len(theirs)} words, the topics have {len(ours)}"
+            else:
+                i = next(i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b)
+                why = f"word {i} is {theirs[i]!r}, the topics' is {ours[i]!r}"
+            raise DscirError(f"{store} has another vocabulary than the topics' ({why}); "
+                             "coherence needs a reference store with the fit's vocabulary")
+        return store, c.n_docs, top_ids
+
     def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
                        **cluster) -> str:
         """One line: the held-out perplexity of a store and what was computed."""

@@ -1,4 +1,5 @@
-"""``dscir topics RUN`` and ``dscir evaluate RUN [STORE]``, for a run of any model."""
+"""``dscir topics RUN``, ``dscir evaluate RUN [STORE]`` (a run of any model) and
+``dscir coherence RUN [STORE]`` (an LDA run)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     tp.add_argument("--top", type=int, default=10)
     tp.set_defaults(func=_topics)
 
+    co = sub.add_parser("coherence", help="topic coherence of an LDA run's top words over a "
+                        "store (whole-document co-occurrence)")
+    co.add_argument("run")
+    co.add_argument("store", nargs="?", help="reference corpus store, with the run's "
+                    "vocabulary (default: the run's own); every document is counted")
+    co.add_argument("--measure", default="u_mass",
+                    help="u_mass (default), c_uci, c_npmi or c_v")
+    co.add_argument("--top", type=int, default=10, help="top words per topic (default 10)")
+    co.add_argument("--window", default="document",
+                    help="co-occurrence window: only 'document' (a store holds bags of "
+                    "words, so sliding windows cannot be computed)")
+    options.cluster_options(co)
+    co.set_defaults(func=_coherence)
+
 
 def _evaluate(args: argparse.Namespace) -> int:
     from dscir.api import load
@@ -40,4 +55,33 @@ def _topics(args: argparse.Namespace) -> int:
     from dscir.api import load
 
     print_topics(load(args.run), args.top)
+    return 0
+
+
+def _coherence(args: argparse.Namespace) -> int:
+    from dscir.api import LDA, load
+    from dscir.errors import DscirError
+    from dscir.models.lda import coherence as coh
+
+    options.cluster_kwargs(args)  # bad TLS options: an error before anything is read
+    coh.check_measure(args.measure)
+    coh.check_window(args.window)
+    model = load(args.run)
+    if not isinstance(model, LDA):
+        raise DscirError(f"{args.run} is not an LDA run; coherence scores LDA topics")
+    # a bad --top, a missing store or one with another vocabulary: before a cluster
+    store, _, ids = model.check_coherence(args.store, measure=args.measure, top=args.top)
+    with options.cluster(args) as client:
+        result = model.coherence(store, client=client, measure=args.measure, top=args.top,
+                                 window=None)
+    words = [[str(model.vocabulary_[w]) for w in row] for row in ids]
+    width = len(str(len(words) - 1))
+    for k, value in enumerate(result.per_topic):
+        shown = "undefined" if value != value else f"{value:.4f}"
+        print(f"topic {k:>{width}}: {shown:>9}  " + " ".join(words[k]))
+    undefined = int(sum(v != v for v in result.per_topic))
+    note = f", {undefined} undefined topics skipped" if undefined else ""
+    print(f"mean {result.measure} coherence: {result.mean:.4f} ({len(words)} topics, top "
+          f"{result.top} words, whole-document co-occurrence over {result.n_docs} documents "
+          f"of {store}{note})")
     return 0
