@@ -1,4 +1,5 @@
-"""``dscir topics RUN`` and ``dscir evaluate RUN [STORE]``, for a run of any model."""
+"""``dscir topics RUN`` and ``dscir evaluate RUN [STORE]``, for a run of any model;
+``dscir transform RUN STORE --out DOC_TOPICS`` for an LDA run."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 
 from dscir.cli import options
 from dscir.cli.lda import print_topics
+from dscir.errors import DscirError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +23,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     tp.add_argument("run")
     tp.add_argument("--top", type=int, default=10)
     tp.set_defaults(func=_topics)
+
+    tr = sub.add_parser("transform", help="topic proportions of every document of a store "
+                        "under a fitted LDA run, on the cluster (restartable)")
+    tr.add_argument("run")
+    tr.add_argument("store", help="corpus store over the run's vocabulary")
+    tr.add_argument("--out", required=True, metavar="DOC_TOPICS",
+                    help="new Zarr group for the 'topics' array (rerun with the same "
+                    "--out to resume an interrupted transform)")
+    tr.add_argument("--sweeps", type=int, help="Gibbs sweeps per document (default: the "
+                    "run's eval_sweeps)")
+    options.cluster_options(tr)
+    tr.set_defaults(func=_transform)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -40,4 +54,23 @@ def _topics(args: argparse.Namespace) -> int:
     from dscir.api import load
 
     print_topics(load(args.run), args.top)
+    return 0
+
+
+def _transform(args: argparse.Namespace) -> int:
+    from dscir.api import LDA, load
+    from dscir.api.transform import check_transform
+
+    options.cluster_kwargs(args)  # bad TLS options: an error before anything is read
+    model = load(args.run)
+    if not isinstance(model, LDA):
+        raise DscirError(f"{args.run} is a {model._model_name} run; `dscir transform` needs "
+                         "an LDA run")
+    check_transform(model, args.store)  # a bad store is an error before a cluster starts
+    if args.sweeps is not None and args.sweeps < 2:
+        raise DscirError(f"--sweeps must be >= 2, got {args.sweeps}")
+    with options.cluster(args) as client:
+        topics = model.transform(args.store, client=client, out=args.out, sweeps=args.sweeps)
+    print(f"topic proportions of {topics.shape[0]} documents x {topics.shape[1]} topics "
+          f"written to {args.out} (array 'topics')")
     return 0
