@@ -121,3 +121,32 @@ def test_cli_transform_bad_input(fitted, tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("dscir: error:") and message in err[0], err
     assert not (tmp_path / "o").exists()
+
+
+def test_fit_a_scipy_sparse_matrix(two_workers, tmp_path):
+    from pathlib import Path
+
+    x = counts(120, 4)
+    vocab = [f"v{i}" for i in range(W)]
+    params = dict(n_topics=K, batch_size=20, sweeps=10, n_iter=4, thin=1, seed=5,
+                  progress=False)
+    model = LDA(**params).fit(x, client=two_workers, vocabulary=vocab)
+    assert list(model.vocabulary_) == vocab
+    assert not Path(model.store_).exists()  # the temporary store is gone after the fit
+    write_corpus(tmp_path / "x.zarr", x, vocabulary=vocab)
+    again = LDA(**params).fit(tmp_path / "x.zarr", client=two_workers)
+    assert np.array_equal(model.topic_word_, again.topic_word_)  # the same chain
+    with pytest.raises(DscirError, match="vocabulary"):
+        LDA(**params).fit(tmp_path / "x.zarr", client=two_workers, vocabulary=vocab)
+    with pytest.raises(DscirError, match="vocabulary has 2 entries"):
+        LDA(**params).fit(x, client=two_workers, vocabulary=["a", "b"])
+
+
+def test_exact_mixtures_fit_a_scipy_sparse_matrix():
+    from dscir.api import DPMixture, Mixture
+
+    x = counts(80, 6)
+    dp = DPMixture(sampler="gibbs", n_iter=5, progress=False).fit(x)
+    assert dp.n_iter_ == 5
+    mix = Mixture(n_clusters=3, sampler="gibbs", n_iter=5, progress=False).fit(x)
+    assert mix.n_iter_ == 5
