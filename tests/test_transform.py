@@ -61,11 +61,11 @@ def test_restart_computes_only_the_missing_blocks(fitted, two_workers, tmp_path,
     written = []
     real = store_transform._write_block
 
-    def interrupted(topics, done, block, lo, theta):
+    def interrupted(g, block, lo, result):
         if len(written) == 2:
             raise KeyboardInterrupt  # killed after two blocks
         written.append(block)
-        real(topics, done, block, lo, theta)
+        return real(g, block, lo, result)
 
     monkeypatch.setattr(store_transform, "_write_block", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -73,9 +73,9 @@ def test_restart_computes_only_the_missing_blocks(fitted, two_workers, tmp_path,
     first = list(written)
     assert len(first) == 2
 
-    def counted(topics, done, block, lo, theta):
+    def counted(g, block, lo, result):
         written.append(block)
-        real(topics, done, block, lo, theta)
+        return real(g, block, lo, result)
 
     monkeypatch.setattr(store_transform, "_write_block", counted)
     written.clear()
@@ -88,6 +88,35 @@ def test_restart_computes_only_the_missing_blocks(fitted, two_workers, tmp_path,
     assert np.array_equal(model.transform(store, two_workers, out=tmp_path / "t").compute(),
                           whole)
     assert written == [3]
+
+
+def test_spread_is_the_sd_across_the_kept_samples(fitted, two_workers, tmp_path, capsys):
+    from dscir import streams
+    from dscir.models.lda.kernels import document_topics
+    from dscir.rng import derive
+    from dscir.runs import Run
+
+    store, run, _ = fitted
+    model = load(run)
+    model.transform(store, two_workers, out=tmp_path / "s", spread=True, sweeps=4)
+    g = zarr.open_group(str(tmp_path / "s"))
+    batch = Corpus.open(store).read(np.arange(150))
+    phi = Run.open(run).samples()["phi"].astype(np.float64)
+    assert phi.shape[0] == 3
+    key = derive(model.config_.seed, streams.TRANSFORM)
+    each = [document_topics(batch.indptr, batch.indices, batch.data, np.log(p),
+                            model.config_.alpha, 4, key) for p in phi]
+    assert np.array_equal(g["topics_sd"][...], np.std(each, axis=0).astype(np.float32))
+    assert np.array_equal(g["topics"][...], model.transform(batch, sweeps=4).astype(np.float32))
+    assert g.attrs[store_transform.ATTR]["n_samples"] == 3
+    with pytest.raises(DscirError, match="other settings .*spread"):
+        model.transform(store, two_workers, out=tmp_path / "s", sweeps=4)
+    with pytest.raises(DscirError, match="samples"):
+        del model.run_path_
+        model.transform(store, two_workers, out=tmp_path / "t", spread=True)
+    assert main(["transform", run, store, "--out", str(tmp_path / "c"), "--sweeps", "4",
+                 "--spread", "--workers", "1"]) == 0
+    assert "topics_sd" in capsys.readouterr().out
 
 
 def test_output_of_other_settings_is_refused(fitted, one_worker, tmp_path):

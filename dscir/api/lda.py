@@ -156,7 +156,7 @@ class LDA(Estimator):
         return plot_lda(self.history_, self.evaluations_, repr(self), ax)
 
     def transform(self, docs, client=None, *, out=None, sweeps: int | None = None,
-                  seed: int | None = None, **cluster):
+                  seed: int | None = None, spread: bool = False, **cluster):
         """Topic proportions (n_docs x K) of documents under the fitted topics.
 
         ``docs`` is a scipy.sparse document-term matrix over this model's
@@ -167,7 +167,10 @@ class LDA(Estimator):
         to the Zarr array ``topics`` (float32) of the new group ``out`` and
         returned as a dask array over it. A store transform is restartable:
         rerun it with the same ``out`` and only the blocks not yet written are
-        computed. Either way document d's Gibbs stream is (seed, TRANSFORM, 0,
+        computed. ``spread=True`` (a store, a run's estimator) also writes
+        ``topics_sd``: the standard deviation of each document's proportions
+        across the run's kept phi samples (``dask.array.from_zarr(out,
+        component="topics_sd")``). Either way document d's Gibbs stream is (seed, TRANSFORM, 0,
         d) (d: its row in the matrix or store), so a store's topics equal the
         in-process transform of its whole matrix, whatever the workers.
         """
@@ -181,7 +184,9 @@ class LDA(Estimator):
             from dscir.api.transform import transform_store
 
             return transform_store(self, store_path(docs), client, out=out, sweeps=sweeps,
-                                   seed=seed, **cluster)
+                                   seed=seed, spread=spread, **cluster)
+        if spread:
+            raise DscirError("spread=True is for the transform of a corpus store")
         cfg = self.config_
         indptr, indices, data = csr_arrays(docs, self.topic_word_.shape[1])
         with np.errstate(divide="ignore"):

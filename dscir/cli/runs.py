@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--out to resume an interrupted transform)")
     tr.add_argument("--sweeps", type=int, help="Gibbs sweeps per document (default: the "
                     "run's eval_sweeps)")
+    tr.add_argument("--spread", action="store_true", help="also write 'topics_sd': the "
+                    "standard deviation of the proportions across the run's kept phi samples")
     options.cluster_options(tr)
     tr.set_defaults(func=_transform)
 
@@ -67,10 +69,16 @@ def _transform(args: argparse.Namespace) -> int:
         raise DscirError(f"{args.run} is a {model._model_name} run; `dscir transform` needs "
                          "an LDA run")
     check_transform(model, args.store)  # a bad store is an error before a cluster starts
+    if args.spread:
+        from dscir.api.transform import phi_samples
+
+        phi_samples(model)
     if args.sweeps is not None and args.sweeps < 2:
         raise DscirError(f"--sweeps must be >= 2, got {args.sweeps}")
     with options.cluster(args) as client:
-        topics = model.transform(args.store, client=client, out=args.out, sweeps=args.sweeps)
+        topics = model.transform(args.store, client=client, out=args.out, sweeps=args.sweeps,
+                                 spread=args.spread)
+    arrays = "arrays 'topics', 'topics_sd'" if args.spread else "array 'topics'"
     print(f"topic proportions of {topics.shape[0]} documents x {topics.shape[1]} topics "
-          f"written to {args.out} (array 'topics')")
+          f"written to {args.out} ({arrays})")
     return 0

@@ -42,3 +42,17 @@ def block_topics(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha
     theta = topic_proportions(batch.indptr, batch.indices, batch.data, batch.docs, phi_cols,
                               local, alpha, sweeps, key)
     return theta.astype(np.float32)
+
+
+def block_topics_spread(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray,
+                        sample_cols: np.ndarray, alpha: float, sweeps: int,
+                        key: int) -> tuple[np.ndarray, np.ndarray]:
+    """``block_topics`` under the mean phi, and the standard deviation float32
+    [n, K] of the proportions across the kept phi samples ``sample_cols``
+    [S, K, U] (each document's stream is the same under every sample)."""
+    local = np.searchsorted(words, batch.indices).astype(np.int32)
+    each = np.stack([topic_proportions(batch.indptr, batch.indices, batch.data, batch.docs,
+                                       np.ascontiguousarray(cols), local, alpha, sweeps, key)
+                     for cols in sample_cols])
+    theta = block_topics(batch, words, phi_cols, alpha, sweeps, key)
+    return theta, each.std(axis=0).astype(np.float32)
