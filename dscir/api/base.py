@@ -56,6 +56,39 @@ def csr_arrays(docs, n_words: int):
             np.asarray(data, np.int32))
 
 
+def is_matrix(corpus) -> bool:
+    """Whether ``corpus`` is an in-memory scipy.sparse document-term matrix."""
+    import scipy.sparse as sp
+
+    return sp.issparse(corpus)
+
+
+@contextlib.contextmanager
+def corpus_store(corpus, vocabulary=None) -> Iterator:
+    """The store ``fit`` reads: ``corpus`` itself (a path or ``Corpus``), or a
+    scipy.sparse document-term matrix written to a temporary store (columns
+    named by ``vocabulary``, default "0", "1", ...; no held-out documents),
+    removed when the block ends."""
+    if not is_matrix(corpus):
+        if vocabulary is not None:
+            raise DscirError("vocabulary= names the columns of a scipy.sparse matrix; a corpus "
+                             "store has its own vocabulary")
+        yield corpus
+        return
+    import shutil
+    import tempfile
+
+    from dscir.corpus import write_corpus
+
+    tmp = tempfile.mkdtemp(prefix="dscir-fit-")
+    try:
+        path = os.path.join(tmp, "corpus.zarr")
+        write_corpus(path, corpus, vocabulary=vocabulary)
+        yield path
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def executor_for(model: str, store: str, client=None, *, local: bool = False,
                  **cluster) -> Iterator:
@@ -158,13 +191,20 @@ class Estimator:
 
     # -- fitting -------------------------------------------------------------
 
-    def fit(self, corpus, client=None, *, address: str | None = None,
+    def fit(self, corpus, client=None, *, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
             out: str | Path | None = None, overwrite: bool = False, checkpoint_every: int = 0,
             resume: str | Path | None = None):
         """Run ``n_iter`` iterations from a fresh chain on a corpus store.
 
-        ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``. The
+        ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``, or a
+        scipy.sparse document-term matrix (e.g. scikit-learn's CountVectorizer
+        output) with its column names in ``vocabulary``: it is written to a
+        temporary store (no held-out documents) that the workers read, which
+        must therefore see this machine's temporary directory (a LocalCluster
+        does), and removed after the fit. ``store_`` then names a removed
+        store: pass a store to ``score``/``perplexity``, and use a store to
+        ``resume`` or ``partial_fit``. The
         cluster is ``client``, or the scheduler at ``address`` /
         ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
         processes; ``security`` (a ``distributed.Security`` or ``{"ca_file",
@@ -178,6 +218,14 @@ class Estimator:
         all and writes it back to RUN; the hyperparameters and corpus must be
         the run's, and the chain is then bit for bit the uninterrupted one.
         """
+        with corpus_store(corpus, vocabulary) as store:
+            return self._fit(store, client, address=address, scheduler_file=scheduler_file,
+                             n_workers=n_workers, security=security, out=out,
+                             overwrite=overwrite, checkpoint_every=checkpoint_every,
+                             resume=resume)
+
+    def _fit(self, corpus, client, *, address, scheduler_file, n_workers, security, out,
+             overwrite, checkpoint_every, resume):
         from dscir.engine.chain import Chain
         from dscir.runs.store import RunWriter, read_arrays
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import numbers
+from pathlib import Path
 
 import numpy as np
 
@@ -120,6 +121,7 @@ class LDA(Estimator):
         self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
         self.config_ = LDAConfig(**cfg)
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
+        self.run_path_ = str(run.path)
         self.topic_word_, self.vocabulary_ = run.phi_mean, run.vocabulary
         self.history_ = run.history
         ev = run.evaluations
@@ -153,17 +155,38 @@ class LDA(Estimator):
             raise DscirError("this LDA ran no iteration; there is nothing to plot")
         return plot_lda(self.history_, self.evaluations_, repr(self), ax)
 
-    def transform(self, docs, *, sweeps: int | None = None, seed: int | None = None) -> np.ndarray:
-        """Topic proportions (n_docs x K) of new documents under the fitted topics.
+    def transform(self, docs, client=None, *, out=None, sweeps: int | None = None,
+                  seed: int | None = None, spread: bool = False, **cluster):
+        """Topic proportions (n_docs x K) of documents under the fitted topics.
 
         ``docs`` is a scipy.sparse document-term matrix over this model's
-        vocabulary, or a ``CSRBatch``. Runs in this process (no cluster).
+        vocabulary or a ``CSRBatch``: computed in this process (no cluster),
+        returned as a numpy array. Or a corpus store path / ``Corpus``: every
+        document of the store, by worker tasks on the cluster (``client``, or
+        the ``cluster`` keywords of ``fit``) one store chunk at a time, written
+        to the Zarr array ``topics`` (float32) of the new group ``out`` and
+        returned as a dask array over it. A store transform is restartable:
+        rerun it with the same ``out`` and only the blocks not yet written are
+        computed. ``spread=True`` (a store, a run's estimator) also writes
+        ``topics_sd``: the standard deviation of each document's proportions
+        across the run's kept phi samples (``dask.array.from_zarr(out,
+        component="topics_sd")``). Either way document d's Gibbs stream is (seed, TRANSFORM, 0,
+        d) (d: its row in the matrix or store), so a store's topics equal the
+        in-process transform of its whole matrix, whatever the workers.
         """
         from dscir import streams
+        from dscir.corpus import Corpus
         from dscir.models.lda.kernels import document_topics
         from dscir.rng import derive
 
         self._fitted("topic_word_")
+        if isinstance(docs, (str, Path, Corpus)):
+            from dscir.api.transform import transform_store
+
+            return transform_store(self, store_path(docs), client, out=out, sweeps=sweeps,
+                                   seed=seed, spread=spread, **cluster)
+        if spread:
+            raise DscirError("spread=True is for the transform of a corpus store")
         cfg = self.config_
         indptr, indices, data = csr_arrays(docs, self.topic_word_.shape[1])
         with np.errstate(divide="ignore"):

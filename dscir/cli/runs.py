@@ -1,5 +1,6 @@
-"""``dscir topics RUN``, ``dscir evaluate RUN [STORE]`` (a run of any model) and
-``dscir coherence RUN [STORE]`` (an LDA run)."""
+"""``dscir topics RUN``, ``dscir evaluate RUN [STORE]`` (a run of any model),
+``dscir coherence RUN [STORE]`` and ``dscir transform RUN STORE --out DOC_TOPICS``
+(an LDA run)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 
 from dscir.cli import options
 from dscir.cli.lda import print_topics
+from dscir.errors import DscirError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +38,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "words, so sliding windows cannot be computed)")
     options.cluster_options(co)
     co.set_defaults(func=_coherence)
+
+    tr = sub.add_parser("transform", help="topic proportions of every document of a store "
+                        "under a fitted LDA run, on the cluster (restartable)")
+    tr.add_argument("run")
+    tr.add_argument("store", help="corpus store over the run's vocabulary")
+    tr.add_argument("--out", required=True, metavar="DOC_TOPICS",
+                    help="new Zarr group for the 'topics' array (rerun with the same "
+                    "--out to resume an interrupted transform)")
+    tr.add_argument("--sweeps", type=int, help="Gibbs sweeps per document (default: the "
+                    "run's eval_sweeps)")
+    tr.add_argument("--spread", action="store_true", help="also write 'topics_sd': the "
+                    "standard deviation of the proportions across the run's kept phi samples")
+    options.cluster_options(tr)
+    tr.set_defaults(func=_transform)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -84,4 +100,28 @@ def _coherence(args: argparse.Namespace) -> int:
     print(f"mean {result.measure} coherence: {result.mean:.4f} ({len(words)} topics, top "
           f"{result.top} words, whole-document co-occurrence over {result.n_docs} documents "
           f"of {store}{note})")
+
+
+def _transform(args: argparse.Namespace) -> int:
+    from dscir.api import LDA, load
+    from dscir.api.transform import check_transform
+
+    options.cluster_kwargs(args)  # bad TLS options: an error before anything is read
+    model = load(args.run)
+    if not isinstance(model, LDA):
+        raise DscirError(f"{args.run} is a {type(model).__name__} run; `dscir transform` "
+                         "needs an LDA run")
+    check_transform(model, args.store)  # a bad store is an error before a cluster starts
+    if args.spread:
+        from dscir.api.transform import phi_samples
+
+        phi_samples(model)
+    if args.sweeps is not None and args.sweeps < 2:
+        raise DscirError(f"--sweeps must be >= 2, got {args.sweeps}")
+    with options.cluster(args) as client:
+        topics = model.transform(args.store, client=client, out=args.out, sweeps=args.sweeps,
+                                 spread=args.spread)
+    arrays = "arrays 'topics', 'topics_sd'" if args.spread else "array 'topics'"
+    print(f"topic proportions of {topics.shape[0]} documents x {topics.shape[1]} topics "
+          f"written to {args.out} ({arrays})")
     return 0

@@ -54,7 +54,14 @@ class DaskExecutor:
         """Submit reads of ``docs`` (sorted) in parts, for ``iteration`` (default the
         current one); returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
-        parts = split(docs, self.n_parts)
+        return self.read_blocks(split(docs, self.n_parts), what, iteration, docs)
+
+    def read_blocks(self, blocks: Sequence[np.ndarray], what: str = "read",
+                    iteration: int | None = None, docs: np.ndarray | None = None) -> Parts:
+        """Submit reads of ``blocks`` (each sorted document ids), one part each."""
+        parts = [np.asarray(p, dtype=np.int64) for p in blocks]
+        if docs is None:
+            docs = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         read_key, words_key = self._key(what, iteration), self._key("words", iteration)
         batches = [self.client.submit(worker.read_batch, self.store, p, key=read_key(j))
                    for j, p in enumerate(parts)]

@@ -32,7 +32,14 @@ class LocalExecutor:
 
     def read(self, docs: np.ndarray, what: str = "read", iteration: int | None = None) -> Parts:
         docs = np.asarray(docs, dtype=np.int64)
-        parts = split(docs, 1)
+        return self.read_blocks(split(docs, 1), what, iteration, docs)
+
+    def read_blocks(self, blocks: Sequence[np.ndarray], what: str = "read",
+                    iteration: int | None = None, docs: np.ndarray | None = None) -> Parts:
+        """Read ``blocks`` (each sorted document ids), one part each."""
+        parts = [np.asarray(p, dtype=np.int64) for p in blocks]
+        if docs is None:
+            docs = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         batches = [self._corpus.read(p) for p in parts]
         return Parts(docs, parts, batches, [worker.batch_words(b) for b in batches])
 

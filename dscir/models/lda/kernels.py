@@ -157,15 +157,25 @@ def phi_columns(log_phi: np.ndarray, words: np.ndarray) -> np.ndarray:
 
 
 def document_topics(indptr, indices, data, log_phi: np.ndarray, alpha: float, sweeps: int,
-                    key: int) -> np.ndarray:
+                    key: int, docs=None) -> np.ndarray:
     """Topic proportions (n x K) of documents under fixed phi: the Gibbs kernel's
-    kept document-topic counts plus alpha, normalised."""
+    kept document-topic counts plus alpha, normalised. ``docs`` names each
+    document's stream (default 0..n-1, the rows' positions)."""
     indptr, indices, data = _csr(indptr, indices, data)
     words = np.unique(indices)
     local = np.searchsorted(words, indices).astype(np.int32)
     n = indptr.size - 1
-    _, doc_topic, n_kept = gibbs_expectations(
-        indptr, indices, data, np.arange(n, dtype=np.int64),
-        np.ascontiguousarray(phi_columns(log_phi, words)), local, alpha, sweeps, key, 0)
+    docs = np.arange(n, dtype=np.int64) if docs is None else docs
+    return topic_proportions(indptr, indices, data, docs,
+                             np.ascontiguousarray(phi_columns(log_phi, words)), local, alpha,
+                             sweeps, key)
+
+
+def topic_proportions(indptr, indices, data, docs, phi_cols, local_words, alpha: float,
+                      sweeps: int, key: int) -> np.ndarray:
+    """``document_topics`` given the (rescaled) phi columns of the words used:
+    float64 [n, K], document d's stream (key, 0, docs[d])."""
+    _, doc_topic, n_kept = gibbs_expectations(indptr, indices, data, docs, phi_cols,
+                                              local_words, alpha, sweeps, key, 0)
     theta = doc_topic / n_kept + alpha
     return theta / theta.sum(axis=1, keepdims=True)

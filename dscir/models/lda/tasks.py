@@ -1,7 +1,8 @@
-"""LDA's worker task: a minibatch part's expected topic-word counts.
+"""LDA's worker tasks: a minibatch part's expected topic-word counts, and the
+topic proportions of a block of documents (``LDA.transform`` of a store).
 
-It runs on the worker that read the part, gets only the phi columns of the
-part's words and returns integer counts (the held-out task is in ``evaluation``).
+They run on the worker that read the part and get only the phi columns of the
+part's words (the held-out task is in ``evaluation``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.lda.kernels import gibbs_expectations
+from dscir.models.lda.kernels import gibbs_expectations, topic_proportions
 
 
 class GibbsResult(NamedTuple):
@@ -30,3 +31,28 @@ def gibbs_counts(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha
         alpha, sweeps, seed, iteration,
     )
     return GibbsResult(words, topic_word, int(n_kept), int(batch.data.sum()))
+
+
+def block_topics(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha: float,
+                 sweeps: int, key: int) -> np.ndarray:
+    """Topic proportions float32 [n, K] of a block of documents given the
+    (rescaled) phi columns of its words; document d's stream is (key, 0,
+    batch.docs[d]), so a document's row does not depend on its block."""
+    local = np.searchsorted(words, batch.indices).astype(np.int32)
+    theta = topic_proportions(batch.indptr, batch.indices, batch.data, batch.docs, phi_cols,
+                              local, alpha, sweeps, key)
+    return theta.astype(np.float32)
+
+
+def block_topics_spread(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray,
+                        sample_cols: np.ndarray, alpha: float, sweeps: int,
+                        key: int) -> tuple[np.ndarray, np.ndarray]:
+    """``block_topics`` under the mean phi, and the standard deviation float32
+    [n, K] of the proportions across the kept phi samples ``sample_cols``
+    [S, K, U] (each document's stream is the same under every sample)."""
+    local = np.searchsorted(words, batch.indices).astype(np.int32)
+    each = np.stack([topic_proportions(batch.indptr, batch.indices, batch.data, batch.docs,
+                                       np.ascontiguousarray(cols), local, alpha, sweeps, key)
+                     for cols in sample_cols])
+    theta = block_topics(batch, words, phi_cols, alpha, sweeps, key)
+    return theta, each.std(axis=0).astype(np.float32)
