@@ -45,6 +45,8 @@ GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/test_minibatch_scale.py"
 STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
+KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
+KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -96,6 +98,18 @@ MUTANTS = [
     Mutant("sghmc-without-friction", "dscir/samplers/sghmc.py",
            "- eps * friction * r[i, w]", "- 0.0 * r[i, w]",
            (GAMMA + "[sghmc-5.0-0.05-1500-0.05]",)),
+    # -- kernel Stein discrepancy (issue 17, part 3) --
+    Mutant("ksd-cross-term-dropped", "dscir/diagnostics/ksd.py",
+           "term -= (2.0 * b) * delta * (sx - sy) * ub1\n", "\n",
+           (KSD_BRUTE, KSD_NORMAL)),
+    Mutant("ksd-dxk-sign", "dscir/diagnostics/ksd.py",
+           "(sx - sy) * ub1", "(sx + sy) * ub1", (KSD_BRUTE, KSD_NORMAL)),
+    Mutant("ksd-dxdyk-sign", "dscir/diagnostics/ksd.py",
+           "term -= (4.0 * b * (b - 1.0))", "term += (4.0 * b * (b - 1.0))",
+           (KSD_BRUTE, KSD_NORMAL)),
+    Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
+           "totals[j] += term.sum() + const", "totals[j] += term.sum()",
+           (KSD_BRUTE, KSD_NORMAL)),
 ]
 
 
