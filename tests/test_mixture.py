@@ -13,9 +13,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import zarr
 from scipy import stats
-from scipy.special import comb
 
 import dscir
 from dscir import Mixture
@@ -30,6 +28,8 @@ from dscir.models.mixture import (FiniteGibbs, MixtureConfig, MixtureGibbsModel,
                                   global_step, model_type)
 from dscir.runs.store import read_arrays
 from dscir.samplers import get_sampler
+from test_dpmm import adjusted_rand_index
+from test_dpmm_resume import assert_same_run
 
 K_TRUE, W = 4, 60
 WEIGHTS = (0.4, 0.3, 0.2, 0.1)
@@ -46,18 +46,6 @@ def synthetic_mixture(n_docs: int, seed: int):
     lengths = rng.integers(40, 81, size=n_docs)
     x = np.array([rng.multinomial(n, phi[k]) for n, k in zip(lengths, z)])
     return sp.csr_matrix(x), z, phi
-
-
-def adjusted_rand_index(a, b) -> float:
-    """Hubert & Arabie's adjusted Rand index of two labellings."""
-    _, a = np.unique(a, return_inverse=True)
-    _, b = np.unique(b, return_inverse=True)
-    table = np.zeros((a.max() + 1, b.max() + 1))
-    np.add.at(table, (a, b), 1)
-    pairs = comb(table, 2).sum()
-    rows, cols = comb(table.sum(1), 2).sum(), comb(table.sum(0), 2).sum()
-    expected = rows * cols / comb(a.size, 2)
-    return float((pairs - expected) / ((rows + cols) / 2 - expected))
 
 
 @pytest.fixture(scope="module")
@@ -240,27 +228,6 @@ def test_momentum_samplers_are_refused(store):
 
 
 # -- 4. checkpoints, resume, reading a run back ------------------------------------------
-
-_TIMINGS = ("history/wall", "history/gibbs", "history/wait", "history/update")
-
-
-def run_arrays(path) -> dict[str, np.ndarray]:
-    g = zarr.open_group(str(path), mode="r")
-    out = {}
-    for group in ("state", "samples", "evaluations", "history"):
-        out.update({f"{group}/{k}": v for k, v in read_arrays(path, group).items()})
-    for name in ("weights", "components", "labels"):
-        out[name] = g[name][...]
-    return out
-
-
-def assert_same_run(a, b) -> None:
-    a, b = run_arrays(a), run_arrays(b)
-    assert sorted(a) == sorted(b)
-    for name in a:
-        if name not in _TIMINGS:  # timings differ, everything else is the chain
-            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
-
 
 def interrupt_after(monkeypatch, model_class, n: int) -> None:
     """Make the n+1-th step of the model raise, as a crash would."""

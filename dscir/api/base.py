@@ -178,6 +178,11 @@ class Estimator:
     def _make_config(self):
         raise NotImplementedError
 
+    def _reference(self, reference: dict, name: str):
+        """Parameter ``name``, or the sampler's reference value where it is None."""
+        value = getattr(self, name)
+        return reference[name] if value is None else value
+
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
         return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)

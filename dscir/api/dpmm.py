@@ -82,9 +82,8 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     def _make_config(self) -> DPMMConfig:
         ref = REFERENCE[self.sampler]
-        a0 = ref["a0"] if self.a0 is None else self.a0
-        n_init = ref["n_init"] if self.n_init is None else self.n_init
-        steps = ref["step_sizes"] if self.step_sizes is None else self.step_sizes
+        a0, n_init = self._reference(ref, "a0"), self._reference(ref, "n_init")
+        steps = self._reference(ref, "step_sizes")
         h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
         shape, rate = self.alpha_prior
         return DPMMConfig(

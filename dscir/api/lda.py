@@ -86,7 +86,7 @@ class LDA(Estimator):
 
     def _make_config(self) -> LDAConfig:
         ref = REFERENCE[self.sampler]
-        pick = lambda name: ref[name] if getattr(self, name) is None else getattr(self, name)  # noqa: E731
+        pick = lambda name: self._reference(ref, name)  # noqa: E731
         tau = ref["tau"] if self.tau == "default" else self.tau
         Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
         options = dict(self.sampler_options or {})

@@ -86,11 +86,7 @@ class Mixture(HeldoutPredictive, Estimator):
 
     def _make_config(self) -> MixtureConfig:
         ref = REFERENCE[self.sampler]
-
-        def pick(name: str):
-            value = getattr(self, name)
-            return ref[name] if value is None else value
-
+        pick = lambda name: self._reference(ref, name)  # noqa: E731
         h_weights, h_components = pick("step_weights"), pick("step_components")
         return MixtureConfig(
             sampler=self.sampler, n_clusters=int(self.n_clusters), gamma=float(self.gamma),
