@@ -47,7 +47,7 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("DP_NEW_COMPONENTS", 26, "(iteration), then row", "dpmm"),
     Domain("MIXTURE_WEIGHTS", 30, "(iteration), then row", "mixture"),
     Domain("MIXTURE_INIT", 31, "(): initial allocations", "mixture"),
-    Domain("DP_INIT", 2**31, "(): allocations; (1): sticks", "dpmm"),
+    Domain("DP_INIT", 2**31, "(): allocations; (1): sticks; (2): k-means++ seeds", "dpmm"),
 )
 
 # The exact baselines' start is sweep 0: (seed, EXACT_START) (CollapsedGibbs).

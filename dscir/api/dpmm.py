@@ -10,7 +10,7 @@ from dscir.api.base import Estimator, csr_arrays
 from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options, Pair
 from dscir.errors import DscirError
-from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
+from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)
 from dscir.models.dpmm.model import final_sample, predictive_score
 
@@ -35,6 +35,8 @@ class DPMixture(HeldoutPredictive, Estimator):
     batch_size : users per minibatch (stochastic samplers).
     step_sizes : (h_theta, h_DP) for components and sticks (None: reference values).
     n_init : components at the start (None: reference value).
+    init : "random" (default: components from Gamma(1, 1), the reference start) or
+        "kmeans++" (components seeded on users, ``dscir.models.seeding``; for text).
     n_iter : iterations of ``fit``.
     burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
         (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
@@ -55,6 +57,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         "step_sizes": Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), _POSITIVE, _POSITIVE,
                            none=True),
         "n_init": Interval(numbers.Integral, 1, none=True),
+        "init": Options(INITS),
         "n_iter": Interval(numbers.Integral, 0),
         "burn_in": Interval(numbers.Integral, 0, none=True),
         "thin": Interval(numbers.Integral, 1),
@@ -65,6 +68,7 @@ class DPMixture(HeldoutPredictive, Estimator):
     def __init__(self, sampler: str = "scir", *, a0: float | None = None,
                  alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int = 1000,
                  step_sizes: tuple[float, float] | None = None, n_init: int | None = None,
+                 init: str = "random",
                  n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
                  eval_every: int = 0, seed: int = 0, progress: bool = True):
         self.sampler = sampler
@@ -73,6 +77,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.batch_size = batch_size
         self.step_sizes = step_sizes
         self.n_init = n_init
+        self.init = init
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -91,7 +96,7 @@ class DPMixture(HeldoutPredictive, Estimator):
             batch_size=int(self.batch_size), step_theta=float(h_theta), step_sticks=float(h_dp),
             n_init=int(n_init), seed=int(self.seed),
             burn_in=self._burn_in(),
-            thin=int(self.thin))
+            thin=int(self.thin), init=self.init)
 
     def _model_type(self, config):
         return model_type(config.sampler)
@@ -113,6 +118,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.set_params(sampler=cfg["sampler"], a0=cfg["a0"], seed=cfg["seed"],
                         alpha_prior=(cfg["alpha_shape"], cfg["alpha_rate"]),
                         batch_size=cfg["batch_size"], n_init=cfg["n_init"],
+                        init=cfg.get("init", "random"),
                         burn_in=cfg["burn_in"], thin=cfg["thin"])
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.history_ = run.history

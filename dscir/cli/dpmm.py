@@ -33,6 +33,8 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--step-sizes", type=float, nargs=2, metavar=("H_THETA", "H_DP"),
                    help="step sizes of the components and of the sticks")
     p.add_argument("--n-init", type=int, help="components at the start")
+    p.add_argument("--init", choices=["random", "kmeans++"], default="random",
+                   help="initial components: Gamma(1, 1) draws or seeded on users (k-means++)")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
     p.add_argument("--thin", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
@@ -50,7 +52,8 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         sampler=args.sampler, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
         batch_size=args.batch_size,
         step_sizes=None if args.step_sizes is None else tuple(args.step_sizes),
-        n_init=args.n_init, n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin,
+        n_init=args.n_init, init=args.init, n_iter=args.iterations, burn_in=args.burn_in,
+        thin=args.thin,
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))

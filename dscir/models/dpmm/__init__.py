@@ -1,7 +1,7 @@
 """Dirichlet-process mixture of multinomials: sticks, per-user kernels, worker
 tasks, the exact Gibbs slice sampler and the models the engine runs."""
 
-from dscir.models.dpmm.config import REFERENCE, DPMMConfig
+from dscir.models.dpmm.config import INITS, REFERENCE, DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.predictive import PredictiveAverage
 from dscir.models.dpmm.kernels import (ComponentCounts, Sample, allocate,
@@ -13,7 +13,7 @@ from dscir.models.dpmm.sticks import (MAX_COMPONENTS, global_step, initial_state
                                       new_sticks, prior_components, sample_alpha, stick_counts,
                                       stick_prior)
 
-__all__ = ["ComponentCounts", "DPGibbsModel", "DPMMConfig", "DPMMModel", "GibbsSlice",
+__all__ = ["ComponentCounts", "DPGibbsModel", "DPMMConfig", "DPMMModel", "GibbsSlice", "INITS",
            "MAX_COMPONENTS", "PredictiveAverage", "REFERENCE", "Sample", "allocate",
            "cluster_log_likelihood", "component_counts", "global_step", "initial_state",
            "log_predictive", "log_weights", "model_type", "new_sticks", "prior_components",

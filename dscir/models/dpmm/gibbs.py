@@ -8,8 +8,9 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.dpmm.kernels import Sample, allocate, component_counts, slice_log_u
+from dscir.models.dpmm.config import SEED_CANDIDATES
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components)
+                                      prior_components, seed_rows, seeded_theta)
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -28,12 +29,14 @@ class GibbsSlice:
     last label in use.
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
-    ``run(a + b)``.
+    ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
+    (``dscir.models.seeding``) instead of drawing them from Gamma(1, 1).
     """
 
 
     def __init__(self, indptr, indices, data, n_words: int, *, a0: float,
-                 alpha_prior: tuple[float, float], n_init: int, seed: int, user_ids=None):
+                 alpha_prior: tuple[float, float], n_init: int, seed: int, user_ids=None,
+                 init: str = "random"):
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices, np.int64)
         self.data = np.asarray(data, np.int64)
@@ -46,8 +49,15 @@ class GibbsSlice:
         self.a0 = float(a0)
         self.alpha_prior = (float(alpha_prior[0]), float(alpha_prior[1]))
         self.seed = int(seed)
-        init = initial_state(self.n_users, n_words, n_init, self.alpha_prior, seed)
-        self.z, self.log_sticks, self.log_theta, self.alpha = init
+        start = initial_state(self.n_users, n_words, n_init, self.alpha_prior, seed)
+        self.z, self.log_sticks, self.log_theta, self.alpha = start
+        if init == "kmeans++":
+            rows = seed_rows(self.n_users, SEED_CANDIDATES, seed)
+            ip = self.indptr
+            sub = np.concatenate([np.arange(ip[r], ip[r + 1]) for r in rows])
+            sub_indptr = np.concatenate([[0], np.cumsum(ip[rows + 1] - ip[rows])])
+            self.log_theta = seeded_theta(sub_indptr, self.indices[sub], self.data[sub],
+                                          n_words, n_init, self.a0, seed)
         self.iteration = 0
         self.n_proposed = self.log_sticks.shape[0]
 

@@ -34,9 +34,11 @@ from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
+from dscir.models.dpmm.config import SEED_CANDIDATES
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components)
-from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+                                      prior_components, seed_rows, seeded_theta)
+from dscir.models.dpmm.tasks import (AllocationResult, allocate_users, user_log_predictive,
+                                     user_rows)
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -151,8 +153,22 @@ class DPMMModel(_Mixture):
             (config.alpha_shape, config.alpha_rate), config.seed)
         self.z = np.full(data.n_docs, -1, dtype=np.int32)
         self.z[data.train] = z0
+        if config.init == "kmeans++":
+            log_theta = self._seeded_theta()
         self.sticks = self.sampler.init_log(log_sticks)
         self.theta = self.sampler.init_log(log_theta)
+
+    def _seeded_theta(self) -> np.ndarray:
+        """Initial components seeded by k-means++ on candidate users read by the workers."""
+        cfg, train = self.config, self.data.train
+        users = train[seed_rows(train.size, SEED_CANDIDATES, cfg.seed)]
+        parts = self.executor.read(users, "read-seeds")
+        batches = self.executor.run("seeds", user_rows, parts, [()] * len(parts.parts))
+        indptr = np.concatenate([[0], np.cumsum(np.concatenate(
+            [np.diff(b.indptr) for b in batches]))])
+        return seeded_theta(indptr, np.concatenate([b.indices for b in batches]),
+                            np.concatenate([b.data for b in batches]), self.data.n_words,
+                            cfg.n_init, cfg.a0, cfg.seed)
 
     @property
     def n_components(self) -> int:
@@ -246,7 +262,7 @@ class DPGibbsModel(_Mixture):
         self.gibbs = GibbsSlice(
             train.indptr, train.indices, train.data, data.n_words, a0=config.a0,
             alpha_prior=(config.alpha_shape, config.alpha_rate), n_init=config.n_init,
-            seed=config.seed, user_ids=data.train)
+            seed=config.seed, user_ids=data.train, init=config.init)
 
     alpha = property(lambda self: self.gibbs.alpha)
     n_clusters = property(lambda self: self.gibbs.n_clusters)

