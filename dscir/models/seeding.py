@@ -27,6 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.errors import DscirError
+from dscir.rng import derive
+
+SEED_CANDIDATES = 2000  # documents the seeds are chosen from (a sample of larger corpora)
 
 
 def seed_log_theta(indptr, indices, data, n_words: int, rows: np.ndarray,
@@ -79,3 +82,43 @@ def seeded_components(indptr, indices, data, n_words: int, n_seeds: int, a0: flo
     out = np.full((n_seeds, n_words), np.log(a0))
     out[: rows.size] = seed_log_theta(indptr, indices, data, n_words, rows, a0)
     return out
+
+
+def candidate_rows(n_docs: int, key: int, n_candidates: int = SEED_CANDIDATES) -> np.ndarray:
+    """Sorted positions of the documents the seeds are chosen from: all of them, or
+    ``n_candidates`` drawn without replacement from the stream ``key``."""
+    if n_docs <= n_candidates:
+        return np.arange(n_docs, dtype=np.int64)
+    rng = np.random.Generator(np.random.PCG64(key))
+    return np.sort(rng.choice(n_docs, size=n_candidates, replace=False)).astype(np.int64)
+
+
+def seed_csr(indptr, indices, data, n_words: int, n_seeds: int, a0: float,
+             key: int) -> np.ndarray:
+    """Seeded log theta (n_seeds x W) from the candidate rows of in-memory CSR
+    documents (the exact samplers): candidates from (key, 0), seeds from (key, 1)."""
+    indptr = np.asarray(indptr, np.int64)
+    rows = candidate_rows(indptr.size - 1, derive(key, 0))
+    take = np.concatenate([np.arange(indptr[r], indptr[r + 1]) for r in rows])
+    sub_indptr = np.concatenate([[0], np.cumsum(indptr[rows + 1] - indptr[rows])])
+    return seeded_components(sub_indptr, np.asarray(indices)[take], np.asarray(data)[take],
+                             n_words, n_seeds, a0, derive(key, 1))
+
+
+def document_rows(batch, words):
+    """Worker task: the batch's documents themselves (CSR), for seeding."""
+    return batch
+
+
+def seed_on_workers(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: float,
+                    key: int) -> np.ndarray:
+    """Seeded log theta from candidates among ``docs`` read by ``executor``'s
+    workers; the same streams and candidates as ``seed_csr`` on the same documents."""
+    rows = candidate_rows(docs.size, derive(key, 0))
+    parts = executor.read(np.asarray(docs)[rows], "read-seeds")
+    batches = executor.run("seeds", document_rows, parts, [()] * len(parts.parts))
+    lengths = np.concatenate([np.diff(b.indptr) for b in batches])
+    return seeded_components(np.concatenate([[0], np.cumsum(lengths)]),
+                             np.concatenate([b.indices for b in batches]),
+                             np.concatenate([b.data for b in batches]), n_words, n_seeds,
+                             a0, derive(key, 1))

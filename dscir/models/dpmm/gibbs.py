@@ -8,13 +8,13 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.dpmm.kernels import Sample, allocate, component_counts, slice_log_u
-from dscir.models.dpmm.config import SEED_CANDIDATES
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components, seed_rows, seeded_theta)
+                                      prior_components)
+from dscir.models.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
-from dscir.streams import GIBBS_SLICE_PARTS as P
+from dscir.streams import DP_INIT, GIBBS_SLICE_PARTS as P
 
 _SCIR = get_sampler("scir")
 
@@ -52,12 +52,8 @@ class GibbsSlice:
         start = initial_state(self.n_users, n_words, n_init, self.alpha_prior, seed)
         self.z, self.log_sticks, self.log_theta, self.alpha = start
         if init == "kmeans++":
-            rows = seed_rows(self.n_users, SEED_CANDIDATES, seed)
-            ip = self.indptr
-            sub = np.concatenate([np.arange(ip[r], ip[r + 1]) for r in rows])
-            sub_indptr = np.concatenate([[0], np.cumsum(ip[rows + 1] - ip[rows])])
-            self.log_theta = seeded_theta(sub_indptr, self.indices[sub], self.data[sub],
-                                          n_words, n_init, self.a0, seed)
+            self.log_theta = seed_csr(self.indptr, self.indices, self.data, n_words, n_init,
+                                      self.a0, derive(seed, DP_INIT, 2))
         self.iteration = 0
         self.n_proposed = self.log_sticks.shape[0]
 

@@ -34,11 +34,10 @@ from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
-from dscir.models.dpmm.config import SEED_CANDIDATES
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components, seed_rows, seeded_theta)
-from dscir.models.dpmm.tasks import (AllocationResult, allocate_users, user_log_predictive,
-                                     user_rows)
+                                      prior_components)
+from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.models.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -154,21 +153,10 @@ class DPMMModel(_Mixture):
         self.z = np.full(data.n_docs, -1, dtype=np.int32)
         self.z[data.train] = z0
         if config.init == "kmeans++":
-            log_theta = self._seeded_theta()
+            log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
+                                        config.a0, derive(config.seed, streams.DP_INIT, 2))
         self.sticks = self.sampler.init_log(log_sticks)
         self.theta = self.sampler.init_log(log_theta)
-
-    def _seeded_theta(self) -> np.ndarray:
-        """Initial components seeded by k-means++ on candidate users read by the workers."""
-        cfg, train = self.config, self.data.train
-        users = train[seed_rows(train.size, SEED_CANDIDATES, cfg.seed)]
-        parts = self.executor.read(users, "read-seeds")
-        batches = self.executor.run("seeds", user_rows, parts, [()] * len(parts.parts))
-        indptr = np.concatenate([[0], np.cumsum(np.concatenate(
-            [np.diff(b.indptr) for b in batches]))])
-        return seeded_theta(indptr, np.concatenate([b.indices for b in batches]),
-                            np.concatenate([b.data for b in batches]), self.data.n_words,
-                            cfg.n_init, cfg.a0, cfg.seed)
 
     @property
     def n_components(self) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.seeding import seeded_components
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 from dscir.samplers.simplex import beta_from_log_gammas, stick_breaking_log_weights
@@ -113,18 +112,3 @@ def initial_state(n_users: int, n_words: int, n_init: int, alpha_prior, seed: in
     log_theta = np.log(rng.gamma(1.0, 1.0, size=(n_init, n_words)))
     return z, log_sticks, log_theta, alpha
 
-
-def seed_rows(n_users: int, n_candidates: int, seed: int) -> np.ndarray:
-    """Sorted positions (among the training users) of the users the k-means++
-    seeds are chosen from: all of them, or ``n_candidates`` drawn without replacement."""
-    if n_users <= n_candidates:
-        return np.arange(n_users, dtype=np.int64)
-    rng = np.random.Generator(np.random.PCG64(derive(seed, DP_INIT, 2)))
-    return np.sort(rng.choice(n_users, size=n_candidates, replace=False)).astype(np.int64)
-
-
-def seeded_theta(indptr, indices, data, n_words: int, n_init: int, a0: float,
-                 seed: int) -> np.ndarray:
-    """log theta (n_init x W) of components seeded by k-means++ on the candidate users."""
-    return seeded_components(indptr, indices, data, n_words, n_init, a0,
-                             derive(seed, DP_INIT, 2, 1))

@@ -36,7 +36,3 @@ def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,
     return log_predictive(batch.indptr, batch.indices, batch.data, sample.log_w, sample.log_phi,
                           sample.log_rest, a0, sample.log_phi.shape[1])
 
-
-def user_rows(batch: CSRBatch, words: np.ndarray) -> CSRBatch:
-    """The batch's users themselves (the k-means++ seeds are chosen from them)."""
-    return batch
