@@ -242,9 +242,9 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
         axes[0, col].set_title(f"W = {n_words}")
         axes[0, col].set_ylabel("NMI against the labels")
         axes[1, col].set_ylabel("occupied clusters")
-        axes[1, col].set_xlabel("iteration (Gibbs: full sweep; stochastic: minibatch of 1000)")
+        axes[1, col].set_xlabel("iteration (Gibbs: full sweep;\nstochastic: minibatch of 1000)")
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(title)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -270,7 +270,7 @@ def main() -> None:
             "seconds": time.perf_counter() - start, "runs": runs}
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1))
     plot(runs, out.with_suffix(".png"),
-         f"DP mixture on {args.part} text: NMI and occupied clusters over iterations")
+         f"DP mixture, {args.part}:\nNMI and occupied clusters over iterations")
     print(f"wrote {out}.json/.png")
 
 

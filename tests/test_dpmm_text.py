@@ -75,15 +75,17 @@ def run(store, sampler: str, init: str, iterations: int, seed: int = 3):
 
 @pytest.mark.parametrize("init", ["kmeans++", "random"])
 def test_scir_recovers_text_clusters_only_when_seeded(text_store, init):
-    """60 minibatches of 200 (12 epochs) at the reference SCIR settings: seeded,
-    ARI 1.0 and the 5 clusters; from Gamma(1, 1) components (the previous
-    start) the chain collapses (ARI 0.38, 2 clusters)."""
-    model = run(text_store, "scir", init, 60)
-    score = adjusted_rand_index(text_store[1], model.labels())
+    """60 minibatches of 200 (12 epochs) at the reference SCIR settings, chain
+    seeds 3-6. Measured ARI: seeded 1.0, 0.78, 0.86, 1.0 (5, 4, 5, 5 clusters);
+    from Gamma(1, 1) components (the previous start) 0.38, 0.76, 0.22, 0.38
+    (2, 4, 2, 2 clusters): the chain collapses onto a few clusters."""
+    models = [run(text_store, "scir", init, 60, seed) for seed in (3, 4, 5, 6)]
+    ari = np.mean([adjusted_rand_index(text_store[1], m.labels()) for m in models])
+    clusters = [m.n_clusters for m in models]
     if init == "kmeans++":
-        assert score > 0.95 and model.n_clusters == K
+        assert ari > 0.85 and np.median(clusters) == K
     else:
-        assert score < 0.6 and model.n_clusters < K
+        assert ari < 0.6 and np.median(clusters) < K
 
 
 def test_exact_gibbs_seeded_beats_random_start(text_store):
