@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dscir.corpus import write_corpus
+from dscir.corpus import Corpus, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.local import LocalExecutor
+from dscir.engine.placement import split
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
-from dscir.models.seeding import choose_seeds, seed_log_theta
+from dscir.models.seeding import choose_seeds, seed_csr, seed_log_theta, seed_on_workers
 from test_dpmm import adjusted_rand_index
 
 N_DOCS, N_WORDS, K = 1000, 3000, 5
@@ -93,3 +94,23 @@ def test_exact_gibbs_seeded_beats_random_start(text_store):
     seeded = adjusted_rand_index(text_store[1], run(text_store, "gibbs", "kmeans++", 15).labels())
     random = adjusted_rand_index(text_store[1], run(text_store, "gibbs", "random", 15).labels())
     assert seeded > 0.8 and seeded > random + 0.2
+
+
+class ThreeParts(LocalExecutor):
+    """The in-process executor with reads cut into three parts, as on three workers."""
+
+    def read(self, docs, what="read", iteration=None):
+        return self.read_blocks(split(np.asarray(docs, np.int64), 3), what, iteration)
+
+
+def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
+    """The stochastic samplers seed from documents read in parts by the workers;
+    the seeds must not depend on the parts (nor differ from the exact samplers')."""
+    path, _ = text_store
+    corpus = Corpus.open(path)
+    docs = np.arange(corpus.n_docs)
+    batch = corpus.read(docs)
+    expected = seed_csr(batch.indptr, batch.indices, batch.data, N_WORDS, 8, 0.5, key=11)
+    for executor in (LocalExecutor(path, "dpmm"), ThreeParts(path, "dpmm")):
+        got = seed_on_workers(executor, docs, N_WORDS, 8, 0.5, key=11)
+        np.testing.assert_array_equal(got, expected)
