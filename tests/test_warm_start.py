@@ -12,9 +12,17 @@ task has written, and after an interrupted run resumes from its checkpoint.
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+
+import cloudpickle
 import numpy as np
 import pytest
+from distributed.diagnostics.plugin import WorkerPlugin
 from scipy import stats
+
+from dscir.api import LDA
 
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.local import LocalExecutor
@@ -22,10 +30,16 @@ from dscir.engine.local_state import LocalState, read_rows, write_rows
 from dscir.errors import DscirError
 from dscir.models.lda import LDAModel, gibbs_expectations
 from dscir.models.lda.warm import gibbs_from
+from dscir.runs import Run, read_checkpoint
 from chains import lda_chain
-from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
+from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
+from test_resume import Interrupt, assert_same_run
+from test_worker_failure import Killer
 from test_lda_kernels import PHI, ALPHA, _copies, _tokens, exact_assignment_posterior, \
     exact_expected_counts
+
+# Worker processes cannot import this test module: send the plugin by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 WARM = dict(warm_start=True, sweeps=6, burn_sweeps=2, control_variates=True)
 
@@ -165,3 +179,85 @@ def test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process(
     assert chains[0].local.current.max() >= 1  # some documents were read warm
     _assert_same(chains[0], chains[1])
     _assert_same(chains[0], chains[2])
+
+
+class StallAfterTask(WorkerPlugin):
+    """The first worker to finish a task whose key names ``part`` at ``iteration``
+    (its local state already written) writes its pid to ``flag`` and stalls
+    before it can report the result, until killed: the task then runs again."""
+
+    def __init__(self, flag: str, part: str, iteration: int):
+        self.flag, self.part, self.iteration = flag, part, iteration
+
+    def transition(self, key, start, finish, **kwargs):
+        if (start, finish) != ("executing", "memory") or not isinstance(key, tuple):
+            return
+        if self.part not in key[0] or key[1] != self.iteration:
+            return
+        try:
+            fd = os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        time.sleep(120)
+
+
+def test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged(
+        synthetic_store, two_workers, tmp_path):  # noqa: F811
+    """The retried Gibbs task of iteration 5 (documents revisited) reads the
+    state its killed first attempt did, not what that attempt wrote."""
+    store, _ = synthetic_store
+    config = small_config(**WARM, batch_size=60)
+
+    def chain():
+        c = lda_chain(two_workers, store, config)
+        run_chain(c, 8, progress=False)
+        return c
+
+    two_workers.wait_for_workers(2, timeout=120)
+    undisturbed = chain()
+    flag = tmp_path / "flag"
+    two_workers.register_plugin(StallAfterTask(str(flag), "gibbs", 5), name="stall-after")
+    killer = Killer(flag)
+    killer.start()
+    try:
+        disturbed = chain()
+    finally:
+        killer.stop.set()
+        two_workers.unregister_worker_plugin("stall-after")
+    assert killer.killed is not None
+    two_workers.wait_for_workers(2, timeout=120)
+    assert disturbed.local.current.max() >= 1
+    _assert_same(disturbed, undisturbed)
+
+
+def test_a_resumed_warm_run_is_the_uninterrupted_one(
+        synthetic_store, two_workers, tmp_path, monkeypatch):  # noqa: F811
+    """Interrupted at iteration 19, two epochs after its checkpoint at 10 (so the
+    abandoned iterations rewrote documents' states twice), resumed from it."""
+    store, _ = synthetic_store
+
+    def lda():
+        return LDA(n_topics=K_TRUE, batch_size=60, sweeps=6, burn_sweeps=2, warm_start=True,
+                   control_variates=True, n_iter=22, burn_in=4, thin=2, eval_every=0,
+                   seed=7, progress=False)
+
+    whole = lda().fit(store, client=two_workers, out=tmp_path / "whole")
+    step = Chain.step
+
+    def step_until_19(self, prefetch=True):
+        if self.iteration == 19:
+            raise Interrupt
+        return step(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step_until_19)
+    with pytest.raises(Interrupt):
+        lda().fit(store, client=two_workers, out=tmp_path / "cut", checkpoint_every=10)
+    monkeypatch.setattr(Chain, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == 10
+    resumed = lda().fit(store, client=two_workers, resume=tmp_path / "cut")
+    assert np.array_equal(resumed.topic_word_, whole.topic_word_)
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"),
+                    evaluations=False)
+    assert np.array_equal(resumed._chain.model.stored, whole._chain.model.stored)

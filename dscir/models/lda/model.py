@@ -8,6 +8,11 @@ returned integer counts are added into a K x W matrix (exact in any order,
 so the result does not depend on the number of workers or on which task
 finishes first), scaled by D / |S| / n_kept, and the sampler steps with
 a_hat = beta + counts.
+
+With ``warm_start`` the tasks start each document from its assignments at its
+last visit (``dscir.models.lda.warm``; the engine stores them); with
+``control_variates`` a_hat is ``control_variate``'s estimate from those
+stored assignments instead.
 """
 
 from __future__ import annotations
@@ -33,6 +38,16 @@ def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
     for r in results:
         counts[:, r.words] += r.topic_word
     return counts
+
+
+def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored: np.ndarray,
+                    scale: float) -> np.ndarray:
+    """Dubey et al.'s estimate of the full-data expected counts: ``stored`` (every
+    training document's stored-assignment counts, summed) + ``scale`` (D/|S|) x
+    (the minibatch's expected counts - its documents' stored counts). Over a
+    uniformly drawn minibatch its mean is the full-data sum whatever is stored;
+    its variance falls as the stored assignments approach the new ones."""
+    return stored + scale * (minibatch - minibatch_stored)
 
 
 class LDAEvaluation(NamedTuple):
@@ -104,17 +119,14 @@ class LDAModel:
         return np.zeros((self.config.n_topics, self.data.n_words), np.int64)
 
     def _control_variate(self, counts, results, scale) -> tuple[np.ndarray, float]:
-        """a_hat - beta = stored + (D/|S|) (counts / n_kept - stored_S), where
-        ``stored`` sums every training document's stored-assignment counts and
-        stored_S the minibatch's (read before this visit); then ``stored`` takes
-        the minibatch's new assignments. Unbiased for the full-data counts over
-        the choice of minibatch; negative entries are clipped to 0 (the
-        samplers need a_hat >= beta), and the clipped share is returned."""
+        """a_hat - beta by ``control_variate``, then ``stored`` takes the
+        minibatch's new assignments; negative entries are clipped to 0 (the
+        samplers need a_hat >= beta) and the clipped share is returned."""
         before = add_counts(self._zeros(), [r._replace(topic_word=r.stored_before)
                                             for r in results])
         after = add_counts(self._zeros(), [r._replace(topic_word=r.stored_after)
                                            for r in results])
-        estimate = self.stored + scale * (counts / results[0].n_kept - before)
+        estimate = control_variate(self.stored, counts / results[0].n_kept, before, scale)
         self.stored += after - before
         clipped = estimate < 0
         return np.where(clipped, 0.0, estimate), float(clipped.mean())
