@@ -30,7 +30,7 @@ from dscir.engine.local_state import LocalState, read_rows, write_rows
 from dscir.errors import DscirError
 from dscir.models.lda import LDAModel, gibbs_expectations
 from dscir.models.lda.warm import gibbs_from
-from dscir.runs import Run, read_checkpoint
+from dscir.runs import Run, read_checkpoint, store as runstore
 from chains import lda_chain
 from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
 from test_resume import Interrupt, assert_same_run
@@ -261,3 +261,5 @@ def test_a_resumed_warm_run_is_the_uninterrupted_one(
     assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"),
                     evaluations=False)
     assert np.array_equal(resumed._chain.model.stored, whole._chain.model.stored)
+    ok, problems = runstore.verify(tmp_path / "cut")  # local/z: chunks written on use
+    assert "local/z" in ok and not problems

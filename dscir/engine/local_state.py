@@ -72,9 +72,10 @@ class LocalState:
         group = zarr.open_group(self.path, mode="a")
         width = max(int(self.lengths.max(initial=0)), 1)
         if "z" not in group:
-            group.create_array("z", shape=(N_BUFFERS, self.lengths.size, width),
-                               chunks=(1, 1, width), dtype=self.dtype, fill_value=-1,
-                               **integrity.array_options())
+            z = group.create_array("z", shape=(N_BUFFERS, self.lengths.size, width),
+                                   chunks=(1, 1, width), dtype=self.dtype, fill_value=-1,
+                                   **integrity.array_options())
+            z.attrs[integrity.WRITTEN_ON_USE] = True
         z = group["z"]
         if z.shape != (N_BUFFERS, self.lengths.size, width) or z.dtype != self.dtype:
             raise DscirError(f"{self.path}/z holds another chain's local state "
