@@ -5,7 +5,8 @@ topic assignments) gets, in a minibatch task, the state its documents had at
 the end of their last visit and returns the new state, which the task writes
 before it returns. The array is ``z`` [3, n_docs, L] (L: the longest
 training document), one chunk per (buffer, document), so a task writes whole
-chunks and never another document's. Which of the three buffers a visit
+chunks and never another document's; chunk files are flat (``c.b.d.0``) in
+one directory, not a directory per document. Which of the three buffers a visit
 reads and which it writes is decided on the driver, per document, from two
 small arrays:
 
@@ -74,6 +75,7 @@ class LocalState:
         if "z" not in group:
             z = group.create_array("z", shape=(N_BUFFERS, self.lengths.size, width),
                                    chunks=(1, 1, width), dtype=self.dtype, fill_value=-1,
+                                   chunk_key_encoding={"name": "default", "separator": "."},
                                    **integrity.array_options())
             z.attrs[integrity.WRITTEN_ON_USE] = True
         z = group["z"]
