@@ -10,9 +10,10 @@ kept samples) against iterations and against the chain's own wall time
 30 random minibatches drawn at the final state, with and without control
 variates (same Gibbs output for both), measures the variance reduction.
 
-    python benchmarks/warm_start.py [--iterations 420] [--eval-every 70]
+    python benchmarks/warm_start.py [--iterations 420] [--eval-every 70] [--out NAME]
+    python benchmarks/warm_start.py --plot NAME NAME ...   # one figure from stored runs
 
-Writes benchmarks/results/warm_start.json and warm_start.png.
+Writes benchmarks/results/NAME.json (after each setting) and NAME.png.
 """
 
 from __future__ import annotations
@@ -150,7 +151,13 @@ def main() -> None:
     p.add_argument("--settings", default=",".join(SETTINGS))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="warm_start")
+    p.add_argument("--plot", nargs="+", metavar="NAME",
+                   help="only draw results/<out>.png from the stored results/NAME.json")
     args = p.parse_args()
+    if args.plot:
+        stored = [json.loads((RESULTS / f"{n}.json").read_text())["results"] for n in args.plot]
+        plot([r for results in stored for r in results], RESULTS / f"{args.out}.png")
+        return
 
     from distributed import Client, LocalCluster
 
