@@ -132,7 +132,7 @@ def plot(results: list[dict], path: Path) -> None:
                  label=r["setting"])
     ax1.set(xlabel="iteration (minibatch of 50 documents; 139 per epoch)",
             ylabel="held-out perplexity", title="wiki, K = 100, SCIR: cold vs warm starts")
-    ax2.set(xlabel="chain wall-clock seconds (scoring excluded; shared, loaded 2-core machine)",
+    ax2.set(xlabel="chain seconds, scoring excluded (loaded, shared 2 cores)",
             ylabel="held-out perplexity", xscale="log", title="against time")
     for ax in (ax1, ax2):
         ax.legend(fontsize=8)
