@@ -35,7 +35,7 @@ from chains import lda_chain
 from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
 from test_resume import Interrupt, assert_same_run
 from test_worker_failure import Killer
-from test_lda_kernels import PHI, ALPHA, _copies, _tokens, exact_assignment_posterior, \
+from test_lda_kernels import PHI, ALPHA, _copies, exact_assignment_posterior, \
     exact_expected_counts
 
 # Worker processes cannot import this test module: send the plugin by value.
