@@ -32,6 +32,11 @@ def array_options() -> dict[str, Any]:
             "config": {"write_empty_chunks": True}}
 
 
+# Attribute of an array whose chunks are written when first used, not all at
+# creation (a chain's per-document local state): a missing chunk is no damage.
+WRITTEN_ON_USE = "dscir_chunks_written_on_use"
+
+
 def has_checksums(array: zarr.Array) -> bool:
     """Whether the chunks of ``array`` carry a CRC-32C checksum."""
     return any(getattr(c, "__class__", type(None)).__name__ == "Crc32cCodec"
@@ -172,7 +177,7 @@ def check_array(array: zarr.Array, *, require_all: bool | None = None) -> list[s
     that cannot be read (checksum mismatch, corrupt compressed data...)."""
     problems = []
     if require_all is None:
-        require_all = has_checksums(array)
+        require_all = has_checksums(array) and not array.attrs.get(WRITTEN_ON_USE, False)
     if require_all and array.size:
         missing = missing_chunks(array)
         if missing:

@@ -47,6 +47,8 @@ SCALE = "tests/test_minibatch_scale.py"
 STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
+WARM = "tests/test_warm_start.py"
+CV = "tests/test_control_variates.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -55,12 +57,12 @@ MUTANTS = [
            (GAMMA + "[gsgrhmc-1.0-0.05-2000-0.05]",
             DIRICHLET + "[gsgrhmc-0.05-2000-1000-0.08]")),
     Mutant("lda-scale-off-by-one", "dscir/models/lda/model.py",
-           "scale = self.data.train.size / parts.docs.size / results[0].n_kept",
-           "scale = self.data.train.size / (parts.docs.size + 1) / results[0].n_kept",
+           "scale = self.data.train.size / parts.docs.size\n",
+           "scale = self.data.train.size / (parts.docs.size + 1)\n",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("lda-scale-dropped", "dscir/models/lda/model.py",
-           "scale = self.data.train.size / parts.docs.size / results[0].n_kept",
-           "scale = 1 / results[0].n_kept",
+           "a_hat = counts * (scale / results[0].n_kept)",
+           "a_hat = counts * (1 / results[0].n_kept)",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
            "scale = self.data.train.size / users.size", "scale = 1.0",
@@ -119,6 +121,28 @@ MUTANTS = [
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",
            ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
+    # -- warm starts and control variates (issue 16) --
+    Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
+           "write += (write == read) | (write == keep)", "write += write == keep",
+           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
+            WARM + "::test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged")),
+    Mutant("warm-checkpoint-state-unprotected", "dscir/engine/local_state.py",
+           "write += (write == read) | (write == keep)", "write += write == read",
+           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
+            WARM + "::test_a_resumed_warm_run_is_the_uninterrupted_one")),
+    Mutant("warm-start-counts-not-set", "dscir/models/lda/_warm.py",
+           "        ndk[k] += 1.0\n\n\n@nb.njit", "\n\n@nb.njit",
+           (WARM + "::test_one_sweep_from_an_exact_draw_stays_exact",)),
+    Mutant("warm-start-ignored", "dscir/models/lda/_warm.py",
+           "        if warm:\n", "        if False:\n",
+           (WARM + "::test_one_sweep_from_an_exact_draw_stays_exact",)),
+    Mutant("cv-scale-dropped", "dscir/models/lda/model.py",
+           "return stored + scale * (minibatch - minibatch_stored)",
+           "return stored + (minibatch - minibatch_stored)",
+           (CV + "::test_estimate_is_unbiased_over_all_minibatches",)),
+    Mutant("cv-stored-sum-stale", "dscir/models/lda/model.py",
+           "        self.stored += after - before\n", "",
+           (CV + "::test_stored_sum_is_the_counts_of_the_stored_assignments",)),
 ]
 
 

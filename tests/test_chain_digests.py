@@ -30,6 +30,13 @@ LDA_DIGESTS = {
     "sgld": "853acfddb310305f",
     "sghmc": "eee37ed34c1d86d1",
 }
+# Warm-started local chains with control variates (issue 16): the run's local
+# state (local/z, the stored assignments) enters the digest too.
+LDA_WARM_DIGESTS = {
+    "scir": "c96e542fe8e45133",
+    "sgrld": "21cedce3ce67a26b",
+    "gsgrhmc": "2ba5944f4b073ff1",
+}
 DPMM_DIGESTS = {
     "scir": "1e3471ddbd9db6c8",
     "sgrld": "783ba0d39e6e2eb5",
@@ -90,6 +97,16 @@ def test_lda_chain_digest(sampler, store, two_workers, tmp_path):
                       n_iter=9, burn_in=3, thin=2, eval_every=4, seed=5, progress=False)
     model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
     assert run_digest(tmp_path / "run.zarr") == LDA_DIGESTS[sampler]
+
+
+@pytest.mark.parametrize("sampler", sorted(LDA_WARM_DIGESTS))
+def test_lda_warm_chain_digest(sampler, store, two_workers, tmp_path):
+    path, _ = store
+    model = dscir.LDA(n_topics=3, sampler=sampler, batch_size=20, sweeps=4, burn_sweeps=1,
+                      warm_start=True, control_variates=True, eval_sweeps=6, n_iter=13,
+                      burn_in=3, thin=2, eval_every=4, seed=5, progress=False)
+    model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
+    assert run_digest(tmp_path / "run.zarr") == LDA_WARM_DIGESTS[sampler]
 
 
 @pytest.mark.parametrize("sampler", sorted(DPMM_DIGESTS))

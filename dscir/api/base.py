@@ -239,7 +239,10 @@ class Estimator:
         with executor_for(model_type.name, store, client, local=not model_type.minibatch,
                           address=address, scheduler_file=scheduler_file,
                           n_workers=n_workers, security=security) as executor:
-            self._chain = Chain(model_type, config, store, executor)
+            # A checkpointed run keeps the chain's local state, so it can resume.
+            run = resume if resume is not None else out if checkpoint_every else None
+            self._chain = Chain(model_type, config, store, executor,
+                                local_dir=None if run is None else str(Path(run) / "local"))
             writer = None
             if ckpt is not None:
                 writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)

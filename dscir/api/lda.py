@@ -28,7 +28,13 @@ class LDA(Estimator):
     batch_size : documents per minibatch.
     step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
     tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant.
-    sweeps : Gibbs sweeps per minibatch document (the first half is burn-in).
+    sweeps : Gibbs sweeps per minibatch document and visit.
+    burn_sweeps : the first this many sweeps of a visit are discarded (None: half).
+    warm_start : each document's chain starts from its topic assignments at the
+        end of its last visit (kept in the run, or a temporary directory the
+        workers must see), not from a fresh draw; then few sweeps suffice.
+    control_variates : a_hat from the stored assignments' counts plus the scaled
+        minibatch correction (Dubey et al. 2016); needs ``warm_start``.
     n_iter : iterations of ``fit``.
     burn_in, thin : posterior samples of phi are kept every ``thin`` iterations
         after ``burn_in`` (None: half of ``n_iter``); ``topic_word_`` is their mean.
@@ -51,6 +57,9 @@ class LDA(Estimator):
         "step_size": Interval(numbers.Real, 0, open_low=True, none=True),
         "kappa": Interval(numbers.Real, 0, 1, none=True),
         "sweeps": Interval(numbers.Integral, 2),
+        "burn_sweeps": Interval(numbers.Integral, 0, none=True),
+        "warm_start": Options((False, True)),
+        "control_variates": Options((False, True)),
         "n_iter": Interval(numbers.Integral, 0),
         "burn_in": Interval(numbers.Integral, 0, none=True),
         "thin": Interval(numbers.Integral, 1),
@@ -62,7 +71,9 @@ class LDA(Estimator):
     def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
                  alpha: float | None = None, beta: float | None = None, batch_size: int = 50,
                  step_size: float | None = None, tau: float | None | str = "default",
-                 kappa: float | None = None, sweeps: int = 200, n_iter: int = 1000,
+                 kappa: float | None = None, sweeps: int = 200,
+                 burn_sweeps: int | None = None, warm_start: bool = False,
+                 control_variates: bool = False, n_iter: int = 1000,
                  burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
                  eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
                  progress: bool = True):
@@ -75,6 +86,9 @@ class LDA(Estimator):
         self.tau = tau
         self.kappa = kappa
         self.sweeps = sweeps
+        self.burn_sweeps = burn_sweeps
+        self.warm_start = warm_start
+        self.control_variates = control_variates
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -99,6 +113,8 @@ class LDA(Estimator):
             beta=float(pick("beta")), batch_size=int(self.batch_size),
             step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
             kappa=float(pick("kappa")), sweeps=int(self.sweeps), seed=int(self.seed),
+            burn_sweeps=None if self.burn_sweeps is None else int(self.burn_sweeps),
+            warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
             sampler_options={k: float(v) for k, v in options.items()})

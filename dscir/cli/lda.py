@@ -46,7 +46,15 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--kappa", type=float)
     p.add_argument("--friction", type=_friction, dest="sampler_options",
                    help="SGHMC's friction C (default 1)")
-    p.add_argument("--sweeps", type=int, default=200, help="Gibbs sweeps per document")
+    p.add_argument("--sweeps", type=int, default=200,
+                   help="Gibbs sweeps per document and visit")
+    p.add_argument("--burn-sweeps", type=int,
+                   help="sweeps discarded per visit (default: half of --sweeps)")
+    p.add_argument("--warm-start", action="store_true",
+                   help="start each document's chain from its last visit's assignments")
+    p.add_argument("--control-variates", action="store_true",
+                   help="control variates on the counts from the stored assignments "
+                        "(needs --warm-start)")
     p.add_argument("--eval-sweeps", type=int, default=100)
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
     p.add_argument("--thin", type=int, default=10)
@@ -88,8 +96,9 @@ def _fit_lda(args: argparse.Namespace) -> int:
     model = LDA(
         n_topics=args.topics, sampler=args.sampler, alpha=args.alpha, beta=args.beta,
         batch_size=args.batch_size, step_size=args.step_size, tau=args.tau,
-        kappa=args.kappa, sweeps=args.sweeps, n_iter=args.iterations,
-        burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
+        kappa=args.kappa, sweeps=args.sweeps, burn_sweeps=args.burn_sweeps,
+        warm_start=args.warm_start, control_variates=args.control_variates,
+        n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
         eval_sweeps=args.eval_sweeps, sampler_options=args.sampler_options, seed=args.seed,
         progress=not args.no_progress,
     )

@@ -19,11 +19,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir import monitor
+from dscir.engine.local_state import LocalState, state_dtype
 from dscir.engine.minibatch import EpochPosition, next_minibatch
 from dscir.engine.placement import Timing
 from dscir.errors import DscirError
 from dscir.models.base import Data
-from dscir.runs.checkpoint import Checkpoint, absolute_store
+from dscir.runs.checkpoint import Checkpoint, absolute_store, nested
 
 
 class _Pending(NamedTuple):
@@ -40,15 +41,20 @@ class Chain:
     """A chain of ``model_type`` on ``store``, its tasks run by ``executor``.
 
     ``model_options`` go to the model's constructor (e.g. whether it keeps
-    its samples in memory); they do not change the chain.
+    its samples in memory); they do not change the chain. A model whose
+    ``local_values`` is a number keeps per-document state between visits
+    (``dscir.engine.local_state``) in ``local_dir`` (None: a temporary
+    directory; a checkpointed run's ``local`` group, so it can resume).
     """
 
-    def __init__(self, model_type, config, store: str, executor, **model_options):
+    def __init__(self, model_type, config, store: str, executor, *, local_dir: str | None = None,
+                 **model_options):
         self.config = config
         self.data = Data.open(store)
         self.store = self.data.store
         self.executor = executor
         self.model = model_type(config, self.data, executor, **model_options)
+        self.local = self._local_state(local_dir)
         if self.model.minibatch and config.batch_size > self.data.train.size:
             raise DscirError(f"batch_size={config.batch_size} exceeds the "
                              f"{self.data.train.size} training documents of {self.store}")
@@ -59,6 +65,18 @@ class Chain:
         self.history: list[dict[str, Any]] = []
         self.evaluations: list[NamedTuple] = []
         self._pending: _Pending | None = None
+
+    def _local_state(self, local_dir: str | None) -> LocalState | None:
+        n_values = getattr(self.model, "local_values", None)
+        if n_values is None:
+            return None
+        from dscir.corpus import Corpus
+
+        lengths = Corpus.open(self.store).doc_lengths
+        lengths[self.data.heldout] = 0  # never visited by a minibatch
+        self.model.local = LocalState(None if local_dir is None else str(local_dir), lengths,
+                                      state_dtype(n_values))
+        return self.model.local
 
     @property
     def client(self):
@@ -118,8 +136,12 @@ class Chain:
     # -- checkpoints ---------------------------------------------------------
 
     def checkpoint(self) -> Checkpoint:
-        """The whole chain now, as arrays and JSON values (copies)."""
+        """The whole chain now, as arrays and JSON values (copies). The local
+        state it names is kept until the next checkpoint is taken."""
         arrays, values = self.model.state()
+        if self.local is not None:
+            self.local.protect()
+            arrays = {**arrays, **{f"local/{k}": v for k, v in self.local.arrays().items()}}
         return Checkpoint(
             model=self.model.name, config=self.config.to_dict(),
             store=absolute_store(self.store), iteration=self.iteration,
@@ -132,7 +154,10 @@ class Chain:
         """Continue from ``ckpt`` (of this model, configuration and corpus); ``samples``
         are the run's kept samples up to it (for models that hold them)."""
         ckpt.check(self.model.name, self.config.to_dict(), self.store)
-        self.model.restore(ckpt.arrays, ckpt.values, samples or {})
+        arrays = {k: v for k, v in ckpt.arrays.items() if not k.startswith("local/")}
+        self.model.restore(arrays, ckpt.values, samples or {})
+        if self.local is not None:
+            self.local.restore(nested(ckpt.arrays, "local"))
         self.iteration = ckpt.iteration
         self.position = EpochPosition(*ckpt.position)
         self.n_samples = ckpt.n_samples

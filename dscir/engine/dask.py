@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from distributed import Client
 
-from dscir.engine import worker
+from dscir.engine import local_state, worker
 from dscir.engine.placement import Parts, Timing, split
 
 
@@ -73,13 +73,20 @@ class DaskExecutor:
         """The distinct word ids of each part."""
         return self._gather(parts.words)
 
-    def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple]) -> list[Any]:
-        """``fn(batch_j, words_j, *args[j])`` for every part j, on the part's worker."""
+    def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
+            local: local_state.LocalState | None = None) -> list[Any]:
+        """``fn(batch_j, words_j, *args[j])`` for every part j, on the part's worker;
+        with ``local``, ``fn`` also gets and returns its documents' local state."""
+        plans = None
+        if local is not None:
+            fn, args, plans = local_state.bind(local, fn, parts, args)
         key = self._key(what)
         # The words stay on the workers as futures: no second gather, no round trip.
         futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
                    for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
         out = self._gather(futures)
+        if local is not None:
+            local_state.commit(local, parts, plans)
         self.timing.compute += max((s for _, s in out), default=0.0)
         return [r for r, _ in out]
 

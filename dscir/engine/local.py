@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dscir.corpus import Corpus
-from dscir.engine import worker
+from dscir.engine import local_state, worker
 from dscir.engine.placement import Parts, Timing, split
 
 
@@ -46,8 +46,14 @@ class LocalExecutor:
     def words(self, parts: Parts) -> list[np.ndarray]:
         return list(parts.words)
 
-    def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple]) -> list[Any]:
+    def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
+            local: local_state.LocalState | None = None) -> list[Any]:
         start = time.perf_counter()
+        plans = None
+        if local is not None:
+            fn, args, plans = local_state.bind(local, fn, parts, args)
         out = [fn(b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
+        if local is not None:
+            local_state.commit(local, parts, plans)
         self.timing.compute += time.perf_counter() - start
         return out

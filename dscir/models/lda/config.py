@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dscir.errors import DscirError
 from dscir.samplers.schedules import constant, polynomial
 
 # Reference settings (Baker et al. 2018; Patterson & Teh 2013; Ma et al. 2015).
@@ -40,11 +41,32 @@ class LDAConfig:
     eval_sweeps: int = 100
     completion_every: int = 10
     sampler_options: dict[str, float] = field(default_factory=dict)  # e.g. SGHMC friction
+    # Warm starts: each document's chain starts from its assignments at the end of
+    # its last visit (dscir.models.lda.warm); the first burn_sweeps of the
+    # sweeps per visit are discarded (None: sweeps // 2, as a cold visit).
+    warm_start: bool = False
+    burn_sweeps: int | None = None
+    # Control variates on a_hat (Dubey et al. 2016), from the stored assignments;
+    # needs warm_start.
+    control_variates: bool = False
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
             return constant(self.step_size)
         return polynomial(self.step_size, self.tau, self.kappa)
+
+    def __post_init__(self):
+        if self.control_variates and not self.warm_start:
+            raise DscirError("control_variates needs warm_start=True (the control values "
+                             "are the documents' stored assignments)")
+        if self.burn_sweeps is not None and not 0 <= self.burn_sweeps < self.sweeps:
+            raise DscirError(f"burn_sweeps={self.burn_sweeps} must be in 0..sweeps-1 "
+                             f"(sweeps={self.sweeps})")
+
+    @property
+    def burn(self) -> int:
+        """Sweeps discarded per visit."""
+        return self.sweeps // 2 if self.burn_sweeps is None else self.burn_sweeps
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -8,6 +8,11 @@ returned integer counts are added into a K x W matrix (exact in any order,
 so the result does not depend on the number of workers or on which task
 finishes first), scaled by D / |S| / n_kept, and the sampler steps with
 a_hat = beta + counts.
+
+With ``warm_start`` the tasks start each document from its assignments at its
+last visit (``dscir.models.lda.warm``; the engine stores them); with
+``control_variates`` a_hat is ``control_variate``'s estimate from those
+stored assignments instead.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import phi_columns
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
+from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -32,6 +38,16 @@ def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
     for r in results:
         counts[:, r.words] += r.topic_word
     return counts
+
+
+def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored: np.ndarray,
+                    scale: float) -> np.ndarray:
+    """Dubey et al.'s estimate of the full-data expected counts: ``stored`` (every
+    training document's stored-assignment counts, summed) + ``scale`` (D/|S|) x
+    (the minibatch's expected counts - its documents' stored counts). Over a
+    uniformly drawn minibatch its mean is the full-data sum whatever is stored;
+    its variance falls as the stored assignments approach the new ones."""
+    return stored + scale * (minibatch - minibatch_stored)
 
 
 class LDAEvaluation(NamedTuple):
@@ -57,6 +73,11 @@ class LDAModel:
                                                                   data.n_words)))
         self.phi_sum = np.zeros((config.n_topics, data.n_words))
         self.n_samples = 0
+        # Warm starts: the engine gives the documents' stored assignments (token
+        # topics, K values) as ``local``; control variates keep their counts' sum.
+        self.local_values = config.n_topics if config.warm_start else None
+        self.local = None
+        self.stored = self._zeros() if config.control_variates else None
 
     def log_phi(self) -> np.ndarray:
         """log phi of the current state."""
@@ -72,17 +93,43 @@ class LDAModel:
         cfg = self.config
         lphi = self.log_phi()
         key = derive(cfg.seed, streams.GIBBS)
-        args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)
-                for w in self.executor.words(parts)]
-        results: list[GibbsResult] = self.executor.run("gibbs", gibbs_counts, parts, args)
+        cols = [phi_columns(lphi, w) for w in self.executor.words(parts)]
+        if cfg.warm_start:
+            args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, cfg.control_variates)
+                    for c in cols]
+            results = self.executor.run("gibbs", warm_gibbs_counts, parts, args, local=self.local)
+        else:
+            args = [(c, cfg.alpha, cfg.sweeps, key, m) for c in cols]
+            results = self.executor.run("gibbs", gibbs_counts, parts, args)
         # Integer sums: exact whatever order the tasks finished or are added in.
-        counts = add_counts(np.zeros((cfg.n_topics, self.data.n_words), np.int64), results)
-        scale = self.data.train.size / parts.docs.size / results[0].n_kept
+        counts = add_counts(self._zeros(), results)
+        stats = {"n_docs": int(parts.docs.size),
+                 "n_tokens": int(sum(r.n_tokens for r in results))}
+        scale = self.data.train.size / parts.docs.size
+        if cfg.control_variates:
+            a_hat, stats["cv_clipped"] = self._control_variate(counts, results, scale)
+        else:
+            a_hat = counts * (scale / results[0].n_kept)
         h = float(self.schedule(m))
-        self.state_ = self.sampler.step(self.state_, cfg.beta, counts * scale, h,
+        self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h,
                                         derive(cfg.seed, streams.SAMPLER, m))
-        return {"n_docs": int(parts.docs.size), "n_tokens": int(sum(r.n_tokens for r in results)),
-                "step_size": h}
+        return {**stats, "step_size": h}
+
+    def _zeros(self) -> np.ndarray:
+        return np.zeros((self.config.n_topics, self.data.n_words), np.int64)
+
+    def _control_variate(self, counts, results, scale) -> tuple[np.ndarray, float]:
+        """a_hat - beta by ``control_variate``, then ``stored`` takes the
+        minibatch's new assignments; negative entries are clipped to 0 (the
+        samplers need a_hat >= beta) and the clipped share is returned."""
+        before = add_counts(self._zeros(), [r._replace(topic_word=r.stored_before)
+                                            for r in results])
+        after = add_counts(self._zeros(), [r._replace(topic_word=r.stored_after)
+                                           for r in results])
+        estimate = control_variate(self.stored, counts / results[0].n_kept, before, scale)
+        self.stored += after - before
+        clipped = estimate < 0
+        return np.where(clipped, 0.0, estimate), float(clipped.mean())
 
     def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
         phi = np.exp(self.log_phi())
@@ -102,6 +149,8 @@ class LDAModel:
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays = {f"sampler/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
         arrays["phi_sum"] = self.phi_sum
+        if self.stored is not None:
+            arrays["stored_counts"] = self.stored
         return arrays, {"n_samples": self.n_samples}
 
     def restore(self, arrays: dict[str, np.ndarray], values: dict[str, Any],
@@ -110,6 +159,8 @@ class LDAModel:
         self.state_ = self.sampler.from_arrays(fields, self.phi_sum.shape)
         self.phi_sum = np.array(arrays["phi_sum"], dtype=np.float64)
         self.n_samples = int(values["n_samples"])
+        if self.stored is not None:
+            self.stored = np.array(arrays["stored_counts"], dtype=np.int64)
 
     def sample_rows(self) -> dict[str, int]:
         return {"samples/phi": self.n_samples, "samples/iteration": self.n_samples}

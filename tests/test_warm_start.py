@@ -1,0 +1,265 @@
+"""Warm-started local chains: the kernel, the stored state, and the chain guarantees with it.
+
+The kernel: a warm visit is a Gibbs chain for p(z | w, phi) from the given
+start (one sweep from an exact draw stays exact), a cold visit through it is
+the cold kernel bit for bit, and with many sweeps warm and cold starts give
+the exact expected counts. The stored state (``dscir.engine.local_state``):
+a visit never reads what its iteration writes, a rewrite is byte-identical,
+the state a checkpoint names survives until the next one. The chain: the
+same with 1 or 2 workers or in-process, after a worker is killed once its
+task has written, and after an interrupted run resumes from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import cloudpickle
+import numpy as np
+import pytest
+from distributed.diagnostics.plugin import WorkerPlugin
+from scipy import stats
+
+from dscir.api import LDA
+
+from dscir.engine.chain import Chain, run_chain
+from dscir.engine.local import LocalExecutor
+from dscir.engine.local_state import LocalState, read_rows, write_rows
+from dscir.errors import DscirError
+from dscir.models.lda import LDAModel, gibbs_expectations
+from dscir.models.lda.warm import gibbs_from
+from dscir.runs import Run, read_checkpoint, store as runstore
+from chains import lda_chain
+from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
+from test_resume import Interrupt, assert_same_run
+from test_worker_failure import Killer
+from test_lda_kernels import PHI, ALPHA, _copies, exact_assignment_posterior, \
+    exact_expected_counts
+
+# Worker processes cannot import this test module: send the plugin by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+WARM = dict(warm_start=True, sweeps=6, burn_sweeps=2, control_variates=True)
+
+
+def test_a_cold_visit_is_the_cold_kernel_bit_for_bit():
+    indptr, indices, data, local = _copies(30)
+    docs = np.arange(30) * 7
+    n_tok = int(data.sum())
+    for sweeps in (2, 9):
+        want = gibbs_expectations(indptr, indices, data, docs, PHI, local, ALPHA, sweeps, 4, 3)
+        got = gibbs_from(indptr, indices, data, docs, PHI, local, np.zeros(n_tok, np.int32),
+                         np.zeros(30, bool), ALPHA, sweeps, sweeps // 2, 4, 3)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        assert got[2] == want[2]
+
+
+def _pooled_chi2(observed, p, minimum=5.0):
+    """Chi-square p-value of counts against probabilities, bins expecting < minimum pooled."""
+    expected = p * observed.sum()
+    small = expected < minimum
+    obs = np.append(observed[~small], observed[small].sum())
+    exp = np.append(expected[~small], expected[small].sum())
+    return stats.chisquare(obs, exp).pvalue
+
+
+def test_one_sweep_from_an_exact_draw_stays_exact():
+    """p(z | w, phi) is invariant under a warm visit: z0 drawn from it exactly,
+    one sweep (no burn-in) leaves the law of z unchanged (chi-square over all
+    K^N assignments, 6,000 documents, fixed seeds)."""
+    zs, _, p = exact_assignment_posterior(PHI, ALPHA)
+    n = 6000
+    rng = np.random.default_rng(2)
+    z0 = zs[rng.choice(p.size, size=n, p=p)].astype(np.int32)
+    indptr, indices, data, local = _copies(n)
+    *_, z1 = gibbs_from(indptr, indices, data, np.arange(n), PHI, local, z0.ravel(),
+                        np.ones(n, bool), ALPHA, 1, 0, 11, 5)
+    index = {tuple(z): i for i, z in enumerate(zs)}
+    observed = np.bincount([index[tuple(z)] for z in z1.reshape(n, -1)], minlength=p.size)
+    assert _pooled_chi2(observed, p) > 1e-3
+    # The sweep moved the chain (it is not the identity map on z).
+    assert np.mean(np.any(z1.reshape(n, -1) != z0, axis=1)) > 0.3
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_warm_and_cold_agree_with_the_exact_counts_when_sweeps_are_many(warm):
+    """Both start-ups, given 60 sweeps (30 kept), estimate E[n_kw | w, phi]; the warm
+    start is the worst one (every token in topic 0)."""
+    exact = exact_expected_counts(PHI, ALPHA)
+    indptr, indices, data, local = _copies(100)
+    estimates = []
+    for b in range(20):
+        docs = np.arange(100) + 100 * b
+        z = np.zeros(int(data.sum()), np.int32)
+        tw, _, kept, _ = gibbs_from(indptr, indices, data, docs, PHI, local, z,
+                                    np.full(100, warm), ALPHA, 60, 30, 8, 1)
+        estimates.append(tw / (100 * kept))
+    estimates = np.array(estimates)
+    se = estimates.std(axis=0, ddof=1) / np.sqrt(len(estimates))
+    assert np.all(np.abs(estimates.mean(axis=0) - exact) <= 4 * se + 1e-3)
+
+
+def test_invalid_warm_arguments_raise():
+    indptr, indices, data, local = _copies(2)
+    z = np.zeros(int(data.sum()), np.int32)
+    args = (indptr, indices, data, np.arange(2), PHI, local)
+    with pytest.raises(DscirError, match="burn=4 must be smaller"):
+        gibbs_from(*args, z, np.ones(2, bool), ALPHA, 4, 4, 0, 0)
+    with pytest.raises(DscirError, match="topics 0..2"):
+        gibbs_from(*args, z + 3, np.ones(2, bool), ALPHA, 4, 1, 0, 0)
+    with pytest.raises(DscirError, match="z must hold"):
+        gibbs_from(*args, z[1:], np.ones(2, bool), ALPHA, 4, 1, 0, 0)
+
+
+# -- the stored state -------------------------------------------------------------
+
+
+def test_buffers_never_collide_and_a_checkpoint_survives_until_the_next():
+    """Random visits, commits and checkpoints: a visit never writes the buffer it
+    reads nor the one the last checkpoint named, so every document's state at
+    the last checkpoint is still where the checkpoint says."""
+    rng = np.random.default_rng(0)
+    n_docs = 50
+    local = LocalState(None, np.ones(n_docs), np.int16)
+    content = np.full((3, n_docs), -1)  # which iteration wrote each buffer
+    snapshot = None
+    for m in range(200):
+        docs = np.sort(rng.choice(n_docs, size=10, replace=False))
+        read, write = local.plan(docs)
+        assert np.all(write != read) and np.all(write != local.protected[docs])
+        assert np.all((write >= 0) & (write < 3))
+        content[write, docs] = m
+        local.commit(docs, write)
+        if m % 7 == 0:
+            local.protect()
+            snapshot = (local.arrays()["current"], content[local.current, np.arange(n_docs)])
+        current, written = snapshot
+        seen = np.flatnonzero(current >= 0)
+        assert np.array_equal(content[current[seen], seen], written[seen])
+
+
+def test_rows_round_trip_and_a_rewrite_is_byte_identical(tmp_path):
+    lengths = np.array([3, 0, 5, 2])
+    local = LocalState(str(tmp_path / "local"), lengths, np.int16)
+    local.create()
+    docs, lens = np.array([0, 2, 3]), lengths[[0, 2, 3]]
+    values = np.arange(10, dtype=np.int16)
+    write_rows(local.path, docs, np.array([1, 2, 1]), lens, values)
+    files = sorted((tmp_path / "local" / "z").glob("c.*"))
+    before = [f.read_bytes() for f in files]
+    write_rows(local.path, docs, np.array([1, 2, 1]), lens, values)
+    assert [f.read_bytes() for f in files] == before and len(files) == 3
+    got = read_rows(local.path, docs, np.array([1, 2, -1]), lens)
+    assert np.array_equal(got, np.r_[values[:8], -1, -1])
+
+
+# -- the chain ---------------------------------------------------------------------
+
+
+def _state(chain):
+    m = chain.model
+    return m.state_.log_theta, m.mean_phi(), m.stored, chain.local.current
+
+
+def _assert_same(a, b):
+    for x, y in zip(_state(a), _state(b)):
+        assert np.array_equal(x, y)
+
+
+def test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process(
+        synthetic_store, one_worker, two_workers):  # noqa: F811
+    store, _ = synthetic_store
+    chains = [lda_chain(one_worker, store, small_config(**WARM)),
+              lda_chain(two_workers, store, small_config(**WARM)),
+              Chain(LDAModel, small_config(**WARM), store, LocalExecutor(store, "lda"))]
+    for c in chains:
+        run_chain(c, 12, progress=False)  # more than one epoch: documents revisited
+    assert chains[0].local.current.max() >= 1  # some documents were read warm
+    _assert_same(chains[0], chains[1])
+    _assert_same(chains[0], chains[2])
+
+
+class StallAfterTask(WorkerPlugin):
+    """The first worker to finish a task whose key names ``part`` at ``iteration``
+    (its local state already written) writes its pid to ``flag`` and stalls
+    before it can report the result, until killed: the task then runs again."""
+
+    def __init__(self, flag: str, part: str, iteration: int):
+        self.flag, self.part, self.iteration = flag, part, iteration
+
+    def transition(self, key, start, finish, **kwargs):
+        if (start, finish) != ("executing", "memory") or not isinstance(key, tuple):
+            return
+        if self.part not in key[0] or key[1] != self.iteration:
+            return
+        try:
+            fd = os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        time.sleep(120)
+
+
+def test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged(
+        synthetic_store, two_workers, tmp_path):  # noqa: F811
+    """The retried Gibbs task of iteration 5 (documents revisited) reads the
+    state its killed first attempt did, not what that attempt wrote."""
+    store, _ = synthetic_store
+    config = small_config(**WARM, batch_size=60)
+
+    def chain():
+        c = lda_chain(two_workers, store, config)
+        run_chain(c, 8, progress=False)
+        return c
+
+    two_workers.wait_for_workers(2, timeout=120)
+    undisturbed = chain()
+    flag = tmp_path / "flag"
+    two_workers.register_plugin(StallAfterTask(str(flag), "gibbs", 5), name="stall-after")
+    killer = Killer(flag)
+    killer.start()
+    try:
+        disturbed = chain()
+    finally:
+        killer.stop.set()
+        two_workers.unregister_worker_plugin("stall-after")
+    assert killer.killed is not None
+    two_workers.wait_for_workers(2, timeout=120)
+    assert disturbed.local.current.max() >= 1
+    _assert_same(disturbed, undisturbed)
+
+
+def test_a_resumed_warm_run_is_the_uninterrupted_one(
+        synthetic_store, two_workers, tmp_path, monkeypatch):  # noqa: F811
+    """Interrupted at iteration 19, two epochs after its checkpoint at 10 (so the
+    abandoned iterations rewrote documents' states twice), resumed from it."""
+    store, _ = synthetic_store
+
+    def lda():
+        return LDA(n_topics=K_TRUE, batch_size=60, sweeps=6, burn_sweeps=2, warm_start=True,
+                   control_variates=True, n_iter=22, burn_in=4, thin=2, eval_every=0,
+                   seed=7, progress=False)
+
+    whole = lda().fit(store, client=two_workers, out=tmp_path / "whole")
+    step = Chain.step
+
+    def step_until_19(self, prefetch=True):
+        if self.iteration == 19:
+            raise Interrupt
+        return step(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step_until_19)
+    with pytest.raises(Interrupt):
+        lda().fit(store, client=two_workers, out=tmp_path / "cut", checkpoint_every=10)
+    monkeypatch.setattr(Chain, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == 10
+    resumed = lda().fit(store, client=two_workers, resume=tmp_path / "cut")
+    assert np.array_equal(resumed.topic_word_, whole.topic_word_)
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"),
+                    evaluations=False)
+    assert np.array_equal(resumed._chain.model.stored, whole._chain.model.stored)
+    ok, problems = runstore.verify(tmp_path / "cut")  # local/z: chunks written on use
+    assert "local/z" in ok and not problems
