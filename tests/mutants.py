@@ -47,6 +47,7 @@ SCALE = "tests/test_minibatch_scale.py"
 STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
+CONVERGENCE = "tests/test_convergence.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -110,6 +111,19 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- several chains (issue 17) --
+    Mutant("matching-transposed", "dscir/diagnostics/matching.py",
+           "linear_sum_assignment(hellinger(reference, other))",
+           "linear_sum_assignment(hellinger(other, reference))",
+           (CONVERGENCE + "::test_matching_recovers_a_known_permutation",
+            CONVERGENCE + "::test_rhat_of_top_words_large_without_matching_near_one_with")),
+    Mutant("matching-greedy", "dscir/diagnostics/matching.py",
+           "rows, cols = linear_sum_assignment(hellinger(reference, other))",
+           "rows, cols = np.arange(len(reference)), hellinger(reference, other).argmin(1)",
+           (CONVERGENCE + "::test_match_topics_is_one_to_one_where_greedy_is_not",)),
+    Mutant("chain-seed-additive", "dscir/streams.py",
+           "derive(int(seed), CHAINS, int(chain)) >> 1", "int(seed) + int(chain)",
+           (CONVERGENCE + "::test_chain_seeds_chain_zero_is_the_seed_and_no_two_collide",)),
 ]
 
 

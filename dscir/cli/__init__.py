@@ -20,6 +20,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.corpus",
     "dscir.cli.fit",
     "dscir.cli.runs",
+    "dscir.cli.diagnose",
     "dscir.cli.experiment",
 )
 

@@ -219,7 +219,7 @@ def is_run(path: str | Path) -> bool:
     if not (path / "zarr.json").exists():
         return False
     attrs = integrity.open_group(path, "dscir store").attrs
-    return ATTR in attrs or RESUMABLE in attrs
+    return ATTR in attrs or RESUMABLE in attrs or "dscir_chains" in attrs
 
 
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
@@ -252,8 +252,12 @@ class Run:
 
     @classmethod
     def open(cls, path: str | Path) -> Run:
+        from dscir.runs.chains import ATTR as CHAINS, chain_path
+
         path = Path(path)
         g = _open(path)
+        if CHAINS in g.attrs:  # several chains (dscir.runs.chains): chain 0 is the fit's
+            return cls.open(chain_path(path, 0))
         if ATTR not in g.attrs:
             if RESUMABLE in g.attrs:
                 raise DscirError(f"{path} is an unfinished run; continue it with `dscir fit ... "
