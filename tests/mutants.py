@@ -48,6 +48,7 @@ STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_post
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 CONVERGENCE = "tests/test_convergence.py"
+REPORT = "tests/test_report.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -124,6 +125,17 @@ MUTANTS = [
     Mutant("chain-seed-additive", "dscir/streams.py",
            "derive(int(seed), CHAINS, int(chain)) >> 1", "int(seed) + int(chain)",
            (CONVERGENCE + "::test_chain_seeds_chain_zero_is_the_seed_and_no_two_collide",)),
+    Mutant("pyldavis-term-counts-distinct", "dscir/models/lda/tasks.py",
+           "np.add.at(counts, np.searchsorted(words, batch.indices), data)",
+           "np.add.at(counts, np.searchsorted(words, batch.indices), 1)",
+           (REPORT + "::test_pyldavis_arrays_equal_in_memory_counts_and_transform",)),
+    Mutant("pyldavis-lengths-misplaced", "dscir/api/pyldavis.py",
+           "lengths[block] = n", "lengths[block - block[0]] = n",
+           (REPORT + "::test_pyldavis_arrays_equal_in_memory_counts_and_transform",)),
+    Mutant("report-script-never-runs", "dscir/report/page.py",
+           'input.addEventListener("input", show);\n  show();',
+           'input.addEventListener("input", show);',
+           (REPORT + "::test_report_page_in_headless_chromium",)),
 ]
 
 
