@@ -80,6 +80,8 @@ def test_diagnose_rows_and_inference_data_are_the_aligned_samples(runs, one_work
         kept = read_arrays(chain_path(root / "two", c), "samples")["phi"]
         np.testing.assert_array_equal(phi.sel(chain=c).values, kept[:, perm])
     np.testing.assert_array_equal(idata.sample_stats["heldout_score"].values, d.scores)
+    fig = model.plot_diagnostics(d)
+    assert [len(ax.patches) for ax in fig.axes] == [len(d.rows)] * 2  # one bar per row
 
 
 def test_dscir_diagnose_prints_the_table(runs, capsys, tmp_path):
@@ -91,6 +93,8 @@ def test_dscir_diagnose_prints_the_table(runs, capsys, tmp_path):
     assert out.count("\ntopic ") == K
     assert (tmp_path / "d.png").stat().st_size > 0
     assert main(["topics", str(root / "two"), "--top", "2"]) == 0  # reads chain 0
+    assert main(["verify", str(root / "two")]) == 0  # every chunk of every chain
+    assert "chains/1/samples/phi" in capsys.readouterr().out
 
 
 def test_bad_input_is_one_line(runs, capsys, tmp_path):

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.params import Interval, validate
 from dscir.errors import DscirError
 
@@ -144,7 +145,7 @@ def _gb(n: int) -> str:
     return f"{n / 1e9:.1f} GB"
 
 
-class Estimator:
+class Estimator(ChainDiagnostics):
     """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -421,35 +422,6 @@ class Estimator:
 
     def _load(self, run) -> None:
         raise NotImplementedError
-
-    # -- several chains -------------------------------------------------------
-
-    def _run_path(self) -> str:
-        path = getattr(self, "run_path_", None)
-        if path is None:
-            raise DscirError(f"this {type(self).__name__} has no run store; fit with out= "
-                             "(--out) or load a run")
-        return path
-
-    def diagnose(self, client=None, **options):
-        """R-hat and ESS of the fit's chains (``dscir.api.diagnose.diagnose``)."""
-        from dscir.api.diagnose import diagnose
-
-        return diagnose(self._run_path(), client, **options)
-
-    def to_inference_data(self, scores=None):
-        """The kept samples of every chain as ArviZ ``InferenceData`` with named
-        dimensions (``dscir.api.diagnose.inference_data``)."""
-        from dscir.api.diagnose import inference_data
-
-        return inference_data(self._run_path(), scores)
-
-    def plot_diagnostics(self, diagnosis=None, ax=None):
-        """R-hat and ESS of each diagnosed quantity (matplotlib); ``diagnosis`` from
-        ``diagnose()`` (computed without held-out scores if None). Returns the figure."""
-        from dscir.display import plot_diagnosis
-
-        return plot_diagnosis(diagnosis or self.diagnose(score=False), ax)
 
     def __repr__(self) -> str:
         params = self.get_params()

@@ -169,3 +169,30 @@ def inference_data(run: str | Path, scores: np.ndarray | None = None):
         raise DscirError(f"{run} is a {runs[0].model} run; LDA and DP-mixture runs export")
     stats = None if scores is None else {"heldout_score": np.asarray(scores)}
     return az.from_dict(posterior=posterior, sample_stats=stats, coords=coords, dims=dims)
+
+
+class ChainDiagnostics:
+    """What an estimator with a run store offers over its chains (``Estimator``'s)."""
+
+    def _run_path(self) -> str:
+        path = getattr(self, "run_path_", None)
+        if path is None:
+            raise DscirError(f"this {type(self).__name__} has no run store; fit with out= "
+                             "(--out) or load a run")
+        return path
+
+    def diagnose(self, client=None, **options) -> Diagnosis:
+        """R-hat and ESS of the fit's chains (``diagnose`` above)."""
+        return diagnose(self._run_path(), client, **options)
+
+    def to_inference_data(self, scores=None):
+        """The kept samples of every chain as ArviZ ``InferenceData`` with named
+        dimensions (``inference_data`` above)."""
+        return inference_data(self._run_path(), scores)
+
+    def plot_diagnostics(self, diagnosis: Diagnosis | None = None, ax=None):
+        """R-hat and ESS of each diagnosed quantity (matplotlib); ``diagnosis`` from
+        ``diagnose()`` (computed without held-out scores if None). Returns the figure."""
+        from dscir.display import plot_diagnosis
+
+        return plot_diagnosis(diagnosis or self.diagnose(score=False), ax)

@@ -214,7 +214,8 @@ def checkpoint_to_resume(run: str | Path, model: str, config: dict[str, Any],
 
 
 def is_run(path: str | Path) -> bool:
-    """Whether ``path`` holds a dscir run (finished or resumable), not a corpus store."""
+    """Whether ``path`` holds a dscir run (finished, resumable or several chains), not a
+    corpus store."""
     path = Path(path)
     if not (path / "zarr.json").exists():
         return False
@@ -292,7 +293,7 @@ def verify(path: str | Path) -> tuple[list[str], list[str]]:
     ``path``. Returns (arrays found sound, problems as "array: what")."""
     path = Path(path)
     g = _open(path)
-    if ATTR not in g.attrs and RESUMABLE not in g.attrs:
+    if ATTR not in g.attrs and RESUMABLE not in g.attrs and "dscir_chains" not in g.attrs:
         raise DscirError(f"{path} is not a dscir run (no {ATTR} attribute)")
     ok, problems = [], []
     try:
