@@ -111,3 +111,23 @@ def plot_dpmm(history: dict[str, np.ndarray], evaluations: list, title: str, ax=
     c.plot(it, history["alpha"], lw=1)
     c.set(xlabel="iteration", ylabel="alpha", title="DP concentration")
     return fig
+
+
+def plot_diagnosis(diagnosis, ax=None):
+    """R-hat (with the 1.01 and 1.1 marks) and bulk ESS of each quantity of a
+    ``dscir.api.diagnose.Diagnosis``, one bar per row."""
+    d = diagnosis
+    fig, (a, b) = _axes(ax, 2, f"{d.model}: {d.n_chains} chains x {d.n_draws} kept samples")
+    names = [r.quantity for r in d.rows]
+    y = np.arange(len(names))
+    a.barh(y, [r.rhat - 1.0 for r in d.rows], left=1.0)
+    for x, style in ((1.01, ":"), (1.1, "--")):
+        a.axvline(x, color="k", ls=style, lw=1)
+    a.set(yticks=y, yticklabels=names, xlabel="rank-normalised split R-hat (worst of a row)",
+          title="R-hat (1: chains agree)")
+    a.invert_yaxis()
+    b.barh(y, [r.ess for r in d.rows], color="C2")
+    b.set(yticks=y, yticklabels=names, xlabel="bulk effective sample size (smallest of a row)",
+          title="ESS")
+    b.invert_yaxis()
+    return fig

@@ -34,6 +34,7 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("INIT", 4, "(): the initial parameters", "lda, mixture"),
     Domain("TRANSFORM", 5, "then (0, document) inside the kernel", "lda"),
     Domain("HELDOUT", 7, "(): the random held-out split of a store", "corpus"),
+    Domain("CHAINS", 8, "(chain): the seed of chain c >= 1 of a multi-chain fit", "engine"),
     Domain("DIRICHLET_DATA", 10, "(): minibatch labels of the study", "dirichlet study"),
     Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
     Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),
@@ -65,6 +66,7 @@ EVALUATION = _BY_NAME["EVALUATION"]
 INIT = _BY_NAME["INIT"]
 TRANSFORM = _BY_NAME["TRANSFORM"]
 HELDOUT = _BY_NAME["HELDOUT"]
+CHAINS = _BY_NAME["CHAINS"]
 DIRICHLET_DATA = _BY_NAME["DIRICHLET_DATA"]
 DIRICHLET_INIT = _BY_NAME["DIRICHLET_INIT"]
 DIRICHLET_SAMPLER = _BY_NAME["DIRICHLET_SAMPLER"]
@@ -79,3 +81,15 @@ DP_NEW_COMPONENTS = _BY_NAME["DP_NEW_COMPONENTS"]
 MIXTURE_WEIGHTS = _BY_NAME["MIXTURE_WEIGHTS"]
 MIXTURE_INIT = _BY_NAME["MIXTURE_INIT"]
 DP_INIT = _BY_NAME["DP_INIT"]
+
+
+def chain_seed(seed: int, chain: int) -> int:
+    """The seed of chain ``chain`` of a multi-chain fit of ``seed``: ``seed`` itself for
+    chain 0 (so chain 0 is the single chain of that seed), else ``derive(seed, CHAINS,
+    chain)`` shifted right by one bit (a non-negative int64). Every stream of chain c is
+    then the single-chain stream of that seed, so chains share none."""
+    from dscir.rng import derive
+
+    if chain < 0 or seed < 0:
+        raise ValueError(f"seed and chain must be non-negative, got {seed}, {chain}")
+    return int(seed) if chain == 0 else derive(int(seed), CHAINS, int(chain)) >> 1

@@ -49,6 +49,8 @@ KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 WARM = "tests/test_warm_start.py"
 CV = "tests/test_control_variates.py"
+CONVERGENCE = "tests/test_convergence.py"
+REPORT = "tests/test_report.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -143,6 +145,30 @@ MUTANTS = [
     Mutant("cv-stored-sum-stale", "dscir/models/lda/model.py",
            "        self.stored += after - before\n", "",
            (CV + "::test_stored_sum_is_the_counts_of_the_stored_assignments",)),
+    # -- several chains (issue 17) --
+    Mutant("matching-transposed", "dscir/diagnostics/matching.py",
+           "linear_sum_assignment(hellinger(reference, other))",
+           "linear_sum_assignment(hellinger(other, reference))",
+           (CONVERGENCE + "::test_matching_recovers_a_known_permutation",
+            CONVERGENCE + "::test_rhat_of_top_words_large_without_matching_near_one_with")),
+    Mutant("matching-greedy", "dscir/diagnostics/matching.py",
+           "rows, cols = linear_sum_assignment(hellinger(reference, other))",
+           "rows, cols = np.arange(len(reference)), hellinger(reference, other).argmin(1)",
+           (CONVERGENCE + "::test_match_topics_is_one_to_one_where_greedy_is_not",)),
+    Mutant("chain-seed-additive", "dscir/streams.py",
+           "derive(int(seed), CHAINS, int(chain)) >> 1", "int(seed) + int(chain)",
+           (CONVERGENCE + "::test_chain_seeds_chain_zero_is_the_seed_and_no_two_collide",)),
+    Mutant("pyldavis-term-counts-distinct", "dscir/models/lda/tasks.py",
+           "np.add.at(counts, np.searchsorted(words, batch.indices), data)",
+           "np.add.at(counts, np.searchsorted(words, batch.indices), 1)",
+           (REPORT + "::test_pyldavis_arrays_equal_in_memory_counts_and_transform",)),
+    Mutant("pyldavis-lengths-misplaced", "dscir/api/pyldavis.py",
+           "lengths[block] = n", "lengths[block - block[0]] = n",
+           (REPORT + "::test_pyldavis_arrays_equal_in_memory_counts_and_transform",)),
+    Mutant("report-script-never-runs", "dscir/report/page.py",
+           'input.addEventListener("input", show);\n  show();',
+           'input.addEventListener("input", show);',
+           (REPORT + "::test_report_page_in_headless_chromium",)),
 ]
 
 

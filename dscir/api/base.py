@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.params import Interval, validate
 from dscir.errors import DscirError
 
@@ -144,7 +145,7 @@ def _gb(n: int) -> str:
     return f"{n / 1e9:.1f} GB"
 
 
-class Estimator:
+class Estimator(ChainDiagnostics):
     """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -199,7 +200,7 @@ class Estimator:
     def fit(self, corpus, client=None, *, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
             out: str | Path | None = None, overwrite: bool = False, checkpoint_every: int = 0,
-            resume: str | Path | None = None):
+            resume: str | Path | None = None, n_chains: int = 1):
         """Run ``n_iter`` iterations from a fresh chain on a corpus store.
 
         ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``, or a
@@ -222,7 +223,21 @@ class Estimator:
         such a run from its latest checkpoint up to ``n_iter`` iterations in
         all and writes it back to RUN; the hyperparameters and corpus must be
         the run's, and the chain is then bit for bit the uninterrupted one.
+
+        ``n_chains`` > 1 runs that many chains side by side on the cluster, chain
+        c with seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and
+        writes them to the run directory ``out`` (``dscir.runs.chains``; no
+        checkpoints); the learned attributes are chain 0's. ``dscir diagnose``
+        and ``to_inference_data`` compare the chains.
         """
+        from dscir.api.chains import check_chains, fit_chains
+
+        if check_chains(n_chains, out, checkpoint_every, resume) > 1:
+            with corpus_store(corpus, vocabulary) as store:
+                self._prepare(store, out, 0, None, overwrite)
+                return fit_chains(self, store, n_chains, client, out=out, overwrite=overwrite,
+                                  address=address, scheduler_file=scheduler_file,
+                                  n_workers=n_workers, security=security)
         with corpus_store(corpus, vocabulary) as store:
             return self._fit(store, client, address=address, scheduler_file=scheduler_file,
                              n_workers=n_workers, security=security, out=out,
@@ -401,6 +416,11 @@ class Estimator:
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
         self._load(r)
+        from dscir.runs.chains import chains_meta
+
+        meta = chains_meta(run)
+        if meta is not None:  # several chains: the estimator is chain 0's
+            self.run_path_, self.n_chains_ = str(run), int(meta["n_chains"])
         return self
 
     def _load(self, run) -> None:

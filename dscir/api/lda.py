@@ -211,6 +211,17 @@ class LDA(Estimator):
         return document_topics(indptr, indices, data, log_phi, cfg.alpha,
                                sweeps or cfg.eval_sweeps, key)
 
+    def to_pyldavis(self, corpus, client=None, *, out, sweeps: int | None = None, **cluster):
+        """The arrays ``pyLDAvis.prepare`` asks for over every document of a store, on
+        the cluster (``dscir.api.pyldavis``): a ``PyLDAvisData`` whose ``prepare()``
+        gives pyLDAvis's view. ``out``: the Zarr group of the store's transform
+        (resumed if it is there)."""
+        from dscir.api.pyldavis import pyldavis_data
+
+        self._fitted("topic_word_")
+        return pyldavis_data(self, store_path(corpus), client, out=out, sweeps=sweeps,
+                             **cluster)
+
     def perplexity(self, corpus=None, client=None, *, sweeps: int | None = None,
                    **cluster) -> float:
         """Document-completion perplexity of the held-out documents of a store.

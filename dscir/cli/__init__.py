@@ -20,6 +20,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.corpus",
     "dscir.cli.fit",
     "dscir.cli.runs",
+    "dscir.cli.diagnose",
+    "dscir.cli.report",
     "dscir.cli.experiment",
 )
 

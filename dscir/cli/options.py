@@ -63,28 +63,33 @@ def run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", metavar="RUN",
                    help="continue the checkpointed run RUN from its last checkpoint up to "
                    "--iterations in all (same hyperparameters, seed and store)")
+    p.add_argument("--chains", type=int, default=1, metavar="N",
+                   help="run N chains side by side (chain 0 with --seed), written under "
+                   "--out for `dscir diagnose`")
 
 
 def run_kwargs(args: argparse.Namespace) -> dict:
     """The ``fit`` keywords of the ``run_options``."""
     return dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
-                resume=args.resume)
+                resume=args.resume, n_chains=args.chains)
 
 
 def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: bool = False,
-        checkpoint_every: int = 0, resume=None):
+        checkpoint_every: int = 0, resume=None, n_chains: int = 1):
     """Fit ``model`` on ``store`` on the cluster the ``cluster_options`` in ``args``
     name: every parameter and run option is checked before a cluster starts.
     Returns the corpus."""
+    from dscir.api.chains import check_chains
     from dscir.corpus import Corpus
 
     run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
     if model.needs_cluster():
         cluster_kwargs(args)  # bad TLS options first: they are the command line's own
     model.check_run(store, overwrite=overwrite, **run)
+    check_chains(n_chains, out, checkpoint_every, resume)
     corpus = Corpus.open(store)
     with cluster(args, model.needs_cluster()) as client:
-        model.fit(corpus, client=client, overwrite=overwrite, **run)
+        model.fit(corpus, client=client, overwrite=overwrite, n_chains=n_chains, **run)
     if out or resume:
         print(f"run written to {model.run_path_}", file=sys.stderr)
     return corpus

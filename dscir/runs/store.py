@@ -214,12 +214,13 @@ def checkpoint_to_resume(run: str | Path, model: str, config: dict[str, Any],
 
 
 def is_run(path: str | Path) -> bool:
-    """Whether ``path`` holds a dscir run (finished or resumable), not a corpus store."""
+    """Whether ``path`` holds a dscir run (finished, resumable or several chains), not a
+    corpus store."""
     path = Path(path)
     if not (path / "zarr.json").exists():
         return False
     attrs = integrity.open_group(path, "dscir store").attrs
-    return ATTR in attrs or RESUMABLE in attrs
+    return ATTR in attrs or RESUMABLE in attrs or "dscir_chains" in attrs
 
 
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
@@ -252,8 +253,12 @@ class Run:
 
     @classmethod
     def open(cls, path: str | Path) -> Run:
+        from dscir.runs.chains import ATTR as CHAINS, chain_path
+
         path = Path(path)
         g = _open(path)
+        if CHAINS in g.attrs:  # several chains (dscir.runs.chains): chain 0 is the fit's
+            return cls.open(chain_path(path, 0))
         if ATTR not in g.attrs:
             if RESUMABLE in g.attrs:
                 raise DscirError(f"{path} is an unfinished run; continue it with `dscir fit ... "
@@ -288,7 +293,7 @@ def verify(path: str | Path) -> tuple[list[str], list[str]]:
     ``path``. Returns (arrays found sound, problems as "array: what")."""
     path = Path(path)
     g = _open(path)
-    if ATTR not in g.attrs and RESUMABLE not in g.attrs:
+    if ATTR not in g.attrs and RESUMABLE not in g.attrs and "dscir_chains" not in g.attrs:
         raise DscirError(f"{path} is not a dscir run (no {ATTR} attribute)")
     ok, problems = [], []
     try:

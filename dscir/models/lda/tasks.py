@@ -56,3 +56,16 @@ def block_topics_spread(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray
                      for cols in sample_cols])
     theta = block_topics(batch, words, phi_cols, alpha, sweeps, key)
     return theta, each.std(axis=0).astype(np.float32)
+
+
+def block_term_counts(batch: CSRBatch, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The length (tokens) of each document of a block, int64 [n], and the count of
+    each of the block's distinct ``words`` in it, int64 [len(words)]: the document
+    lengths and term frequencies pyLDAvis asks for, one block at a time."""
+    rows = np.repeat(np.arange(batch.docs.size), np.diff(batch.indptr))
+    data = batch.data.astype(np.int64)
+    lengths = np.zeros(batch.docs.size, np.int64)
+    np.add.at(lengths, rows, data)
+    counts = np.zeros(words.size, np.int64)
+    np.add.at(counts, np.searchsorted(words, batch.indices), data)
+    return lengths, counts

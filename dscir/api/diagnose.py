@@ -1,0 +1,198 @@
+"""Convergence diagnostics of a run's chains, and its kept samples as ArviZ data.
+
+``diagnose(RUN)`` reads every chain of a run (``dscir.runs.chains``), matches
+LDA topics across chains onto chain 0's (``dscir.diagnostics.matching``) and
+gives R-hat and bulk ESS (``dscir.diagnostics.convergence``) of:
+
+- every model: the held-out score of each kept sample (LDA: per-token log
+  likelihood by document completion, -log perplexity, under that sample's phi;
+  DP mixture: the mean log predictive of the held-out users under that
+  sample), computed here on the cluster from the stored samples, so the
+  chains' traces are of samples, not of the running mean a fit scores;
+- LDA: each matched topic's ``top`` most probable words (by the pooled mean):
+  the worst R-hat and the smallest ESS over them;
+- DP mixture: alpha and the number of clusters of each kept sample.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from dscir.diagnostics import convergence as cv
+from dscir.diagnostics.matching import align_chains
+from dscir.errors import DscirError
+from dscir.runs.chains import open_chains
+
+
+class Row(NamedTuple):
+    quantity: str
+    rhat: float
+    ess: float
+    note: str
+
+
+class Diagnosis(NamedTuple):
+    """The diagnostics of a run: one row per quantity, and the chains' labellings."""
+
+    model: str
+    n_chains: int
+    n_draws: int
+    rows: list[Row]
+    perms: list[np.ndarray] | None  # LDA: chain c's topic perm[k] is chain 0's topic k
+    scores: np.ndarray | None  # [chain, draw] held-out score of each kept sample
+
+    def table(self) -> str:
+        """The rows as a plain-text table."""
+        head = f"{self.model} run: {self.n_chains} chains x {self.n_draws} kept samples"
+        width = max([len("quantity")] + [len(r.quantity) for r in self.rows])
+        lines = [head, f"{'quantity':<{width}}  {'R-hat':>7}  {'ESS':>8}  note"]
+        lines += [f"{r.quantity:<{width}}  {r.rhat:7.3f}  {r.ess:8.1f}  {r.note}"
+                  for r in self.rows]
+        return "\n".join(lines)
+
+
+def _stack(runs, name: str) -> np.ndarray:
+    arrays = [r.samples().get(name) for r in runs]
+    if any(a is None for a in arrays):
+        raise DscirError(f"{runs[0].path} kept no samples ({name}); fit with n_iter > burn_in")
+    n = {len(a) for a in arrays}
+    if len(n) > 1:
+        raise DscirError(f"the chains kept different numbers of samples ({sorted(n)})")
+    return np.stack(arrays)
+
+
+def lda_phi(runs) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The kept phi samples [chain, draw, K, W] with topics matched onto chain 0's,
+    and each chain's labelling."""
+    perms = align_chains([r.phi_mean for r in runs])
+    phi = _stack(runs, "phi")
+    return np.stack([phi[c][:, p] for c, p in enumerate(perms)]), perms
+
+
+def _row(quantity: str, draws: np.ndarray, note: str = "") -> Row:
+    return Row(quantity, float(np.max(cv.rhat(draws))), float(np.min(cv.ess(draws))), note)
+
+
+def _topic_rows(runs, top: int) -> tuple[list[Row], list[np.ndarray]]:
+    phi, perms = lda_phi(runs)
+    ids = cv.top_word_ids(phi.mean(axis=(0, 1)), top)
+    rhats, esss = cv.rhat(cv.topic_draws(phi, ids)), cv.ess(cv.topic_draws(phi, ids))
+    vocab = runs[0].vocabulary
+    rows = [Row(f"topic {k}", float(np.max(rhats[k])), float(np.min(esss[k])),
+                " ".join(str(vocab[w]) for w in ids[k]))
+            for k in range(ids.shape[0])]
+    return rows, perms
+
+
+def sample_scores(runs, executor) -> np.ndarray:
+    """The held-out score [chain, draw] of every kept sample of every chain."""
+    from dscir.corpus import Corpus
+
+    heldout = np.asarray(Corpus.open(runs[0].store).heldout_docs(), np.int64)
+    if runs[0].model == "lda":
+        from dscir.models.lda import LDAConfig, perplexity
+
+        out = []
+        for r in runs:
+            cfg = LDAConfig(**r.config)
+            out.append([-np.log(perplexity(executor, heldout, phi, cfg.alpha, cfg.eval_sweeps,
+                                           cfg.seed, cfg.completion_every))
+                        for phi in r.samples()["phi"].astype(np.float64)])
+        return np.array(out)
+    from dscir.models.dpmm.model import samples_from_arrays, user_scores
+
+    if heldout.size == 0:
+        raise DscirError(f"{runs[0].store} has no held-out users to score")
+    return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"])))
+                      for s in samples_from_arrays(r.samples())] for r in runs])
+
+
+def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
+             local: bool = False, **cluster) -> Diagnosis:
+    """R-hat and ESS of the run's chains (see the module); ``score`` computes the
+    held-out score of every kept sample on the cluster (``client`` or the
+    ``cluster`` keywords of ``fit``; ``local``: in this process)."""
+    from dscir.api.base import executor_for
+
+    runs = open_chains(run)
+    model = runs[0].model
+    if model not in ("lda", "dpmm"):
+        raise DscirError(f"{run} is a {model} run; diagnose reads LDA and DP-mixture runs")
+    if runs[0].n_samples < 4:
+        raise DscirError(f"{run} kept {runs[0].n_samples} samples per chain; R-hat and ESS "
+                         "need at least 4 (more iterations after burn_in, or a smaller thin)")
+    rows, perms, scores = [], None, None
+    if score:
+        with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:
+            scores = sample_scores(runs, executor)
+        what = "per-token log likelihood" if model == "lda" else "mean log predictive"
+        rows.append(_row("held-out score", scores, what))
+    if model == "lda":
+        topic_rows, perms = _topic_rows(runs, top)
+        rows += topic_rows
+    else:
+        alpha = _stack(runs, "alpha")
+        rows.append(_row("alpha", alpha))
+        rows.append(_row("clusters", _stack(runs, "n_components").astype(np.float64),
+                         "components of each kept sample"))
+    return Diagnosis(model, len(runs), runs[0].n_samples, rows, perms, scores)
+
+
+def inference_data(run: str | Path, scores: np.ndarray | None = None):
+    """The kept samples of every chain of ``run`` as ArviZ ``InferenceData``.
+
+    LDA: ``posterior.phi`` (chain, draw, topic, word), topics matched onto chain
+    0's, words labelled by the vocabulary. DP mixture: ``posterior.alpha`` and
+    ``posterior.n_clusters`` (chain, draw). ``scores`` [chain, draw] (from
+    ``diagnose``) becomes ``sample_stats.heldout_score``. Draws are labelled by
+    the iteration that kept them.
+    """
+    az = cv.arviz()
+    runs = open_chains(run)
+    iterations = runs[0].samples().get("iteration")
+    if iterations is None:
+        raise DscirError(f"{run} kept no samples")
+    coords = {"draw": np.asarray(iterations)}
+    if runs[0].model == "lda":
+        phi, _ = lda_phi(runs)
+        posterior = {"phi": phi}
+        dims = {"phi": ["topic", "word"]}
+        coords.update(topic=np.arange(phi.shape[2]),
+                      word=np.array([str(v) for v in runs[0].vocabulary]))
+    elif runs[0].model == "dpmm":
+        posterior = {"alpha": _stack(runs, "alpha"), "n_clusters": _stack(runs, "n_components")}
+        dims = {}
+    else:
+        raise DscirError(f"{run} is a {runs[0].model} run; LDA and DP-mixture runs export")
+    stats = None if scores is None else {"heldout_score": np.asarray(scores)}
+    return az.from_dict(posterior=posterior, sample_stats=stats, coords=coords, dims=dims)
+
+
+class ChainDiagnostics:
+    """What an estimator with a run store offers over its chains (``Estimator``'s)."""
+
+    def _run_path(self) -> str:
+        path = getattr(self, "run_path_", None)
+        if path is None:
+            raise DscirError(f"this {type(self).__name__} has no run store; fit with out= "
+                             "(--out) or load a run")
+        return path
+
+    def diagnose(self, client=None, **options) -> Diagnosis:
+        """R-hat and ESS of the fit's chains (``diagnose`` above)."""
+        return diagnose(self._run_path(), client, **options)
+
+    def to_inference_data(self, scores=None):
+        """The kept samples of every chain as ArviZ ``InferenceData`` with named
+        dimensions (``inference_data`` above)."""
+        return inference_data(self._run_path(), scores)
+
+    def plot_diagnostics(self, diagnosis: Diagnosis | None = None, ax=None):
+        """R-hat and ESS of each diagnosed quantity (matplotlib); ``diagnosis`` from
+        ``diagnose()`` (computed without held-out scores if None). Returns the figure."""
+        from dscir.display import plot_diagnosis
+
+        return plot_diagnosis(diagnosis or self.diagnose(score=False), ax)
