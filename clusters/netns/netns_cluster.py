@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from netns_hosts import Hosts, unavailable
+from netns_hosts import Hosts, exit_on_sigterm, unavailable
 
 HERE = Path(__file__).resolve().parent
 SCHEDULER_PORT, WORKER_PORT, PROXY_OFFSET = 8786, 9000, 100
@@ -183,10 +182,6 @@ class NetnsCluster:
         self.close()
 
 
-def _terminate(signum, frame):
-    raise SystemExit(128 + signum)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--worker-hosts", type=int, default=3)
@@ -205,7 +200,7 @@ def main() -> int:
     if why:
         print(f"netns_cluster: {why}", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _terminate)
+    exit_on_sigterm()
     with tempfile.TemporaryDirectory() as tmp:
         work = a.logs or Path(tmp)
         with NetnsCluster(work, a.worker_hosts, a.workers_per_host, tls=a.tls,

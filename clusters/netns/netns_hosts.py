@@ -21,6 +21,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 
@@ -39,6 +40,12 @@ def unavailable() -> str | None:
         return f"`ip netns add` fails here: {made.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], capture_output=True)
     return None
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so that ``with Hosts(...)`` blocks (and
+    ``finally`` clauses) tear the hosts down when a script is terminated."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
