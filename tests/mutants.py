@@ -110,6 +110,14 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- across hosts (issue 18): the Gibbs stream keyed by the part, i.e. by
+    # how many workers split the minibatch (skipped, so not killed, without root) --
+    Mutant("gibbs-stream-per-part", "dscir/models/lda/model.py",
+           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)\n"
+           "                for w in self.executor.words(parts)]",
+           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, derive(key, j), m)\n"
+           "                for j, w in enumerate(self.executor.words(parts))]",
+           ("tests/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
 ]
 
 
@@ -117,6 +125,8 @@ def copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT / "dscir", dest / "dscir")
     shutil.copytree(ROOT / "tests", dest / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(ROOT / "clusters", dest / "clusters",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 

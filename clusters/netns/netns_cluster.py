@@ -48,7 +48,7 @@ if tls:
     security = Security(require_encryption=True, tls_ca_file=ca, tls_client_cert=cert,
                         tls_client_key=key)
 with Client(address, security=security, timeout="60s") as c:
-    c.wait_for_workers(n, timeout=180)
+    c.wait_for_workers(n, timeout=600)
 """
 
 
