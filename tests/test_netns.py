@@ -31,10 +31,14 @@ WHY = unavailable()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no network namespaces: {WHY}")
 
 STALL = Path(__file__).resolve().parent / "netns_stall.py"
-# Short Dask timeouts so that a cut link is noticed within seconds, not minutes.
+# A short TCP timeout (Dask's shortest: 11 s and up) so that a cut link is
+# noticed in seconds, not minutes: Dask sets it as the sockets' keepalive and
+# TCP_USER_TIMEOUT, which the kernel enforces however busy the processes are.
+# The worker TTL stays at its default (5 min): heartbeats are late when a
+# loaded machine stalls a worker's event loop, and a short TTL drops live
+# workers until a task is declared a KilledWorker.
 TIMEOUTS = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s",
-            "DASK_DISTRIBUTED__COMM__TIMEOUTS__TCP": "12s",
-            "DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL": "15s"}
+            "DASK_DISTRIBUTED__COMM__TIMEOUTS__TCP": "12s"}
 ITERATIONS = 10
 
 
@@ -149,5 +153,60 @@ def test_driver_host_killed_and_resumed_gives_the_chain(
     assert last_checkpoint(run) < ITERATIONS
     resumed = Driver(cluster, [*fit_args(store), "--resume", str(run)],
                      tmp_path / "resumed.log")
+    assert resumed.wait() == 0, resumed.output()
+    assert run_digest(run) == reference
+
+
+def test_a_worker_host_cut_off_past_the_timeouts_leaves_the_chain(
+        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+    """The scheduler and the cut host's workers give each other up after the TCP
+    timeout (12 s here; 30 s by default): the scheduler reruns the host's tasks on the other
+    hosts, and the workers, having lost the scheduler, close with their nannies.
+    Restoring the link brings nothing back: the host's processes are gone, and
+    the run goes on without them to the same chain."""
+    store, _ = synthetic_store
+    run = tmp_path / "run"
+    host = 2
+    driver = Driver(cluster, [*fit_args(store), "--out", str(run)], tmp_path / "driver.log")
+    until(lambda: last_checkpoint(run) >= 2, "checkpoint at iteration 2", driver.proc)
+    cluster.hosts.link(host, False)
+    try:
+        # past comm.timeouts.tcp: both sides declare the other dead
+        end = time.monotonic() + 25
+        while time.monotonic() < end and cluster.hosts.pids(host):
+            time.sleep(0.2)
+    finally:
+        cluster.hosts.link(host, True)
+    assert driver.wait() == 0, driver.output()
+    assert run_digest(run) == reference
+    assert cluster.hosts.pids(host) == []  # the host's dask processes closed themselves
+    log = (cluster.logs / "scheduler.log").read_text()
+    assert f"Remove worker addr: tcp://{cluster.hosts.address(host)}:" in log
+    cluster.start_workers(host)
+    cluster.wait_for_workers()
+
+
+def test_a_driver_cut_off_stops_cleanly_and_resumes_to_the_chain(
+        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+    """Cut off past the TCP timeout (12 s here) and the client's reconnect window
+    (the connect timeout, 5 s), the driver's client gives the scheduler up: the
+    fit stops with one error line saying so and how to resume, its checkpoints
+    intact, and --resume completes the same chain. (A cut shorter than the TCP
+    timeout only pauses the run: TCP retransmits once the link is back.)"""
+    store, _ = synthetic_store
+    run = tmp_path / "run"
+    driver = Driver(cluster, [*fit_args(store), "--out", str(run)], tmp_path / "driver.log")
+    until(lambda: last_checkpoint(run) >= 4, "checkpoint at iteration 4", driver.proc)
+    cluster.hosts.link(cluster.driver_host, False)
+    try:  # cut until the driver gives up, so it cannot reconnect in between
+        code = driver.wait()
+    finally:
+        cluster.hosts.link(cluster.driver_host, True)
+    last = driver.output().strip().splitlines()[-1]
+    assert code == 2, driver.output()
+    assert last.startswith("dscir: error: lost the connection to the Dask scheduler"), last
+    assert "--resume" in last
+    assert 4 <= last_checkpoint(run) < ITERATIONS
+    resumed = Driver(cluster, [*fit_args(store), "--resume", str(run)], tmp_path / "resumed.log")
     assert resumed.wait() == 0, resumed.output()
     assert run_digest(run) == reference

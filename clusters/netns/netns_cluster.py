@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from netns_hosts import Hosts, exit_on_sigterm, unavailable
@@ -50,6 +51,17 @@ if tls:
 with Client(address, security=security, timeout="60s") as c:
     c.wait_for_workers(n, timeout=600)
 """
+
+
+def _wait_for_file(path: Path, proc: subprocess.Popen, seconds: float = 600) -> None:
+    """Wait until the scheduler ``proc`` has written ``path``; raise if it exits
+    first or takes ``seconds`` (minutes on a heavily loaded machine)."""
+    end = time.monotonic() + seconds
+    while not (path.exists() and path.stat().st_size):
+        if proc.poll() is not None or time.monotonic() > end:
+            raise RuntimeError(f"the Dask scheduler wrote no {path.name} (exit status "
+                               f"{proc.poll()}); see its log")
+        time.sleep(0.05)
 
 
 class NetnsCluster:
@@ -147,10 +159,14 @@ class NetnsCluster:
                                 *ips], check=True, capture_output=True)
             if self.delay_ms is not None:
                 self._proxy(0, [SCHEDULER_PORT])
-            self._start(0, "scheduler", [
+            sched_file = self.workdir / "scheduler.json"
+            sched_file.unlink(missing_ok=True)
+            scheduler = self._start(0, "scheduler", [
                 sys.executable, "-m", "distributed.cli.dask_scheduler", "--no-dashboard",
                 "--host", f"{self.proto}://{self.hosts.address(0)}",
-                "--port", str(SCHEDULER_PORT), *self.tls_args("scheduler")])
+                "--port", str(SCHEDULER_PORT), "--scheduler-file", str(sched_file),
+                *self.tls_args("scheduler")])
+            _wait_for_file(sched_file, scheduler)  # listening: workers may connect
             for h in range(1, self.worker_hosts + 1):
                 self.start_workers(h)
             self.wait_for_workers()
