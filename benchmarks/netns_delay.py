@@ -94,9 +94,12 @@ def plot(result: dict, path: Path) -> None:
         walls = [r["median"]["wall"] for r in result["runs"] if r["setting"] == s]
         ax.plot([i] * len(walls), walls, "k.", label="median wall, each run" if i == 0 else None)
     ax.set_xticks(x, settings)
+    loads = [r[k][0] for r in result["runs"] for k in ("load_before", "load_after")]
     ax.set(xlabel="one-way delay added to every link between hosts (ms)",
-           ylabel="seconds per iteration (median)",
-           title="reuters LDA across network namespaces: iteration time and its split")
+           ylabel="seconds per iteration (median of each part)",
+           title="reuters LDA across network namespaces: iteration time and its split\n"
+                 f"(1-min load average {min(loads):.0f}-{max(loads):.0f} on "
+                 f"{result['machine']['cores']} cores while measured)")
     ax.legend()
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
