@@ -161,7 +161,8 @@ def compare(a_path: Path, b_path: Path) -> dict:
     }
 
 
-def plot(result: dict, path: Path) -> None:
+def plot(result: dict, path: Path, lost: str = "worker") -> None:
+    """Perplexities of both runs, and iteration times with the ``lost`` kills marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -172,7 +173,7 @@ def plot(result: dict, path: Path) -> None:
     ev = m["evaluations"]
     ax1.plot(ev["iteration"], ev["undisturbed"], marker="o", label="undisturbed")
     ax1.plot(ev["iteration"], ev["disturbed"], marker="x", linestyle="--",
-             label="worker kills + driver kill/resume")
+             label=f"{lost} kills + driver kill/resume")
     ax1.set(xlabel="iteration", ylabel="held-out perplexity",
             title=f"wiki, K = {result['args']['topics']}: the same chain")
     secs = m["iteration_seconds"]
@@ -181,11 +182,11 @@ def plot(result: dict, path: Path) -> None:
     ax2.plot(np.arange(1, len(secs["disturbed"]) + 1), secs["disturbed"], lw=0.8,
              label="disturbed")
     for e in result["disturbed"]["events"]:
-        if e["kind"] == "worker":
+        if e["kind"] != "driver":
             ax2.axvline(e["iteration"], color="grey", ls=":", lw=0.8)
         else:
             ax2.axvline(e["resumed_from"], color="red", lw=1.2, label="driver resumed from")
-    ax2.set(xlabel="iteration (dotted: a worker killed near here)", ylabel="seconds",
+    ax2.set(xlabel=f"iteration (dotted: a {lost} killed near here)", ylabel="seconds",
             yscale="log", title="time per iteration")
     for ax in (ax1, ax2):
         ax.legend()

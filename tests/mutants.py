@@ -169,6 +169,14 @@ MUTANTS = [
            'input.addEventListener("input", show);\n  show();',
            'input.addEventListener("input", show);',
            (REPORT + "::test_report_page_in_headless_chromium",)),
+    # -- across hosts (issue 18): the Gibbs stream keyed by the part, i.e. by
+    # how many workers split the minibatch (skipped, so not killed, without root) --
+    Mutant("gibbs-stream-per-part", "dscir/models/lda/model.py",
+           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)\n"
+           "                for w in self.executor.words(parts)]",
+           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, derive(key, j), m)\n"
+           "                for j, w in enumerate(self.executor.words(parts))]",
+           ("tests/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
 ]
 
 
@@ -176,6 +184,8 @@ def copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT / "dscir", dest / "dscir")
     shutil.copytree(ROOT / "tests", dest / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(ROOT / "clusters", dest / "clusters",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 

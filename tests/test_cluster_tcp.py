@@ -81,3 +81,44 @@ def test_old_task_arguments_are_not_kept(where, request):
         gc.collect()
         alive = sum(r() is not None for r in sent)
     assert alive <= MESSAGE_LOG_LENGTH + 5, f"{alive} of {len(sent)} arguments still held"
+
+
+def test_lost_scheduler_stops_the_fit_with_one_line_and_it_resumes(
+        synthetic_store, tmp_path, two_workers):  # noqa: F811
+    """The scheduler killed mid-fit: the driver's client cannot reconnect, and
+    the fit stops with one error line saying how to resume (not a traceback);
+    resumed on another cluster it completes the uninterrupted chain."""
+    import signal
+    import time
+
+    import psutil
+
+    from test_chain_digests import run_digest
+
+    store, _ = synthetic_store
+    args = ["fit", "lda", store, "--topics", "4", "--iterations", "30", "--batch-size", "30",
+            "--sweeps", "10", "--eval-sweeps", "10", "--seed", "5", "--no-progress",
+            "--checkpoint-every", "2"]
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
+    run = tmp_path / "run"
+    with dask_processes(tmp_path, 1) as address:
+        driver = subprocess.Popen([sys.executable, "-m", "dscir", *args, "--address", address,
+                                   "--out", str(run)], stderr=subprocess.PIPE, text=True,
+                                  env=env)
+        ckpts = run / "checkpoints"
+        while not (ckpts.exists() and any(e.isdigit() for e in os.listdir(ckpts))):
+            assert driver.poll() is None, driver.stderr.read()
+            time.sleep(0.05)
+        scheduler, = (p for p in psutil.Process().children() if "scheduler" in p.cmdline())
+        os.kill(scheduler.pid, signal.SIGKILL)
+        err = driver.communicate(timeout=600)[1]
+    assert driver.returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("dscir: error: lost the connection to the Dask scheduler"), last
+    assert "--resume" in last
+    other = two_workers.scheduler.address
+    for extra in (["--resume", str(run)], ["--out", str(tmp_path / "whole")]):
+        done = subprocess.run([sys.executable, "-m", "dscir", *args, "--address", other, *extra],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    assert run_digest(run) == run_digest(tmp_path / "whole")

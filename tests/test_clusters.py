@@ -29,7 +29,7 @@ from dscir.errors import DscirError
 from daskprocs import DASK, dask_processes, stop, wait_for_file
 
 CLUSTERS = Path(__file__).resolve().parents[1] / "clusters"
-RECIPES = ("local", "ssh", "slurm", "pbs", "kubernetes", "tls")
+RECIPES = ("local", "ssh", "slurm", "pbs", "kubernetes", "tls", "netns")
 BIN = Path(sys.executable).parent
 needs_dask = pytest.mark.skipif(DASK is None, reason="the `dask` command is not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None,

@@ -10,6 +10,7 @@ parameters into the model's configuration.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import inspect
 import numbers
@@ -371,9 +372,14 @@ class Estimator(ChainDiagnostics):
             self._collect(chain)
             if writer is not None:
                 self._commit(chain, writer, every)
-        except BaseException:
+        except BaseException as exc:
             if writer is not None:
                 writer.abort()
+            if _lost_scheduler(chain, exc):
+                resume = "; continue it from its last checkpoint with --resume (resume=RUN)" \
+                    if every else ""
+                raise DscirError(f"lost the connection to the Dask scheduler at iteration "
+                                 f"{chain.iteration} ({exc}){resume}") from exc
             raise
 
     def _commit(self, chain, writer, every: int) -> None:
@@ -434,3 +440,11 @@ class Estimator(ChainDiagnostics):
 
     def _fitted_repr(self) -> str:
         return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
+
+
+def _lost_scheduler(chain, exc: BaseException) -> bool:
+    """Whether ``exc`` is the driver's Dask client losing its scheduler (a cut
+    link or a dead scheduler: its calls fail, or its futures are cancelled)."""
+    client = getattr(chain.executor, "client", None)
+    return (isinstance(exc, (OSError, concurrent.futures.CancelledError))
+            and client is not None and client.status != "running")
