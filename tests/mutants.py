@@ -47,6 +47,9 @@ SCALE = "tests/test_minibatch_scale.py"
 STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
+SPARSE = "tests/test_lda_sparse_kernel.py"
+SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
+SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -110,6 +113,22 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- the large-K Gibbs kernel (issue 14, part 2) --
+    Mutant("sparse-word-acceptance-dropped", "dscir/models/lda/_sparse.py",
+           "if t != s and uniform(state) * (alpha + ndk[s]) < alpha + ndk[t]:",
+           "if t != s:", (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-acceptance-dropped", "dscir/models/lda/_sparse.py",
+           "if t != s and uniform(state) * row[s] < row[t]:", "if t != s and row[t] > 0.0:",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-proposal-includes-the-token", "dscir/models/lda/_sparse.py",
+           "            if j >= i:\n                j += 1\n", "",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-proposal-uniform-weight", "dscir/models/lda/_sparse.py",
+           "k_alpha = n_topics * alpha", "k_alpha = alpha",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-alias-leftover-kept-at-zero", "dscir/models/lda/_sparse.py",
+           "prob[g] = (prob[g] + prob[s]) - 1.0", "prob[g] = prob[g] - 1.0",
+           (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
 ]
 
 
