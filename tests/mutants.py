@@ -118,7 +118,7 @@ MUTANTS = [
            "if t != s and uniform(state) * (alpha + ndk[s]) < alpha + ndk[t]:",
            "if t != s:", (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-doc-acceptance-dropped", "dscir/models/lda/_sparse.py",
-           "if t != s and uniform(state) * row[s] < row[t]:", "if t != s and row[t] > 0.0:",
+           "if uniform(state) * phi_s < phi_t:", "if phi_t > 0.0:",
            (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-doc-proposal-includes-the-token", "dscir/models/lda/_sparse.py",
            "            if j >= i:\n                j += 1\n", "",
@@ -127,7 +127,7 @@ MUTANTS = [
            "k_alpha = n_topics * alpha", "k_alpha = alpha",
            (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-alias-leftover-kept-at-zero", "dscir/models/lda/_sparse.py",
-           "prob[g] = (prob[g] + prob[s]) - 1.0", "prob[g] = prob[g] - 1.0",
+           "table[g, 0] = (table[g, 0] + table[s, 0]) - 1.0", "table[g, 0] = table[g, 0] - 1.0",
            (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
 ]
 

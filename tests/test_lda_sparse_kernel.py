@@ -34,8 +34,9 @@ def _chi2_p(observed, expected_p):
 
 # -- alias tables ---------------------------------------------------------------
 
-def _alias_law(prob, alias):
+def _alias_law(table):
     """The exact law an alias table draws from: (prob[k] + Σ_{alias[j]=k} (1 − prob[j])) / K."""
+    prob, alias = table[:, 0], table[:, 1].astype(np.int64)
     n = prob.size
     law = prob.copy()
     np.add.at(law, alias, 1.0 - prob)
@@ -49,23 +50,23 @@ def _alias_law(prob, alias):
     np.random.default_rng(0).gamma(0.05, size=1000),
 ])
 def test_alias_table_draws_exactly_the_weights(weights):
-    prob, alias = _sparse.alias_tables(np.ascontiguousarray(weights[None, :]))
-    law = _alias_law(prob[0], alias[0])
-    np.testing.assert_allclose(law, weights / weights.sum(), rtol=1e-12, atol=1e-15)
+    table = _sparse.alias_tables(np.ascontiguousarray(weights[None, :]))[0]
+    np.testing.assert_allclose(_alias_law(table), weights / weights.sum(), rtol=1e-12,
+                               atol=1e-15)
     # a topic of weight zero is never drawn, neither kept nor as an alias
+    prob, alias = table[:, 0], table[:, 1].astype(np.int64)
     zero = weights == 0.0
-    assert np.all(prob[0][zero] == 0.0) and not np.any(zero[alias[0]][prob[0] < 1.0])
+    assert np.all(prob[zero] == 0.0) and not np.any(zero[alias][prob < 1.0])
 
 
 # -- one token's transition -----------------------------------------------------
 
 @nb.njit(cache=True)
-def _transitions(starts, i, n_other, z, row, prob, alias, ndk, alpha, key):
+def _transitions(starts, i, n_other, z, rows, table, ndk, alpha, key):
     out = np.empty(starts.size, dtype=np.int64)
     for c in range(starts.size):
         state = new_state(mix_in(key, c))
-        out[c] = _sparse._mh_token(i, starts[c], n_other, z, row, prob, alias, ndk, alpha,
-                                   state)
+        out[c] = _sparse._mh_token(i, 0, starts[c], n_other, z, rows, table, ndk, alpha, state)
     return out
 
 
@@ -89,7 +90,7 @@ def test_token_transition_leaves_its_conditional_invariant(alpha, start):
     # (the chain converges to it, it is not stuck). Guards against a missing acceptance term, a document
     # proposal that counts the token itself, or a wrong uniform-topic weight.
     z, i, ndk, row, target = _token_case(alpha)
-    prob, alias = _sparse.alias_tables(row[None, :].copy())
+    table = _sparse.alias_tables(row[None, :].copy())
     rng = np.random.default_rng(1)
     n = 40_000
     if start == "stationary":
@@ -98,10 +99,10 @@ def test_token_transition_leaves_its_conditional_invariant(alpha, start):
         starts = np.full(n, int(np.argmin(np.where(target > 0, target, 2.0))))
     z_state = z.copy()
     z_state[i] = starts[0]  # the document proposal never reads token i
-    ends = _transitions(starts, i, z.size - 1, z_state, row, prob[0], alias[0], ndk, alpha, 7)
+    rows = row[None, :].copy()
+    ends = _transitions(starts, i, z.size - 1, z_state, rows, table, ndk, alpha, 7)
     for move in range(29 if start == "worst" else 0):
-        ends = _transitions(ends, i, z.size - 1, z_state, row, prob[0], alias[0], ndk, alpha,
-                            8 + move)
+        ends = _transitions(ends, i, z.size - 1, z_state, rows, table, ndk, alpha, 8 + move)
     counts = np.bincount(ends, minlength=6)
     assert counts[2] == 0  # phi = 0: never proposed by the word, never accepted from the doc
     assert _chi2_p(counts, target) > 1e-3, (counts / n, target)
@@ -118,18 +119,19 @@ def test_token_transition_check_has_power():
 # -- the joint law of a tiny document -------------------------------------------
 
 @nb.njit(cache=True)
-def _final_topics(tokens, rows, prob, alias, alpha, sweeps, n_chains, key):
+def _final_topics(tokens, rows, table, alpha, sweeps, n_chains, key):
     n_tok = tokens.size
     n_cols, n_topics = rows.shape
     out = np.empty((n_chains, n_tok), dtype=np.int32)
     z = np.empty(n_tok, dtype=np.int32)
     ndk = np.zeros(n_topics)
-    word_acc = np.zeros((n_cols, n_topics), dtype=np.int64)
+    kept = np.empty((sweeps - sweeps // 2, n_tok), dtype=np.int32)
+    topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
     doc_acc = np.zeros(n_topics, dtype=np.int64)
     for c in range(n_chains):
         state = new_state(mix_in(key, c))
-        _sparse._mh_document(tokens, n_tok, z, rows, prob, alias, alpha, sweeps, state, ndk,
-                             word_acc, doc_acc)
+        _sparse._mh_document(tokens, n_tok, z, rows, table, alpha, sweeps, state, ndk, kept,
+                             topic_word, doc_acc)
         out[c] = z
     return out
 
@@ -145,13 +147,13 @@ def test_joint_topics_of_a_tiny_document_match_brute_force():
                     [0.20, 0.30, 0.80, 0.65]])
     tokens = np.arange(4, dtype=np.int32)
     rows = np.ascontiguousarray(phi.T)
-    prob, alias = _sparse.alias_tables(rows)
+    table = _sparse.alias_tables(rows)
     zs = np.array(list(itertools.product(range(3), repeat=4)))
     counts = np.stack([(zs == k).sum(axis=1) for k in range(3)], axis=1)
     logp = np.log(phi[zs, tokens]).sum(axis=1) + (gammaln(ALPHA + counts)
                                                   - gammaln(ALPHA)).sum(axis=1)
     exact = np.exp(logp - logsumexp(logp))
-    final = _final_topics(tokens, rows, prob, alias, ALPHA, 60, 30_000, 11)
+    final = _final_topics(tokens, rows, table, ALPHA, 60, 30_000, 11)
     cell = (final * 3 ** np.arange(3, -1, -1)).sum(axis=1)
     observed = np.bincount(cell, minlength=81)
     assert _chi2_p(observed, exact) > 1e-3
