@@ -258,3 +258,46 @@ def test_unknown_kernel_is_one_clear_error():
     indptr, indices, data, phi = _random_batch()
     with pytest.raises(DscirError, match="kernel must be one of auto, dense, sparse"):
         _run(indptr, indices, data, np.arange(indptr.size - 1), phi, kernel="alias")
+
+
+# -- the setting: estimator, CLI, chain -----------------------------------------
+
+def test_estimator_passes_the_kernel_and_names_a_bad_one():
+    from dscir.api import LDA
+
+    assert LDA().chain_config().kernel == "auto"
+    assert LDA(kernel="sparse").chain_config().kernel == "sparse"
+    with pytest.raises(DscirError, match="kernel must be one of"):
+        LDA(kernel="alias").chain_config()
+
+
+def test_cli_kernel_option_rejects_an_unknown_kernel(capsys):
+    from dscir.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "lda", "/nonexistent/store", "--kernel", "alias"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'alias'" in capsys.readouterr().err
+
+
+def test_sparse_chain_is_the_same_on_one_and_two_workers(one_worker, two_workers, tmp_path):
+    # The kernel setting reaches the workers' tasks (the sparse chain differs from
+    # the dense one) and keeps the engine's guarantee: the same chain on 1 and 2 workers.
+    from chains import lda_chain
+    from test_lda_driver import synthetic_lda, small_config
+    from dscir.corpus import write_corpus
+
+    path = str(tmp_path / "s.zarr")
+    write_corpus(path, synthetic_lda(120, 40, seed=2)[0], chunk_docs=32)
+    states = {}
+    for name, client, kernel in (("sparse-1", one_worker, "sparse"),
+                                 ("sparse-2", two_workers, "sparse"),
+                                 ("dense-2", two_workers, "dense")):
+        chain = lda_chain(client, path, small_config(kernel=kernel))
+        assert chain.model.kernel == kernel
+        for _ in range(3):
+            chain.step()
+        chain.close()
+        states[name] = chain.model.state_.log_theta
+    assert np.array_equal(states["sparse-1"], states["sparse-2"])
+    assert not np.array_equal(states["sparse-2"], states["dense-2"])

@@ -40,6 +40,7 @@ class LDAConfig:
     eval_sweeps: int = 100
     completion_every: int = 10
     sampler_options: dict[str, float] = field(default_factory=dict)  # e.g. SGHMC friction
+    kernel: str = "auto"  # the Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py)
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:

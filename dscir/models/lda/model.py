@@ -20,7 +20,7 @@ from dscir import streams
 from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
-from dscir.models.lda.kernels import phi_columns
+from dscir.models.lda.kernels import phi_columns, resolve_kernel
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -51,6 +51,7 @@ class LDAModel:
     def __init__(self, config: LDAConfig, data: Data, executor):
         self.config, self.data, self.executor = config, data, executor
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
+        self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
         rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
         self.state_ = self.sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics,
@@ -72,7 +73,7 @@ class LDAModel:
         cfg = self.config
         lphi = self.log_phi()
         key = derive(cfg.seed, streams.GIBBS)
-        args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)
+        args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m, self.kernel)
                 for w in self.executor.words(parts)]
         results: list[GibbsResult] = self.executor.run("gibbs", gibbs_counts, parts, args)
         # Integer sums: exact whatever order the tasks finished or are added in.
