@@ -2,10 +2,11 @@
 
 On the shared wiki corpus (K = 100, minibatch 50, SCIR), run a fixed number of
 iterations on LocalClusters of 1 and 2 single-threaded worker processes and
-report documents/s, tokens/s and the per-iteration split into Gibbs work (the
-slowest task), waiting on the cluster beyond it (communication, scheduling)
-and the driver's update (phi columns, exact reduction, the K x W sampler
-step). Writes benchmarks/results/lda_throughput.json and .png.
+report documents/s, tokens/s and the per-iteration split as measured
+(``dscir.engine.placement.Timing``): compute on the critical path (the busiest
+worker thread's tasks), transfer (before the first task starts, after the last
+stops), queueing and idle otherwise, and the driver's update (phi columns,
+exact reduction, the K x W sampler step); and the compute summed over tasks. Writes benchmarks/results/lda_throughput.json and .png.
 
     python benchmarks/lda_throughput.py [--iterations 60] [--sweeps 200]
 """
@@ -46,7 +47,7 @@ def measure(store: Path, n_workers: int, args) -> dict:
         "tokens_per_s": sum(s["n_tokens"] for s in h) / wall,
         "token_sweeps_per_s": sum(s["n_tokens"] for s in h) * args.sweeps / wall,
         "mean_seconds": {f: float(np.mean([s[f] for s in h]))
-                         for f in ("wall", "gibbs", "wait", "update")},
+                         for f in ("wall", "compute", "transfer", "queue", "update", "compute_sum")},
     }
 
 
@@ -73,7 +74,7 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    parts = ("gibbs", "wait", "update")
+    parts = ("compute", "transfer", "queue", "update")
     bottom = np.zeros(len(rows))
     for part in parts:
         vals = np.array([r["mean_seconds"][part] for r in rows])

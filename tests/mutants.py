@@ -113,6 +113,11 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- the honest time split (issue 14, part 4) --
+    Mutant("time-split-slowest-task-as-critical-path", "dscir/engine/placement.py",
+           "per_thread[t.thread] = per_thread.get(t.thread, 0.0) + t.seconds",
+           "per_thread[t.thread] = max(per_thread.get(t.thread, 0.0), t.seconds)",
+           ("tests/test_time_split.py",)),
     # -- the large-K Gibbs kernel (issue 14, part 2) --
     Mutant("sparse-word-acceptance-dropped", "dscir/models/lda/_sparse.py",
            "if t != s and uniform(state) * (alpha + ndk[s]) < alpha + ndk[t]:",

@@ -71,7 +71,10 @@ class DaskExecutor:
 
     def words(self, parts: Parts) -> list[np.ndarray]:
         """The distinct word ids of each part."""
-        return self._gather(parts.words)
+        start = time.perf_counter()
+        out = self.client.gather(parts.words)
+        self.timing.add_wait(time.perf_counter() - start)
+        return out
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple]) -> list[Any]:
         """``fn(batch_j, words_j, *args[j])`` for every part j, on the part's worker."""
@@ -79,12 +82,7 @@ class DaskExecutor:
         # The words stay on the workers as futures: no second gather, no round trip.
         futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
                    for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
-        out = self._gather(futures)
-        self.timing.compute += max((s for _, s in out), default=0.0)
-        return [r for r, _ in out]
-
-    def _gather(self, futures: list) -> list:
-        start = time.perf_counter()
+        start = time.time()
         out = self.client.gather(futures)
-        self.timing.blocked += time.perf_counter() - start
-        return out
+        self.timing.add_round(start, time.time(), [t for _, t in out])
+        return [r for r, _ in out]

@@ -47,7 +47,8 @@ class LocalExecutor:
         return list(parts.words)
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple]) -> list[Any]:
-        start = time.perf_counter()
-        out = [fn(b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
-        self.timing.compute += time.perf_counter() - start
-        return out
+        out = [worker.timed(fn, b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
+        tasks = [t for _, t in out]
+        self.timing.add_round(tasks[0].start if tasks else time.time(),
+                              tasks[-1].stop if tasks else time.time(), tasks)
+        return [r for r, _ in out]
