@@ -86,9 +86,10 @@ def _token_case(alpha):
 def test_token_transition_leaves_its_conditional_invariant(alpha, start):
     # Started from the exact conditional (alpha + n_dk^{¬i}) phi_kw, one move of
     # MH_CYCLES word/document cycles must leave it unchanged: chi-square over 40,000
-    # moves. Started from the least likely allowed topic, 30 moves must reach it too
-    # (the chain converges to it, it is not stuck). Guards against a missing acceptance term, a document
-    # proposal that counts the token itself, or a wrong uniform-topic weight.
+    # moves. Started from the least likely allowed topic, 30 moves must reach it
+    # too (the chain converges to it, it is not stuck). Guards against a missing
+    # acceptance term, a document proposal that counts the token itself, or a
+    # wrong uniform-topic weight.
     z, i, ndk, row, target = _token_case(alpha)
     table = _sparse.alias_tables(row[None, :].copy())
     rng = np.random.default_rng(1)
