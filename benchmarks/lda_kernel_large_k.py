@@ -12,6 +12,10 @@ on a shared machine the CPU rate is the per-core figure; the wall rate also
 counts time the thread waited for a core). Every call is a whole call: the
 alias tables, validation and output included.
 
+``--prior-ks``: K values measured under topics drawn from a symmetric
+Dirichlet(0.5) prior instead (the start of a chain), for when a collapsed
+Gibbs fit at that K costs more than the machine can give.
+
 Agreement: on one batch of ``--agree-docs`` documents per K, both kernels'
 expected topic-word counts (kept counts / kept sweeps) are averaged over
 ``--replicates`` independent runs (streams of different iterations), and a
@@ -123,8 +127,9 @@ def plot(report: dict, path: Path) -> None:
     ax.set_ylabel("million token-sweeps / s (one thread)")
     s = report["settings"]
     ax.set_title(f"gibbs_expectations on wiki batches of {s['batch_size']} docs, "
-                 f"{s['sweeps']} sweeps\nshared 2-core machine: median and range of "
-                 f"{s['batches']} batches", fontsize=9)
+                 f"{s['sweeps']} sweeps; topics fitted, prior at K in {s['prior_ks']}\n"
+                 f"shared 2-core machine: median and range of {s['batches']} batches",
+                 fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
@@ -134,6 +139,7 @@ def plot(report: dict, path: Path) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ks", type=int, nargs="+", default=[100, 200, 400, 1000, 5000])
+    p.add_argument("--prior-ks", type=int, nargs="*", default=[])
     p.add_argument("--batches", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=50)
     p.add_argument("--sweeps", type=int, default=200)
@@ -162,15 +168,18 @@ def main() -> None:
         "kernels": [],
     }
     warm = take(corpus, [0])
-    for n_topics in args.ks:
-        phi = fitted_topics(corpus, n_topics, args.fit_sweeps, args.cache)
+    n_words = int(corpus[1].max()) + 1
+    for n_topics, topics in [(k, "fitted") for k in args.ks] + [(k, "prior") for k in
+                                                                args.prior_ks]:
+        phi = (fitted_topics(corpus, n_topics, args.fit_sweeps, args.cache)
+               if topics == "fitted" else rng.dirichlet(np.full(n_words, 0.5), size=n_topics))
         for kernel in ("dense", "sparse"):  # compile
             gibbs_expectations(*gibbs_args(warm, np.array([0]), phi, 0.1, 2, 0), kernel)
-        row = {"K": n_topics} | rates(corpus, phi, batches, args.sweeps)
+        row = {"K": n_topics, "topics": topics} | rates(corpus, phi, batches, args.sweeps)
         row["agreement"] = agreement(corpus, phi, agree_docs, args.sweeps, args.replicates)
         report["kernels"].append(row)
         med = {k: np.median([x["cpu_rate"] for x in row[k]]) / 1e6 for k in ("dense", "sparse")}
-        print(f"K={n_topics}: dense {med['dense']:.2f}, sparse {med['sparse']:.2f} M "
+        print(f"K={n_topics} ({topics}): dense {med['dense']:.2f}, sparse {med['sparse']:.2f} M "
               f"token-sweeps per CPU s; agreement {row['agreement']}", flush=True)
     report["machine"]["loadavg_end"] = os.getloadavg()
     RESULTS.mkdir(exist_ok=True)
