@@ -59,8 +59,8 @@ def run_sampler(client, store, name: str, args) -> dict:
     h = chain.history
     return {
         "sampler": name, "config": cfg.to_dict(), "curve": curve,
-        "mean_seconds": {f: float(np.mean([s[f] for s in h]))
-                         for f in ("wall", "gibbs", "wait", "update")},
+        "mean_seconds": {f: float(np.mean([s[f] for s in h])) for f in
+                         ("wall", "compute", "transfer", "queue", "update", "compute_sum")},
     }
 
 

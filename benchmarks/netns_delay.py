@@ -9,9 +9,9 @@ scheduler's and each worker's), so every connection from one host to another
 delay added to each direction; the nannies' control connections do not.
 
 Per setting and repeat: seconds per iteration and their split from the run's
-history (``gibbs``: the slowest task's compute, ``wait``: blocked on results
-beyond that, ``update``: the driver's own work), medians over the iterations
-after the first two. The slope of ``wait`` over the one-way delay is the
+history (``compute`` on the critical path, ``transfer``, ``queue`` and the
+driver's ``update``: dscir.engine.placement.Timing), medians over the iterations
+after the first two. The slope of ``transfer`` over the one-way delay is the
 number of one-way network trips per iteration that nothing overlaps (the
 same for the wall time, in ``one_way_delays_per_iteration``).
 Writes benchmarks/results/netns_delay.json and .png. Needs root.
@@ -38,6 +38,7 @@ from netns_cluster import NetnsCluster  # noqa: E402
 from netns_hosts import exit_on_sigterm  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+PARTS = ("compute", "transfer", "queue", "update")  # an iteration's split, adding to wall
 SKIP = 2  # warm-up iterations left out of the medians (numba loads, first reads)
 
 
@@ -68,11 +69,15 @@ def one_fit(store: str, work: Path, delay: float | None, args) -> dict:
     if code:
         raise RuntimeError((work / "driver.log").read_text())
     h = Run.open(work / "run").history
-    parts = {k: np.asarray(h[k][SKIP:], float) for k in ("wall", "gibbs", "wait", "update")}
+    parts = {k: np.asarray(h[k][SKIP:], float) for k in ("wall", *PARTS)}
     return {"delay_ms": delay, "fit_seconds": seconds, "load_before": load_before,
             "load_after": os.getloadavg(),
             "median": {k: float(np.median(v)) for k, v in parts.items()},
             "per_iteration": {k: v.tolist() for k, v in parts.items()}}
+
+
+def split_text(median: dict) -> str:
+    return ", ".join(f"{k} {median[k]:.3f}" for k in PARTS)
 
 
 def plot(result: dict, path: Path) -> None:
@@ -85,7 +90,7 @@ def plot(result: dict, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = np.arange(len(settings))
     bottom = np.zeros(len(settings))
-    for part in ("gibbs", "wait", "update"):
+    for part in PARTS:
         h = np.array([np.median([r["median"][part] for r in result["runs"]
                                  if r["setting"] == s]) for s in settings])
         ax.bar(x, h, 0.6, bottom=bottom, label=part)
@@ -129,14 +134,13 @@ def main() -> None:
                 r = one_fit(store, work, None if s == "direct" else float(s), args)
                 runs.append({"setting": s, "repeat": rep, **r})
                 print(f"{s:>6} ms, repeat {rep}: {r['median']['wall']:.3f} s/iteration "
-                      f"(gibbs {r['median']['gibbs']:.3f}, wait {r['median']['wait']:.3f}, "
-                      f"update {r['median']['update']:.3f}); load {r['load_before'][0]:.1f}",
+                      f"({split_text(r['median'])}); load {r['load_before'][0]:.1f}",
                       flush=True)
     delayed = [r for r in runs if r["delay_ms"] is not None]
     # seconds per ms of one-way delay, x 1000 = one-way delays per iteration
     trips = {part: float(np.polyfit([r["delay_ms"] for r in delayed],
                                     [r["median"][part] for r in delayed], 1)[0] * 1000)
-             for part in ("wall", "wait")}
+             for part in ("wall", "transfer")}
     result = {
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                     "note": "shared with other work while measured; see load averages"},
@@ -146,7 +150,7 @@ def main() -> None:
     }
     (RESULTS / "netns_delay.json").write_text(json.dumps(result, indent=1))
     plot(result, RESULTS / "netns_delay.png")
-    print(f"per iteration, wall grows by {trips['wall']:.1f} and wait by {trips['wait']:.1f} "
+    print(f"per iteration, wall grows by {trips['wall']:.1f} and transfer by {trips['transfer']:.1f} "
           "one-way delays")
 
 

@@ -108,7 +108,7 @@ def run_setting(client, store, name: str, args) -> dict:
     h = chain.history
     out = {"setting": name, "config": cfg.to_dict(), "curve": curve, "loadavg": load,
            "mean_seconds": {f: float(np.mean([s[f] for s in h]))
-                            for f in ("wall", "gibbs", "wait", "update")}}
+                            for f in ("wall", "compute", "transfer", "queue", "update")}}
     if cfg.control_variates:
         out["cv_clipped_mean"] = float(np.mean([s["cv_clipped"] for s in h]))
     if cfg.warm_start:

@@ -89,9 +89,10 @@ def plot_lda(history: dict[str, np.ndarray], evaluations: list, title: str, ax=N
     b2.plot(it, history["n_tokens"] / history["wall"], lw=1, color="C1", label="tokens/s")
     b2.set_ylabel("tokens / s")
     b.legend(handles=b.get_lines() + b2.get_lines(), loc="lower right", fontsize=8)
-    c.stackplot(it, history["gibbs"], history["wait"], history["update"],
-                labels=["Gibbs (slowest task)", "waiting on the cluster", "driver update"],
-                alpha=0.8)
+    c.stackplot(it, history["compute"], history["transfer"], history["queue"],
+                history["update"],
+                labels=["compute (critical path)", "transfer (first start, last stop)",
+                        "queueing and idle", "driver update"], alpha=0.8)
     c.set(xlabel="iteration", ylabel="seconds", title="time per iteration")
     c.legend(loc="upper right", fontsize=8)
     return fig

@@ -51,6 +51,9 @@ WARM = "tests/test_warm_start.py"
 CV = "tests/test_control_variates.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
+SPARSE = "tests/test_lda_sparse_kernel.py"
+SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
+SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -172,11 +175,31 @@ MUTANTS = [
     # -- across hosts (issue 18): the Gibbs stream keyed by the part, i.e. by
     # how many workers split the minibatch (skipped, so not killed, without root) --
     Mutant("gibbs-stream-per-part", "dscir/models/lda/model.py",
-           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, key, m)\n"
-           "                for w in self.executor.words(parts)]",
-           "args = [(phi_columns(lphi, w), cfg.alpha, cfg.sweeps, derive(key, j), m)\n"
-           "                for j, w in enumerate(self.executor.words(parts))]",
+           "args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]",
+           "args = [(c, cfg.alpha, cfg.sweeps, derive(key, j), m, self.kernel)"
+           " for j, c in enumerate(cols)]",
            ("tests/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
+    # -- the honest time split (issue 14, part 4) --
+    Mutant("time-split-slowest-task-as-critical-path", "dscir/engine/placement.py",
+           "per_thread[t.thread] = per_thread.get(t.thread, 0.0) + t.seconds",
+           "per_thread[t.thread] = max(per_thread.get(t.thread, 0.0), t.seconds)",
+           ("tests/test_time_split.py",)),
+    # -- the large-K Gibbs kernel (issue 14, part 2) --
+    Mutant("sparse-word-acceptance-dropped", "dscir/models/lda/_sparse.py",
+           "if t != s and uniform(state) * (alpha + ndk[s]) < alpha + ndk[t]:",
+           "if t != s:", (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-acceptance-dropped", "dscir/models/lda/_sparse.py",
+           "if uniform(state) * phi_s < phi_t:", "if phi_t > 0.0:",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-proposal-includes-the-token", "dscir/models/lda/_sparse.py",
+           "            if j >= i:\n                j += 1\n", "",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-proposal-uniform-weight", "dscir/models/lda/_sparse.py",
+           "k_alpha = n_topics * alpha", "k_alpha = alpha",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-alias-leftover-kept-at-zero", "dscir/models/lda/_sparse.py",
+           "table[g, 0] = (table[g, 0] + table[s, 0]) - 1.0", "table[g, 0] = table[g, 0] - 1.0",
+           (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
 ]
 
 

@@ -21,7 +21,7 @@ import dscir
 from dscir.corpus import split_heldout, write_corpus
 
 # Fields of the per-iteration history that are measurements, not the chain.
-TIMINGS = {"wall", "gibbs", "wait", "update"}
+TIMINGS = {"wall", "compute", "compute_sum", "transfer", "queue", "update"}
 
 LDA_DIGESTS = {
     "scir": "7cf10c05560aa5f7",

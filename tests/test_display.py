@@ -31,9 +31,9 @@ def test_lda_plot_draws_the_recorded_traces(lda_model):
     assert list(x) == [2, 4, 6] and list(y) == [e.perplexity for e in lda_model.evaluations_]
     h = lda_model.history_
     np.testing.assert_allclose(throughput.lines[0].get_ydata(), h["n_docs"] / h["wall"])
-    assert len(split.collections) == 3  # Gibbs, waiting, update stacked
+    assert len(split.collections) == 4  # compute, transfer, queue, update stacked
     top = split.collections[-1].get_paths()[0].vertices[:, 1].max()
-    assert top == pytest.approx((h["gibbs"] + h["wait"] + h["update"]).max())
+    assert top == pytest.approx(h["wall"].max())
     fig2, axes = plt.subplots(1, 3)
     assert lda_model.plot(ax=axes) is fig2
     with pytest.raises(ValueError, match="3 axes"):

@@ -13,7 +13,8 @@ from dscir.runs import read_arrays, read_checkpoint
 from dscir.errors import DscirError
 from test_dpmm_driver import store  # noqa: F401  (fixture)
 
-TIMINGS = {"history/wall", "history/gibbs", "history/wait", "history/update"}
+TIMINGS = {f"history/{f}" for f in
+           ("wall", "compute", "compute_sum", "transfer", "queue", "update")}
 
 
 def mixture(**kw) -> DPMixture:

@@ -111,13 +111,14 @@ def _random_batch(n_docs=12, n_words=40, n_topics=6, seed=0):
             phi / phi.sum(axis=1, keepdims=True))
 
 
-def _run(indptr, indices, data, docs, phi, sweeps=10, seed=5, iteration=2, alpha=0.2):
+def _run(indptr, indices, data, docs, phi, sweeps=10, seed=5, iteration=2, alpha=0.2,
+         kernel="dense"):
     words = np.unique(indices)
     cols = phi[:, words]
     cols = cols / cols.max(axis=0)
     local = np.searchsorted(words, indices).astype(np.int32)
     tw, dt, n_kept = gibbs_expectations(indptr, indices, data, docs, cols, local, alpha,
-                                        sweeps, seed, iteration)
+                                        sweeps, seed, iteration, kernel)
     full = np.zeros(phi.shape, dtype=np.int64)
     full[:, words] = tw
     return full, dt, n_kept

@@ -100,7 +100,8 @@ def test_preloaded_scheduler_serves_page_json_and_metrics(preloaded_scheduler,
     assert r["score"] == scores[-1] and r["tokens_per_second"] > 0
     detail = json.loads(_get(base + f"/dscir/api/runs/{run}")[2])
     assert [i["iteration"] for i in detail["iterations"]] == list(range(1, 7))
-    assert {"gibbs", "wait", "update", "n_docs"} <= set(detail["iterations"][0])
+    assert {"compute", "compute_sum", "transfer", "queue", "update", "n_docs"} <= \
+        set(detail["iterations"][0])
     with pytest.raises(urllib.error.HTTPError) as err:
         _get(base + "/dscir/api/runs/no-such-run")
     assert err.value.code == 404

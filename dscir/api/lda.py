@@ -12,6 +12,7 @@ from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
 from dscir.api.params import Interval, Mapping, Options
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
+from dscir.models.lda.kernels import KERNELS
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -42,6 +43,10 @@ class LDA(Estimator):
     eval_sweeps : Gibbs sweeps for document completion when scoring.
     sampler_options : the sampler's own hyperparameters, e.g. ``{"friction": 1.0}``
         for SGHMC (None: the sampler's defaults).
+    kernel : the minibatch Gibbs kernel: "dense" (exact draws, O(K) per token),
+        "sparse" (Metropolis-Hastings with alias tables, O(1) per token; the same
+        conditional left invariant) or "auto" (default: dense below
+        ``dscir.models.lda.kernels.SPARSE_FROM_K`` topics, sparse from it).
     seed : the whole chain is a function of the seed (and the corpus).
     progress : show a progress bar.
     """
@@ -66,6 +71,7 @@ class LDA(Estimator):
         "eval_every": Interval(numbers.Integral, 0),
         "eval_sweeps": Interval(numbers.Integral, 2),
         "seed": Interval(numbers.Integral, 0),
+        "kernel": Options(KERNELS),
     }
 
     def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
@@ -76,7 +82,7 @@ class LDA(Estimator):
                  control_variates: bool = False, n_iter: int = 1000,
                  burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
                  eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
-                 progress: bool = True):
+                 kernel: str = "auto", progress: bool = True):
         self.n_topics = n_topics
         self.sampler = sampler
         self.alpha = alpha
@@ -96,6 +102,7 @@ class LDA(Estimator):
         self.eval_sweeps = eval_sweeps
         self.sampler_options = sampler_options
         self.seed = seed
+        self.kernel = kernel
         self.progress = progress
 
     def _make_config(self) -> LDAConfig:
@@ -117,7 +124,7 @@ class LDA(Estimator):
             warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
-            sampler_options={k: float(v) for k, v in options.items()})
+            sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel)
 
     def _model_type(self, config):
         return LDAModel

@@ -6,6 +6,7 @@ import argparse
 
 from dscir.api import LDA_DEFAULTS
 from dscir.cli import options
+from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
 
 
 def _tau(text: str) -> float | str | None:
@@ -56,6 +57,10 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    help="control variates on the counts from the stored assignments "
                         "(needs --warm-start)")
     p.add_argument("--eval-sweeps", type=int, default=100)
+    p.add_argument("--kernel", choices=KERNELS, default="auto",
+                   help="Gibbs kernel: dense (exact draws, O(K) per token), sparse "
+                   "(Metropolis-Hastings with alias tables, O(1) per token) or auto "
+                   f"(sparse from K = {SPARSE_FROM_K}; default)")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
     p.add_argument("--thin", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
@@ -100,6 +105,6 @@ def _fit_lda(args: argparse.Namespace) -> int:
         warm_start=args.warm_start, control_variates=args.control_variates,
         n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
         eval_sweeps=args.eval_sweeps, sampler_options=args.sampler_options, seed=args.seed,
-        progress=not args.no_progress,
+        kernel=args.kernel, progress=not args.no_progress,
     )
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

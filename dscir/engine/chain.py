@@ -116,9 +116,7 @@ class Chain:
             self.n_samples += 1
         timing = self.executor.timing
         wall = time.perf_counter() - start
-        record = {"iteration": self.iteration, **stats, "wall": wall,
-                  "gibbs": timing.compute, "wait": max(timing.blocked - timing.compute, 0.0),
-                  "update": max(wall - timing.blocked, 0.0)}
+        record = {"iteration": self.iteration, **stats, **timing.split(wall)}
         self.history.append(record)
         return record
 

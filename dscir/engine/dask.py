@@ -71,7 +71,10 @@ class DaskExecutor:
 
     def words(self, parts: Parts) -> list[np.ndarray]:
         """The distinct word ids of each part."""
-        return self._gather(parts.words)
+        start = time.perf_counter()
+        out = self.client.gather(parts.words)
+        self.timing.add_wait(time.perf_counter() - start)
+        return out
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:
@@ -84,14 +87,9 @@ class DaskExecutor:
         # The words stay on the workers as futures: no second gather, no round trip.
         futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
                    for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
-        out = self._gather(futures)
+        start = time.time()
+        out = self.client.gather(futures)
+        self.timing.add_round(start, time.time(), [t for _, t in out])
         if local is not None:
             local_state.commit(local, parts, plans)
-        self.timing.compute += max((s for _, s in out), default=0.0)
         return [r for r, _ in out]
-
-    def _gather(self, futures: list) -> list:
-        start = time.perf_counter()
-        out = self.client.gather(futures)
-        self.timing.blocked += time.perf_counter() - start
-        return out

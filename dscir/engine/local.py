@@ -48,12 +48,13 @@ class LocalExecutor:
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:
-        start = time.perf_counter()
         plans = None
         if local is not None:
             fn, args, plans = local_state.bind(local, fn, parts, args)
-        out = [fn(b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
+        out = [worker.timed(fn, b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
         if local is not None:
             local_state.commit(local, parts, plans)
-        self.timing.compute += time.perf_counter() - start
-        return out
+        tasks = [t for _, t in out]
+        self.timing.add_round(tasks[0].start if tasks else time.time(),
+                              tasks[-1].stop if tasks else time.time(), tasks)
+        return [r for r, _ in out]

@@ -7,12 +7,16 @@ only a path and document ids, never documents.
 from __future__ import annotations
 
 import functools
+import os
+import socket
+import threading
 import time
 from typing import Any
 
 import numpy as np
 
 from dscir.corpus import Corpus, CSRBatch
+from dscir.engine.placement import TaskTime
 
 
 @functools.lru_cache(maxsize=16)
@@ -31,8 +35,10 @@ def batch_words(batch: CSRBatch) -> np.ndarray:
     return np.unique(batch.indices).astype(np.int64)
 
 
-def timed(fn, *args: Any) -> tuple[Any, float]:
-    """``fn(*args)`` and the seconds it computed (the task's own work, not its queueing)."""
-    start = time.perf_counter()
+def timed(fn, *args: Any) -> tuple[Any, TaskTime]:
+    """``fn(*args)`` and when and where it computed (its own work, not its queueing)."""
+    start, clock = time.time(), time.perf_counter()
     result = fn(*args)
-    return result, time.perf_counter() - start
+    seconds = time.perf_counter() - clock
+    thread = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+    return result, TaskTime(start, start + seconds, seconds, thread)

@@ -49,6 +49,9 @@ class LDAConfig:
     # Control variates on a_hat (Dubey et al. 2016), from the stored assignments;
     # needs warm_start.
     control_variates: bool = False
+    # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py). Warm-started
+    # visits always run the dense kernel.
+    kernel: str = "auto"
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
@@ -62,6 +65,9 @@ class LDAConfig:
         if self.burn_sweeps is not None and not 0 <= self.burn_sweeps < self.sweeps:
             raise DscirError(f"burn_sweeps={self.burn_sweeps} must be in 0..sweeps-1 "
                              f"(sweeps={self.sweeps})")
+        if self.warm_start and self.kernel == "sparse":
+            raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
+                             "or 'auto' with warm_start=True")
 
     @property
     def burn(self) -> int:

@@ -14,7 +14,28 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.lda import _kernels as _k
+from dscir.models.lda import _sparse
 from dscir.rng import derive
+
+KERNELS = ("auto", "dense", "sparse")
+
+#: From this many topics on, ``kernel="auto"`` samples with the Metropolis-Hastings
+#: kernel. Measured on wiki batches with fitted topics (benchmarks/lda_kernel_large_k.py,
+#: benchmarks/README.md "LDA kernels at large K"): at K = 400 the dense kernel
+#: is still ahead (2.85 vs 2.37 M token-sweeps per CPU second), at K = 1,000 the
+#: sparse one runs 2.2x; near parity the dense kernel wins, as its exact draws
+#: mix faster per sweep.
+SPARSE_FROM_K = 500
+
+
+def resolve_kernel(kernel: str, n_topics: int) -> str:
+    """``"dense"`` or ``"sparse"``: ``kernel`` itself, or for ``"auto"`` the faster
+    one at ``n_topics`` (sparse from SPARSE_FROM_K topics on)."""
+    if kernel not in KERNELS:
+        raise DscirError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    if kernel == "auto":
+        return "sparse" if n_topics >= SPARSE_FROM_K else "dense"
+    return kernel
 
 
 def _int_array(x, dtype, name: str) -> np.ndarray:
@@ -80,7 +101,7 @@ def _matrix(x, name: str) -> np.ndarray:
 
 
 def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha, sweeps,
-                       seed, iteration):
+                       seed, iteration, kernel="dense"):
     """Topic-assignment counts of a batch of documents under fixed topics.
 
     For each document, expands counts into tokens, initialises z sequentially
@@ -97,6 +118,11 @@ def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha
     Returns ``(topic_word int64 [K, U], doc_topic int64 [n_docs, K], n_kept)``:
     integer sums over kept sweeps (and, for topic_word, over documents), so a
     reduction over batches is exact in any order; divide by ``n_kept`` once.
+
+    ``kernel``: ``"dense"`` draws each token exactly (O(K) per token);
+    ``"sparse"`` moves it by Metropolis-Hastings with alias-table proposals
+    (O(1) per token, O(K) per distinct word), which leaves the same conditional
+    invariant (``_sparse``); ``"auto"`` picks by K (``resolve_kernel``).
     """
     indptr, indices, data = _csr(indptr, indices, data)
     phi_cols = _matrix(phi_cols, "phi_cols")
@@ -109,8 +135,9 @@ def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha
     alpha = _check_alpha(alpha)
     sweeps = _check_int(sweeps, "sweeps", 2)
     key = np.uint64(derive(_check_int(seed, "seed", 0), _check_int(iteration, "iteration", 0)))
-    topic_word, doc_topic = _k.gibbs_expectations(indptr, data, docs, phi_cols, local, alpha,
-                                                  sweeps, key)
+    run = (_sparse.sparse_gibbs_expectations
+           if resolve_kernel(kernel, phi_cols.shape[0]) == "sparse" else _k.gibbs_expectations)
+    topic_word, doc_topic = run(indptr, data, docs, phi_cols, local, alpha, sweeps, key)
     return topic_word, doc_topic, sweeps - sweeps // 2
 
 

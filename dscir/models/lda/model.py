@@ -25,7 +25,7 @@ from dscir import streams
 from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
-from dscir.models.lda.kernels import phi_columns
+from dscir.models.lda.kernels import phi_columns, resolve_kernel
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
@@ -67,6 +67,7 @@ class LDAModel:
     def __init__(self, config: LDAConfig, data: Data, executor):
         self.config, self.data, self.executor = config, data, executor
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
+        self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
         rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
         self.state_ = self.sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics,
@@ -99,7 +100,7 @@ class LDAModel:
                     for c in cols]
             results = self.executor.run("gibbs", warm_gibbs_counts, parts, args, local=self.local)
         else:
-            args = [(c, cfg.alpha, cfg.sweeps, key, m) for c in cols]
+            args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
             results = self.executor.run("gibbs", gibbs_counts, parts, args)
         # Integer sums: exact whatever order the tasks finished or are added in.
         counts = add_counts(self._zeros(), results)

@@ -23,12 +23,12 @@ class GibbsResult(NamedTuple):
 
 
 def gibbs_counts(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha: float,
-                 sweeps: int, seed: int, iteration: int) -> GibbsResult:
+                 sweeps: int, seed: int, iteration: int, kernel: str = "dense") -> GibbsResult:
     """Expected topic-word counts of a batch given the phi columns of its words."""
     local = np.searchsorted(words, batch.indices).astype(np.int32)
     topic_word, _, n_kept = gibbs_expectations(
         batch.indptr, batch.indices, batch.data, batch.docs, phi_cols, local,
-        alpha, sweeps, seed, iteration,
+        alpha, sweeps, seed, iteration, kernel,
     )
     return GibbsResult(words, topic_word, int(n_kept), int(batch.data.sum()))
 

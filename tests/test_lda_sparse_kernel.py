@@ -1,0 +1,304 @@
+"""The large-K Gibbs kernel (Metropolis-Hastings with alias tables) against exact
+answers and against the dense kernel: its alias tables, the stationary law of
+one token's transition, the joint law of a tiny document's topics, expected
+counts, and the dense kernel's structural guarantees."""
+
+import itertools
+
+import numba as nb
+import numpy as np
+import pytest
+from scipy.special import gammaln, logsumexp
+from scipy.stats import chisquare
+
+from dscir.errors import DscirError
+from dscir.models.lda import gibbs_expectations
+from dscir.models.lda import _sparse
+from dscir.models.lda.kernels import SPARSE_FROM_K, resolve_kernel
+from dscir.rng import mix_in, new_state
+
+from test_lda_kernels import ALPHA, PHI, _random_batch, _run, exact_expected_counts, _copies
+
+
+def _chi2_p(observed, expected_p):
+    """Chi-square p-value of counts against probabilities, cells with expected < 5
+    pooled into one."""
+    expected = expected_p * observed.sum()
+    small = expected < 5
+    obs = np.append(observed[~small], observed[small].sum())
+    exp = np.append(expected[~small], expected[small].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return chisquare(obs, exp).pvalue
+
+
+# -- alias tables ---------------------------------------------------------------
+
+def _alias_law(table):
+    """The exact law an alias table draws from: (prob[k] + Σ_{alias[j]=k} (1 − prob[j])) / K."""
+    prob, alias = table[:, 0], table[:, 1].astype(np.int64)
+    n = prob.size
+    law = prob.copy()
+    np.add.at(law, alias, 1.0 - prob)
+    return law / n
+
+
+@pytest.mark.parametrize("weights", [
+    np.array([0.5, 0.3, 0.2]),
+    np.array([1.0, 0.0, 0.0, 3.0, 0.0]),
+    np.array([1e-300, 1.0, 1e-30, 0.0, 2.5, 1e-200, 7.0]),
+    np.random.default_rng(0).gamma(0.05, size=1000),
+])
+def test_alias_table_draws_exactly_the_weights(weights):
+    table = _sparse.alias_tables(np.ascontiguousarray(weights[None, :]))[0]
+    np.testing.assert_allclose(_alias_law(table), weights / weights.sum(), rtol=1e-12,
+                               atol=1e-15)
+    # a topic of weight zero is never drawn, neither kept nor as an alias
+    prob, alias = table[:, 0], table[:, 1].astype(np.int64)
+    zero = weights == 0.0
+    assert np.all(prob[zero] == 0.0) and not np.any(zero[alias][prob < 1.0])
+
+
+# -- one token's transition -----------------------------------------------------
+
+@nb.njit(cache=True)
+def _transitions(starts, i, n_other, z, rows, table, ndk, alpha, key):
+    out = np.empty(starts.size, dtype=np.int64)
+    for c in range(starts.size):
+        state = new_state(mix_in(key, c))
+        out[c] = _sparse._mh_token(i, 0, starts[c], n_other, z, rows, table, ndk, alpha, state)
+    return out
+
+
+def _token_case(alpha):
+    """Token i = 2 of a 7-token document over K = 6 topics: the other tokens'
+    topics, their counts, the token's phi row (one zero) and its exact conditional."""
+    z = np.array([0, 0, 4, 3, 3, 3, 5], dtype=np.int32)  # z[2] is the token's own (stale) topic
+    i = 2
+    ndk = np.bincount(np.delete(z, i), minlength=6).astype(np.float64)
+    row = np.array([0.05, 0.4, 0.0, 0.1, 0.3, 0.15])
+    target = (alpha + ndk) * row
+    return z, i, ndk, row, target / target.sum()
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.01, 2.0])
+@pytest.mark.parametrize("start", ["stationary", "worst"])
+def test_token_transition_leaves_its_conditional_invariant(alpha, start):
+    # Started from the exact conditional (alpha + n_dk^{¬i}) phi_kw, one move of
+    # MH_CYCLES word/document cycles must leave it unchanged: chi-square over 40,000
+    # moves. Started from the least likely allowed topic, 30 moves must reach it
+    # too (the chain converges to it, it is not stuck). Guards against a missing
+    # acceptance term, a document proposal that counts the token itself, or a
+    # wrong uniform-topic weight.
+    z, i, ndk, row, target = _token_case(alpha)
+    table = _sparse.alias_tables(row[None, :].copy())
+    rng = np.random.default_rng(1)
+    n = 40_000
+    if start == "stationary":
+        starts = rng.choice(6, size=n, p=target)
+    else:
+        starts = np.full(n, int(np.argmin(np.where(target > 0, target, 2.0))))
+    z_state = z.copy()
+    z_state[i] = starts[0]  # the document proposal never reads token i
+    rows = row[None, :].copy()
+    ends = _transitions(starts, i, z.size - 1, z_state, rows, table, ndk, alpha, 7)
+    for move in range(29 if start == "worst" else 0):
+        ends = _transitions(ends, i, z.size - 1, z_state, rows, table, ndk, alpha, 8 + move)
+    counts = np.bincount(ends, minlength=6)
+    assert counts[2] == 0  # phi = 0: never proposed by the word, never accepted from the doc
+    assert _chi2_p(counts, target) > 1e-3, (counts / n, target)
+
+
+def test_token_transition_check_has_power():
+    # The chi-square above separates the target from what a kernel without the
+    # Dirichlet term would sample (phi alone): same sample size, p far below 1e-3.
+    _, _, _, row, target = _token_case(0.1)
+    draws = np.random.default_rng(2).choice(6, size=40_000, p=row / row.sum())
+    assert _chi2_p(np.bincount(draws, minlength=6), target) < 1e-12
+
+
+# -- the joint law of a tiny document -------------------------------------------
+
+@nb.njit(cache=True)
+def _final_topics(tokens, rows, table, alpha, sweeps, n_chains, key):
+    n_tok = tokens.size
+    n_cols, n_topics = rows.shape
+    out = np.empty((n_chains, n_tok), dtype=np.int32)
+    z = np.empty(n_tok, dtype=np.int32)
+    ndk = np.zeros(n_topics)
+    kept = np.empty((sweeps - sweeps // 2, n_tok), dtype=np.int32)
+    topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
+    doc_acc = np.zeros(n_topics, dtype=np.int64)
+    for c in range(n_chains):
+        state = new_state(mix_in(key, c))
+        _sparse._mh_document(tokens, n_tok, z, rows, table, alpha, sweeps, state, ndk, kept,
+                             topic_word, doc_acc)
+        out[c] = z
+    return out
+
+
+def test_joint_topics_of_a_tiny_document_match_brute_force():
+    # Four tokens of four distinct words, K = 3: all 81 assignments z and their
+    # exact p(z | w, phi) ∝ Π phi[z_i, w_i] Π_k Γ(alpha + n_k)/Γ(alpha). The
+    # final state of 30,000 independent chains of 60 sweeps against it (chi-square;
+    # MH mixes slower per sweep than exact draws: after 12 sweeps p ~ 1e-3, not yet
+    # converged from the sequential start).
+    phi = np.array([[0.50, 0.10, 0.05, 0.30],
+                    [0.30, 0.60, 0.15, 0.05],
+                    [0.20, 0.30, 0.80, 0.65]])
+    tokens = np.arange(4, dtype=np.int32)
+    rows = np.ascontiguousarray(phi.T)
+    table = _sparse.alias_tables(rows)
+    zs = np.array(list(itertools.product(range(3), repeat=4)))
+    counts = np.stack([(zs == k).sum(axis=1) for k in range(3)], axis=1)
+    logp = np.log(phi[zs, tokens]).sum(axis=1) + (gammaln(ALPHA + counts)
+                                                  - gammaln(ALPHA)).sum(axis=1)
+    exact = np.exp(logp - logsumexp(logp))
+    final = _final_topics(tokens, rows, table, ALPHA, 60, 30_000, 11)
+    cell = (final * 3 ** np.arange(3, -1, -1)).sum(axis=1)
+    observed = np.bincount(cell, minlength=81)
+    assert _chi2_p(observed, exact) > 1e-3
+
+
+# -- expected counts ------------------------------------------------------------
+
+def _batch_estimates(kernel, phi_cols, n_batches=40, per_batch=50, sweeps=40):
+    indptr, indices, data, local = _copies(per_batch)
+    out = []
+    for b in range(n_batches):
+        docs = np.arange(b * per_batch, (b + 1) * per_batch)
+        tw, _, n_kept = gibbs_expectations(indptr, indices, data, docs, phi_cols, local,
+                                           ALPHA, sweeps, 3, 0, kernel)
+        out.append(tw / (per_batch * n_kept))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+def test_expected_counts_match_brute_force(rescale):
+    # As for the dense kernel (test_lda_kernels): 40 independent batch estimates,
+    # |z| < 4.5 on each of the 9 entries of E[n_kw] of the tiny document.
+    cols = PHI
+    if rescale:
+        cols = PHI * 10.0 ** np.random.default_rng(0).uniform(-150, 150, size=PHI.shape[1])
+    est = _batch_estimates("sparse", cols)
+    se = est.std(axis=0, ddof=1) / np.sqrt(est.shape[0])
+    z = (est.mean(axis=0) - exact_expected_counts(PHI, ALPHA)) / se
+    assert np.abs(z).max() < 4.5, z
+
+
+def test_expected_counts_of_a_batch_agree_with_the_dense_kernel():
+    # A random batch (K = 6, 12 documents, up to 90 tokens each, sparse phi): the
+    # kernels' expected topic-word counts, each estimated by 30 replicates (new
+    # iteration = independent streams), agree within Monte Carlo error (two-sample
+    # z on every cell with variance, |z| < 4.5).
+    indptr, indices, data, phi = _random_batch(n_topics=6, seed=3)
+    docs = np.arange(indptr.size - 1)
+    est = {k: np.array([_run(indptr, indices, data, docs, phi, sweeps=30, iteration=it,
+                             kernel=k)[0] for it in range(30)]) for k in ("dense", "sparse")}
+    mean = {k: v.mean(axis=0) for k, v in est.items()}
+    var = sum(v.var(axis=0, ddof=1) / v.shape[0] for v in est.values())
+    live = var > 0
+    z = (mean["sparse"] - mean["dense"])[live] / np.sqrt(var[live])
+    assert np.abs(z).max() < 4.5, z
+    assert live.sum() > 50
+
+
+# -- structure shared with the dense kernel -------------------------------------
+
+def test_outputs_are_consistent_integer_counts():
+    indptr, indices, data, phi = _random_batch()
+    docs = np.arange(indptr.size - 1) + 100
+    tw, dt, n_kept = _run(indptr, indices, data, docs, phi, sweeps=7, kernel="sparse")
+    assert n_kept == 4 and tw.dtype == np.int64 and dt.dtype == np.int64
+    lengths = np.add.reduceat(np.append(data, 0), indptr[:-1]) * (np.diff(indptr) > 0)
+    np.testing.assert_array_equal(dt.sum(axis=1), lengths * n_kept)
+    np.testing.assert_array_equal(dt.sum(axis=0), tw.sum(axis=1))
+    word_totals = np.bincount(indices, weights=data, minlength=phi.shape[1])
+    np.testing.assert_array_equal(tw.sum(axis=0), word_totals * n_kept)
+    assert np.all(tw[phi == 0] == 0)
+
+
+def test_document_result_independent_of_batch_and_reproducible():
+    indptr, indices, data, phi = _random_batch()
+    docs = np.arange(indptr.size - 1) + 40
+    tw, dt, _ = _run(indptr, indices, data, docs, phi, kernel="sparse")
+    again = _run(indptr, indices, data, docs, phi, kernel="sparse")
+    np.testing.assert_array_equal(again[1], dt)
+    assert not np.array_equal(_run(indptr, indices, data, docs, phi, kernel="sparse",
+                                   iteration=3)[1], dt)
+    total = np.zeros_like(tw)
+    for d in range(docs.size):
+        sl = slice(indptr[d], indptr[d + 1])
+        if indptr[d] == indptr[d + 1]:
+            continue
+        one = _run(np.array([0, indptr[d + 1] - indptr[d]]), indices[sl], data[sl],
+                   docs[d:d + 1], phi, kernel="sparse")
+        np.testing.assert_array_equal(one[1][0], dt[d])
+        total += one[0]
+    np.testing.assert_array_equal(total, tw)
+
+
+# -- choosing the kernel --------------------------------------------------------
+
+def test_auto_picks_dense_below_the_threshold_and_sparse_from_it():
+    assert resolve_kernel("auto", 100) == "dense"
+    assert resolve_kernel("auto", SPARSE_FROM_K - 1) == "dense"
+    assert resolve_kernel("auto", SPARSE_FROM_K) == "sparse"
+    assert resolve_kernel("dense", 10_000) == "dense"
+    assert resolve_kernel("sparse", 2) == "sparse"
+    # auto at small K is the dense chain, draw for draw
+    indptr, indices, data, phi = _random_batch()
+    docs = np.arange(indptr.size - 1)
+    auto, dense = (_run(indptr, indices, data, docs, phi, kernel=k) for k in ("auto", "dense"))
+    np.testing.assert_array_equal(auto[0], dense[0])
+    assert not np.array_equal(_run(indptr, indices, data, docs, phi, kernel="sparse")[1],
+                              dense[1])
+
+
+def test_unknown_kernel_is_one_clear_error():
+    indptr, indices, data, phi = _random_batch()
+    with pytest.raises(DscirError, match="kernel must be one of auto, dense, sparse"):
+        _run(indptr, indices, data, np.arange(indptr.size - 1), phi, kernel="alias")
+
+
+# -- the setting: estimator, CLI, chain -----------------------------------------
+
+def test_estimator_passes_the_kernel_and_names_a_bad_one():
+    from dscir.api import LDA
+
+    assert LDA().chain_config().kernel == "auto"
+    assert LDA(kernel="sparse").chain_config().kernel == "sparse"
+    with pytest.raises(DscirError, match="kernel must be one of"):
+        LDA(kernel="alias").chain_config()
+
+
+def test_cli_kernel_option_rejects_an_unknown_kernel(capsys):
+    from dscir.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "lda", "/nonexistent/store", "--kernel", "alias"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'alias'" in capsys.readouterr().err
+
+
+def test_sparse_chain_is_the_same_on_one_and_two_workers(one_worker, two_workers, tmp_path):
+    # The kernel setting reaches the workers' tasks (the sparse chain differs from
+    # the dense one) and keeps the engine's guarantee: the same chain on 1 and 2 workers.
+    from chains import lda_chain
+    from test_lda_driver import synthetic_lda, small_config
+    from dscir.corpus import write_corpus
+
+    path = str(tmp_path / "s.zarr")
+    write_corpus(path, synthetic_lda(120, 40, seed=2)[0], chunk_docs=32)
+    states = {}
+    for name, client, kernel in (("sparse-1", one_worker, "sparse"),
+                                 ("sparse-2", two_workers, "sparse"),
+                                 ("dense-2", two_workers, "dense")):
+        chain = lda_chain(client, path, small_config(kernel=kernel))
+        assert chain.model.kernel == kernel
+        for _ in range(3):
+            chain.step()
+        chain.close()
+        states[name] = chain.model.state_.log_theta
+    assert np.array_equal(states["sparse-1"], states["sparse-2"])
+    assert not np.array_equal(states["sparse-2"], states["dense-2"])
