@@ -109,7 +109,9 @@ def test_lost_scheduler_stops_the_fit_with_one_line_and_it_resumes(
         while not (ckpts.exists() and any(e.isdigit() for e in os.listdir(ckpts))):
             assert driver.poll() is None, driver.stderr.read()
             time.sleep(0.05)
-        scheduler, = (p for p in psutil.Process().children() if "scheduler" in p.cmdline())
+        # this test's scheduler (the module's TCP cluster has another one)
+        ours = str(tmp_path / "scheduler.json")
+        scheduler, = (p for p in psutil.Process().children() if ours in p.cmdline())
         os.kill(scheduler.pid, signal.SIGKILL)
         err = driver.communicate(timeout=600)[1]
     assert driver.returncode == 2, err

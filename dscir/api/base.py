@@ -379,7 +379,8 @@ class Estimator(ChainDiagnostics):
                 resume = "; continue it from its last checkpoint with --resume (resume=RUN)" \
                     if every else ""
                 raise DscirError(f"lost the connection to the Dask scheduler at iteration "
-                                 f"{chain.iteration} ({exc}){resume}") from exc
+                                 f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
+                                 ) from exc
             raise
 
     def _commit(self, chain, writer, every: int) -> None:
