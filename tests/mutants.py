@@ -45,6 +45,12 @@ GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/test_minibatch_scale.py"
 STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
+GSGRHMC = "tests/test_gsgrhmc.py"
+GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
+GSGRHMC_NOISE = GSGRHMC + "::test_noise_is_normal_with_variance_2_eps_theta"
+GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal_momentum"
+GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
+GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 WARM = "tests/test_warm_start.py"
@@ -105,6 +111,20 @@ MUTANTS = [
     Mutant("sghmc-without-friction", "dscir/samplers/sghmc.py",
            "- eps * friction * r[i, w]", "- 0.0 * r[i, w]",
            (GAMMA + "[sghmc-5.0-0.05-1500-0.05]",)),
+    # -- gSGRHMC piece by piece (issue 20) --
+    Mutant("gsgrhmc-naive-drift", "dscir/samplers/sgrhmc.py",
+           "drift = (a - 0.5) / st", "drift = (a - 1.0) / st", (GSGRHMC_DRIFT,)),
+    Mutant("gsgrhmc-gradient-without-total-term", "dscir/samplers/sgrhmc.py",
+           "st * (1.0 + ratio)", "st", (GSGRHMC_DRIFT,)),
+    Mutant("gsgrhmc-identity-friction", "dscir/samplers/sgrhmc.py",
+           "- t * r[i, w]", "- r[i, w]", (GSGRHMC_DRIFT, GSGRHMC_JOINT)),
+    Mutant("gsgrhmc-noise-halved", "dscir/samplers/sgrhmc.py",
+           "np.sqrt(2.0 * eps * t)", "np.sqrt(eps * t)", (GSGRHMC_NOISE, GSGRHMC_JOINT)),
+    Mutant("gsgrhmc-position-old-momentum", "dscir/samplers/sgrhmc.py",
+           "v = t + eps * st * m", "v = t + eps * st * r[i, w]", (GSGRHMC_POSITION,)),
+    Mutant("gsgrhmc-reflection-keeps-momentum", "dscir/samplers/sgrhmc.py",
+           "v, m = -v, -m", "v = -v",
+           (GSGRHMC_REFLECTION,)),
     # -- kernel Stein discrepancy (issue 17, part 3) --
     Mutant("ksd-cross-term-dropped", "dscir/diagnostics/ksd.py",
            "term -= (2.0 * b) * delta * (sx - sy) * ub1\n", "\n",

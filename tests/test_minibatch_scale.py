@@ -67,13 +67,17 @@ def minibatch(data: Data, size: int) -> np.ndarray:
     return np.sort(np.random.default_rng(1).choice(data.train, size=size, replace=False))
 
 
-@pytest.mark.parametrize("size", [7, 20])
-def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size):
-    """a_hat - beta = D / |S| / n_kept x the Gibbs tasks' integer topic-word counts.
+@pytest.mark.parametrize("size, sampler, beta, step, tau",
+                         [(7, "scir", 0.5, 0.5, 10.0), (20, "scir", 0.5, 0.5, 10.0),
+                          (20, "gsgrhmc", 1e-4, 0.02, None)])
+def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size, sampler, beta,
+                                                                     step, tau):
+    """a_hat - beta = D / |S| / n_kept x the Gibbs tasks' integer topic-word counts,
+    whichever sampler steps (SCIR, and gSGRHMC whose counts enter its gradient).
     Guards against D / (|S| + 1) and against the D / |S| factor dropped."""
     data = Data.open(store)
-    cfg = LDAConfig(n_topics=3, sampler="scir", alpha=0.1, beta=0.5, batch_size=size,
-                    step_size=0.5, tau=10.0, kappa=0.33, sweeps=6, seed=3, burn_in=0,
+    cfg = LDAConfig(n_topics=3, sampler=sampler, alpha=0.1, beta=beta, batch_size=size,
+                    step_size=step, tau=tau, kappa=0.33, sweeps=6, seed=3, burn_in=0,
                     thin=1, eval_sweeps=5)
     executor = RecordingExecutor(store, "lda")
     model = LDAModel(cfg, data, executor)

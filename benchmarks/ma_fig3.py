@@ -1,0 +1,117 @@
+"""Ma, Chen & Fox (2015) Fig. 3: online LDA, perplexity against documents processed.
+
+The paper's four samplers at its settings, and SCIR at its own reference setting
+beside them, K = 50, minibatch 50, on the shared wiki corpus (1,000 seeded
+held-out documents), several seeds, all chains in lockstep on one 2-worker
+LocalCluster. The paper writes gamma for the document-topic and alpha for the
+topic-word Dirichlet parameter; dscir calls them ``alpha`` and ``beta``:
+
+    SGLD     gamma 0.1,  alpha 0.01 -> alpha 0.1,  beta 0.01, constant eps 0.01
+    SGHMC    gamma 0.1,  alpha 0.01 -> alpha 0.1,  beta 0.01, constant eps 0.1, C = M = I
+    SGRLD    gamma 0.01, alpha 1e-4 -> alpha 0.01, beta 1e-4, eps 0.01 (1 + t/1000)^-0.6
+    gSGRHMC  gamma 0.01, alpha 1e-4 -> alpha 0.01, beta 1e-4, constant eps 0.02
+    SCIR     (Baker et al.)         -> alpha 0.1,  beta 0.5,  h 0.5 (1 + t/10)^-0.33
+
+``--gsgrhmc-steps 0.005,0.05,...`` adds gSGRHMC chains (first seed only) at
+other constant step sizes, run in the same lockstep (a step-size sweep, drawn in
+the figure's second panel). The JSON is rewritten after every scoring round.
+
+    python benchmarks/ma_fig3.py [--iterations 200] [--seeds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from _lockstep import make_wiki_store, run_lockstep, write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+PAPER = {
+    "sgld": {"alpha": 0.1, "beta": 0.01, "step_size": 0.01, "tau": None},
+    "sghmc": {"alpha": 0.1, "beta": 0.01, "step_size": 0.1, "tau": None,
+              "sampler_options": {"friction": 1.0}},
+    "sgrld": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.01, "tau": 1000.0, "kappa": 0.6},
+    "gsgrhmc": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.02, "tau": None},
+    "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
+}
+
+
+def make_specs(args) -> list[dict]:
+    common = {"n_topics": args.topics, "sweeps": args.sweeps, "eval_sweeps": args.eval_sweeps}
+    runs = [(s, s, PAPER[s], range(args.seeds)) for s in args.samplers.split(",")]
+    runs += [(f"gsgrhmc eps={e:g}", "gsgrhmc", {**PAPER["gsgrhmc"], "step_size": e}, [0])
+             for e in map(float, filter(None, args.gsgrhmc_steps.split(",")))]
+    return [{"label": label, "seed": seed, "params": {**common, "sampler": s, **params}}
+            for label, s, params, seeds in runs for seed in seeds]
+
+
+def plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(dict.fromkeys(r["label"] for r in results))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for r in results:
+        sweep = "eps=" in r["label"]
+        panels = [ax2] if sweep else [ax1, ax2] if r["label"] in ("sgrld", "gsgrhmc") else [ax1]
+        for ax in panels:
+            if ax is ax2 and not sweep and r["seed"] != 0:
+                continue
+            c = r["curve"]
+            ax.plot([p["documents"] for p in c], [p["perplexity"] for p in c], marker=".",
+                    color=f"C{labels.index(r['label'])}", alpha=0.8,
+                    label=r["label"] if r["seed"] == 0 else None)
+    ax1.set(title="Ma et al. Fig. 3 settings, wiki, K = 50, one line per seed")
+    ax2.set(title="gSGRHMC constant step sizes (seed 0; gsgrhmc = eps 0.02)")
+    for ax in (ax1, ax2):
+        ax.set(xlabel="documents processed (minibatches of 50)",
+               ylabel="held-out perplexity (document completion, current phi)", yscale="log")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--minutes", type=float, default=0.0,
+                   help="stop at the first scoring round past this wall time (0: none)")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--eval-every", type=int, default=20)
+    p.add_argument("--topics", type=int, default=50)
+    p.add_argument("--sweeps", type=int, default=200)
+    p.add_argument("--eval-sweeps", type=int, default=100)
+    p.add_argument("--heldout", type=int, default=1000)
+    p.add_argument("--samplers", default="sgld,sghmc,sgrld,gsgrhmc,scir")
+    p.add_argument("--gsgrhmc-steps", default="",
+                   help="comma-separated extra constant step sizes for gSGRHMC (seed 0)")
+    p.add_argument("--out", default="ma_fig3")
+    args = p.parse_args()
+
+    from distributed import Client, LocalCluster
+
+    specs = make_specs(args)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"{args.out}.json"
+
+    def on_round(results):
+        write_json(out, args, results, paper_settings=PAPER)
+        plot(results, RESULTS / f"{args.out}.png")
+
+    with tempfile.TemporaryDirectory() as tmp, \
+            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        store = make_wiki_store(Path(tmp) / "wiki.zarr", args.heldout)
+        run_lockstep(client, store, specs, iterations=args.iterations,
+                     eval_every=args.eval_every, budget_seconds=60 * args.minutes,
+                     on_round=on_round)
+
+
+if __name__ == "__main__":
+    main()
