@@ -77,7 +77,7 @@ def run_lockstep(client, store: Path, specs: list[dict], *, iterations: int, eva
             h = chain.history
             res["seconds_per_100_docs"] = float(np.mean([s["wall"] for s in h])) * 100 / 50
             res["mean_seconds"] = {f: float(np.mean([s[f] for s in h]))
-                                   for f in ("wall", "gibbs", "wait", "update")}
+                                   for f in ("wall", "compute", "transfer", "queue", "update")}
         on_round(results)
         if budget_seconds and time.perf_counter() - start > budget_seconds:
             print(f"time budget reached after {i + 1} iterations", flush=True)
