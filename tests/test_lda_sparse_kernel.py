@@ -266,7 +266,10 @@ def test_unknown_kernel_is_one_clear_error():
 def test_estimator_passes_the_kernel_and_names_a_bad_one():
     from dscir.api import LDA
 
-    assert LDA().chain_config().kernel == "auto"
+    # "auto" is resolved in the chain's configuration, so runs record the kernel that ran
+    assert LDA(n_topics=100).chain_config().kernel == "dense"
+    assert LDA(n_topics=1000).chain_config().kernel == "sparse"
+    assert LDA(n_topics=1000, warm_start=True).chain_config().kernel == "dense"
     assert LDA(kernel="sparse").chain_config().kernel == "sparse"
     with pytest.raises(DscirError, match="kernel must be one of"):
         LDA(kernel="alias").chain_config()

@@ -106,6 +106,36 @@ def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path
         lda().fit(store, client=client, checkpoint_every=2)
 
 
+def test_a_checkpoint_older_than_a_setting_resumes_at_the_value_it_had(
+        synthetic_store, client, tmp_path):  # noqa: F811
+    """A checkpoint written before warm_start, burn_sweeps, control_variates and
+    kernel existed (its config lacks them) resumes to the same chain as the same
+    checkpoint with them; guards against refusing such runs ("checkpointed with
+    warm_start=None") and against reading a missing kernel as anything but the
+    dense kernel those chains ran (refused when this fit asks for the sparse one)."""
+    import shutil
+
+    import zarr
+
+    from dscir.models.lda.config import LDAConfig
+    from test_chain_digests import run_digest
+
+    store, _ = synthetic_store
+    new, old = tmp_path / "new", tmp_path / "old"
+    lda(n_iter=4).fit(store, client=client, out=new, checkpoint_every=2)
+    shutil.copytree(new, old)
+    latest = sorted(p for p in (old / "checkpoints").iterdir() if p.name.isdigit())[-1]
+    g = zarr.open_group(str(latest), mode="r+")
+    meta = dict(g.attrs[checkpoint.ATTR])
+    meta["config"] = {k: v for k, v in meta["config"].items() if k not in LDAConfig.PREDATED}
+    g.attrs[checkpoint.ATTR] = meta
+    with pytest.raises(DscirError, match=r"checkpointed with kernel='dense'.*kernel='sparse'"):
+        lda(n_iter=6, kernel="sparse").fit(store, client=client, resume=old)
+    for run in (new, old):
+        lda(n_iter=6).fit(store, client=client, resume=run)
+    assert run_digest(old) == run_digest(new)
+
+
 @pytest.mark.parametrize("sampler, beta, step", [("gsgrhmc", 1e-4, 0.02), ("sgrld", 1e-4, 0.01)])
 def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_path,  # noqa: F811
                                                   sampler, beta, step):

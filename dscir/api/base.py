@@ -303,7 +303,8 @@ class Estimator(ChainDiagnostics):
         self._check_memory(config, data.n_words)
         ckpt = None
         if resume is not None:
-            ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store)
+            ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store,
+                                        getattr(config, "PREDATED", None))
             if ckpt.iteration > self.n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")

@@ -151,7 +151,8 @@ class Chain:
     def restore(self, ckpt: Checkpoint, samples: dict[str, np.ndarray] | None = None) -> None:
         """Continue from ``ckpt`` (of this model, configuration and corpus); ``samples``
         are the run's kept samples up to it (for models that hold them)."""
-        ckpt.check(self.model.name, self.config.to_dict(), self.store)
+        ckpt.check(self.model.name, self.config.to_dict(), self.store,
+                   getattr(self.config, "PREDATED", None))
         arrays = {k: v for k, v in ckpt.arrays.items() if not k.startswith("local/")}
         self.model.restore(arrays, ckpt.values, samples or {})
         if self.local is not None:

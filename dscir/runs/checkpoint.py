@@ -79,13 +79,17 @@ class Checkpoint:
                    history=nested(arrays, "history"),
                    evaluations=nested(arrays, "evaluations"))
 
-    def check(self, model: str, config: dict[str, Any], store: str) -> None:
-        """Raise unless this checkpoint continues a ``model`` chain of ``config`` on ``store``."""
+    def check(self, model: str, config: dict[str, Any], store: str,
+              predated: dict[str, Any] | None = None) -> None:
+        """Raise unless this checkpoint continues a ``model`` chain of ``config`` on
+        ``store``. A setting the checkpoint predates (absent from it) counts at its
+        ``predated`` value, the one chains had before the setting existed."""
         if self.model != model:
             raise DscirError(f"the checkpoint is of a {self.model} chain, not {model}")
-        differ = [k for k in config if self.config.get(k) != config[k]]
+        then = {**(predated or {}), **self.config}
+        differ = [k for k in config if then.get(k) != config[k]]
         if differ:
-            was = ", ".join(f"{k}={self.config.get(k)!r}" for k in differ)
+            was = ", ".join(f"{k}={then.get(k)!r}" for k in differ)
             now = ", ".join(f"{k}={config[k]!r}" for k in differ)
             raise DscirError(f"the run was checkpointed with {was}, this fit has {now}; "
                              "resume with the run's settings")

@@ -202,14 +202,14 @@ def resumable(path: str | Path) -> dict[str, Any]:
 
 
 def checkpoint_to_resume(run: str | Path, model: str, config: dict[str, Any],
-                         store: str) -> Checkpoint:
+                         store: str, predated: dict[str, Any] | None = None) -> Checkpoint:
     """The latest checkpoint of ``run``, checked to continue a ``model`` chain of
-    ``config`` on ``store`` (one clear error otherwise)."""
+    ``config`` on ``store`` (one clear error otherwise; ``Checkpoint.check``)."""
     kind = resumable(run)["model"]
     if kind != model:
         raise DscirError(f"{run} is a {kind} run, not {model}")
     ckpt = read_checkpoint(run)
-    ckpt.check(model, config, store)
+    ckpt.check(model, config, store, predated)
     return ckpt
 
 

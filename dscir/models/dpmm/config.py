@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 # Reference settings for the DP mixture on msweb (Baker et al. 2018, Section 5.2):
 # step sizes are (h_theta, h_DP) for the components and the sticks.
@@ -19,6 +19,10 @@ REFERENCE: dict[str, dict[str, Any]] = {
 @dataclass(frozen=True)
 class DPMMConfig:
     """Everything that determines a DP-mixture chain (with the corpus and the seed)."""
+
+    # Settings added after checkpoint format 2, at the value a chain had before
+    # they existed (see LDAConfig.PREDATED).
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random"}
 
     sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact)
     a0: float  # Dirichlet(a0) base measure of the components

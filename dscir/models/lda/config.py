@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from dscir.errors import DscirError
 from dscir.samplers.schedules import constant, polynomial
@@ -25,6 +25,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
 @dataclass(frozen=True)
 class LDAConfig:
     """Everything that determines an LDA chain (with the corpus and the seed)."""
+
+    # Settings added after checkpoint format 2, at the value a chain had before
+    # they existed: what an older checkpoint that lacks them was written with.
+    PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
+                                          "control_variates": False, "kernel": "dense"}
 
     n_topics: int
     sampler: str
@@ -49,8 +54,8 @@ class LDAConfig:
     # Control variates on a_hat (Dubey et al. 2016), from the stored assignments;
     # needs warm_start.
     control_variates: bool = False
-    # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py). Warm-started
-    # visits always run the dense kernel.
+    # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py), resolved to
+    # the one that runs on construction. Warm-started visits run the dense kernel.
     kernel: str = "auto"
 
     def schedule(self) -> Callable[[int], float]:
@@ -68,6 +73,12 @@ class LDAConfig:
         if self.warm_start and self.kernel == "sparse":
             raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
                              "or 'auto' with warm_start=True")
+        # The chain is determined by the kernel that runs, so "auto" is resolved here
+        # (and recorded so in runs and checkpoints).
+        from dscir.models.lda.kernels import resolve_kernel
+
+        kernel = "dense" if self.warm_start else resolve_kernel(self.kernel, self.n_topics)
+        object.__setattr__(self, "kernel", kernel)
 
     @property
     def burn(self) -> int:
