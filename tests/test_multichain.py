@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from dscir.api import LDA, DPMixture, load
 from dscir.cli import main
-from dscir.corpus import split_heldout, write_corpus
+from dscir.corpus import Corpus, split_heldout, write_corpus
 from dscir.runs.chains import chain_path, chains_meta, open_chains
 from dscir.runs.store import read_arrays
 
@@ -34,7 +34,8 @@ def topic_corpus(path, n_docs: int = 160) -> str:
 def runs(tmp_path_factory, one_worker, two_workers):
     root = tmp_path_factory.mktemp("chains")
     store = topic_corpus(root / "docs.zarr")
-    LDA(**SETTINGS).fit(store, client=one_worker, out=root / "one", n_chains=2)
+    # an opened store, as the CLI passes it (a path is the other form)
+    LDA(**SETTINGS).fit(Corpus.open(store), client=one_worker, out=root / "one", n_chains=2)
     model = LDA(**SETTINGS).fit(store, client=two_workers, out=root / "two", n_chains=2)
     LDA(**SETTINGS).fit(store, client=one_worker, out=root / "single")
     return store, root, model

@@ -234,8 +234,8 @@ class Estimator(ChainDiagnostics):
         from dscir.api.chains import check_chains, fit_chains
 
         if check_chains(n_chains, out, checkpoint_every, resume) > 1:
-            with corpus_store(corpus, vocabulary) as store:
-                self._prepare(store, out, 0, None, overwrite)
+            with corpus_store(corpus, vocabulary) as opened:
+                store = self._prepare(opened, out, 0, None, overwrite)[1]
                 return fit_chains(self, store, n_chains, client, out=out, overwrite=overwrite,
                                   address=address, scheduler_file=scheduler_file,
                                   n_workers=n_workers, security=security)
