@@ -9,6 +9,7 @@ What each test guards against:
   normaliser missing a block (mutant ``blocked-normaliser-missing-block``) or
   columns cut at the wrong offset changes them;
 - float32 columns on the wire give the float64 columns' counts on a batch;
+- held-out scores from the blocks' columns are the scores of the dense mean phi;
 - the chain is the same on 1 and 2 workers, with workers killed mid-iteration
   (a lost block is rebuilt from its lineage), and when checkpointed and resumed.
 """
@@ -26,6 +27,7 @@ from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
 from dscir.models.lda.blocked import init_block, step_block
+from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import gibbs_expectations, phi_columns
 from dscir.models.lda.model import add_counts
 from dscir.models.lda.tasks import GibbsResult
@@ -139,6 +141,11 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     assert one.model.placement == "workers" and one.model.blocks.n_blocks == 4
     same_chain(one, two)
     assert one_scores == two_scores
+    # Scoring from the blocks' columns is scoring the dense mean phi.
+    cfg, model = two.config, two.model
+    assert model.n_samples == 2 and model.score() == perplexity(
+        two.executor, model.data.heldout, model.mean_phi(), cfg.alpha, cfg.eval_sweeps,
+        cfg.seed, cfg.completion_every)
     driver, _ = chain(two_workers, store, 1, small_config(placement="driver"))
     assert driver.model.placement == "driver"
 

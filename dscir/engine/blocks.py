@@ -103,6 +103,22 @@ def columns(words: np.ndarray, norm: np.ndarray, dtype: str, *blocks: Block) -> 
     return out
 
 
+def mean_log_columns(words: np.ndarray, n_samples: int, norm: np.ndarray,
+                     *blocks: Block) -> np.ndarray:
+    """float64 log columns of ``words`` of the kept samples' mean phi (the current
+    phi when ``n_samples`` is 0), from the ``blocks`` that hold them."""
+    out = np.empty((norm.size, words.size))
+    for b in blocks:
+        width = b.phi_sum.shape[1]
+        sel = np.flatnonzero((words >= b.lo) & (words < b.lo + width))
+        if n_samples:
+            with np.errstate(divide="ignore"):
+                out[:, sel] = np.log(b.phi_sum[:, words[sel] - b.lo] / n_samples)
+        else:
+            out[:, sel] = np.asarray(b.state.log_theta)[:, words[sel] - b.lo] - norm[:, None]
+    return out
+
+
 def block_counts(block: Block, results: Sequence) -> np.ndarray:
     """int64 [K, width]: the counts of the block's words in ``results`` (each with
     ``words``, sorted global ids, and ``topic_word`` [K, U]), added exactly."""
@@ -193,6 +209,12 @@ class BlockedState:
     def columns(self, words: Sequence[np.ndarray], dtype: str) -> list[Any]:
         """Futures of the phi columns of each ``words`` (one task each), cut on workers."""
         return [self.executor.submit("columns", columns, w, self.norm, dtype,
+                                     *(self.futures[b] for b in self.holding(w)), j=j)
+                for j, w in enumerate(words)]
+
+    def mean_log_columns(self, words: Sequence[np.ndarray], n_samples: int) -> list[Any]:
+        """Futures of the log mean-phi columns of each ``words`` (``mean_log_columns``)."""
+        return [self.executor.submit("mean-columns", mean_log_columns, w, n_samples, self.norm,
                                      *(self.futures[b] for b in self.holding(w)), j=j)
                 for j, w in enumerate(words)]
 

@@ -11,8 +11,10 @@ a_hat = beta + counts x D / |S| / n_kept and the stream (seed, SAMPLER, m, b).
 Block b starts from Gamma(1, 1) draws of the stream (seed, INIT, b).
 
 Kept samples: only their running mean (each block sums its phi); the run has
-no ``samples/phi``. The driver still builds dense K x W arrays for held-out
-scoring (the mean phi), checkpoints and the run's final arrays.
+no ``samples/phi``. Held-out scoring cuts the log mean-phi columns of the
+held-out words from the blocks too. The driver still builds dense K x W arrays
+for checkpoints (``state``, which also bounds the lineage) and the run's final
+arrays (``run_arrays``), and where a caller asks for ``log_phi``/``mean_phi``.
 """
 
 from __future__ import annotations
@@ -113,8 +115,10 @@ class LDAWorkersModel(LDAModel):
 
     def score(self) -> float:
         cfg = self.config
-        return perplexity(self.executor, self.data.heldout, self.mean_phi(), cfg.alpha,
-                          cfg.eval_sweeps, cfg.seed, cfg.completion_every)
+        return perplexity(self.executor, self.data.heldout, None, cfg.alpha, cfg.eval_sweeps,
+                          cfg.seed, cfg.completion_every,
+                          functools.partial(self.blocks.mean_log_columns,
+                                            n_samples=self.n_samples))
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The whole state on the driver; the blocks restart from it (bounding
