@@ -206,10 +206,14 @@ class BlockedState:
         """The blocks that hold any of ``words``."""
         return np.unique(np.searchsorted(self.bounds, words, side="right") - 1).tolist()
 
-    def columns(self, words: Sequence[np.ndarray], dtype: str) -> list[Any]:
-        """Futures of the phi columns of each ``words`` (one task each), cut on workers."""
+    def columns(self, words: Sequence[np.ndarray], dtype: str,
+                near: Sequence[str | None] | None = None) -> list[Any]:
+        """Futures of the phi columns of each ``words`` (one task each), cut on
+        workers; task j runs near ``near[j]`` when given."""
+        near = near or [None] * len(words)
         return [self.executor.submit("columns", columns, w, self.norm, dtype,
-                                     *(self.futures[b] for b in self.holding(w)), j=j)
+                                     *(self.futures[b] for b in self.holding(w)), j=j,
+                                     near=near[j])
                 for j, w in enumerate(words)]
 
     def mean_log_columns(self, words: Sequence[np.ndarray], n_samples: int) -> list[Any]:

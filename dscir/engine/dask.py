@@ -76,14 +76,21 @@ class DaskExecutor:
         self.timing.add_wait(time.perf_counter() - start)
         return out
 
-    def submit(self, what: str, fn: Callable, *args: Any, j: int = 0,
-               timed: bool = False) -> Any:
+    def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
+               near: str | None = None) -> Any:
         """``fn(*args)`` as one task (futures among ``args`` are its dependencies, met
         worker to worker); its key names ``what``, the iteration and ``j``. With
-        ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``)."""
+        ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``); ``near``
+        (a worker address) is where it should run if that worker is still there."""
         if timed:
             fn, args = worker.timed, (fn, *args)
-        return self.client.submit(fn, *args, key=self._key(what)(j))
+        where = {} if near is None else {"workers": [near], "allow_other_workers": True}
+        return self.client.submit(fn, *args, key=self._key(what)(j), **where)
+
+    def holders(self, futures: Sequence[Any]) -> list[str | None]:
+        """The worker holding each future's result now (None: not in memory)."""
+        held = self.client.who_has(list(futures))
+        return [next(iter(held.get(f.key, ())), None) for f in futures]
 
     def gather(self, futures: Sequence[Any],
                tasks_of: Callable[[list[Any]], list[TaskTime]] | None = None) -> list[Any]:

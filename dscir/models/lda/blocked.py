@@ -2,10 +2,10 @@
 
 The executor holds the SCIR state in blocks of words (``DaskExecutor.blocked``,
 ``dscir.engine.blocks``); the driver keeps the row normalisers (O(K) per
-block). Iteration ``m``: a task per part cuts the phi columns of the part's
-words from the blocks that hold them (normalised by the driver's row values,
-rescaled per column as ``phi_columns`` does, float32 on the wire), the part's
-Gibbs task takes them worker to worker and its integer counts stay on its
+block). Iteration ``m``: a task per worker cuts the phi columns of the words
+of the parts that worker holds from the blocks that hold them (normalised by
+the driver's row values, rescaled per column as ``phi_columns`` does, float32
+on the wire), each part's Gibbs task takes them worker to worker and its integer counts stay on its
 worker; block b adds the counts of its own words exactly and steps with
 a_hat = beta + counts x D / |S| / n_kept and the stream (seed, SAMPLER, m, b).
 Block b starts from Gamma(1, 1) draws of the stream (seed, INIT, b).
@@ -52,6 +52,23 @@ def step_block(sampler, beta: float, factor: float, h: float, seed: int, m: int,
     return sampler.step(state, beta, counts * factor, h, derive(seed, streams.SAMPLER, m, index))
 
 
+def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols: np.ndarray,
+                       *args) -> GibbsResult:
+    """``gibbs_counts`` of a part whose ``words`` are among ``cut_words``, the words
+    whose columns ``cut_cols`` were cut once for every part on this worker."""
+    cols = cut_cols[:, np.searchsorted(cut_words, words)]
+    return gibbs_counts(batch, words, cols, *args)
+
+
+def by_holder(holders: list[str | None]) -> list[list[int]]:
+    """Part indices grouped by the worker holding them (in order of first
+    appearance); a part whose holder is unknown is a group of its own."""
+    groups: dict[Any, list[int]] = {}
+    for j, h in enumerate(holders):
+        groups.setdefault(h if h is not None else ("part", j), []).append(j)
+    return list(groups.values())
+
+
 def gibbs_summary(result: tuple[GibbsResult, Any]) -> tuple[int, Any]:
     """What the driver sees of a Gibbs task: its tokens and its timing."""
     return result[0].n_tokens, result[1]
@@ -92,11 +109,16 @@ class LDAWorkersModel(LDAModel):
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, ex = self.config, self.executor
         words = ex.words(parts)
-        cols = self.blocks.columns(words, COLUMN_DTYPE)
+        # Columns once per worker: the union of the words of the parts it holds.
+        holders = ex.holders(parts.batches)
+        groups = by_holder(holders)
+        cut = [np.unique(np.concatenate([words[j] for j in g])) for g in groups]
+        cols = self.blocks.columns(cut, COLUMN_DTYPE, [holders[g[0]] for g in groups])
+        group = {j: i for i, g in enumerate(groups) for j in g}
         key = derive(cfg.seed, streams.GIBBS)
-        gibbs = [ex.submit("gibbs", gibbs_counts, b, w, c, cfg.alpha, cfg.sweeps, key, m,
-                           self.kernel, j=j, timed=True)
-                 for j, (b, w, c) in enumerate(zip(parts.batches, parts.words, cols))]
+        gibbs = [ex.submit("gibbs", gibbs_from_columns, b, w, cut[group[j]], cols[group[j]],
+                           cfg.alpha, cfg.sweeps, key, m, self.kernel, j=j, timed=True)
+                 for j, (b, w) in enumerate(zip(parts.batches, parts.words))]
         n_kept = cfg.sweeps - cfg.sweeps // 2
         factor = self.data.train.size / parts.docs.size / n_kept
         h = float(self.schedule(m))
