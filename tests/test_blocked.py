@@ -184,3 +184,25 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="workers", warm_start=True)
     with pytest.raises(DscirError, match="placement must be one of"):
         small_config(placement="cluster")
+
+
+def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
+    """The run's K x W arrays, written block by block from the workers, are the
+    chain's (checksummed, readable by ``Run``); guards against a block written at
+    the wrong columns or a mean divided by the wrong count."""
+    from dscir.api import LDA
+    from dscir.runs import Run
+    from dscir.runs.store import verify
+
+    store, _ = synthetic_store
+    est = LDA(n_topics=K, batch_size=30, sweeps=10, n_iter=5, burn_in=1, thin=2, seed=3,
+              placement="workers", block_entries=10 * K, progress=False)
+    est.fit(store, client=two_workers, out=tmp_path / "run")
+    run = Run.open(tmp_path / "run")
+    assert run.config["placement"] == "workers" and run.n_samples == 2
+    fields, phi_sum = est._chain.model.blocks.gather()
+    np.testing.assert_array_equal(run.phi_mean, phi_sum / 2)
+    np.testing.assert_array_equal(run.phi_mean, est.topic_word_)
+    np.testing.assert_array_equal(run.state["log_theta"], fields["log_theta"])
+    sound, problems = verify(tmp_path / "run")
+    assert not problems and any("phi_mean" in a for a in sound)

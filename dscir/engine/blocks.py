@@ -152,6 +152,21 @@ def keep_block(block: Block, norm: np.ndarray) -> Block:
     return block._replace(phi_sum=block.phi_sum + phi, task=None)
 
 
+def write_block(block: Block, root: str, state_group: str, mean: str, n_samples: int,
+                norm: np.ndarray) -> None:
+    """Write the block's columns of its state fields (``state_group/<field>``) and
+    of the kept samples' mean phi (``mean``; the current phi, by the row
+    normalisers ``norm``, when none is kept) into the K x W arrays of the Zarr group ``root``: whole chunks, its own."""
+    import zarr
+
+    lo, width = block.lo, block.phi_sum.shape[1]
+    for name, value in block.state._asdict().items():
+        zarr.open_array(f"{root}/{state_group}/{name}", mode="r+")[:, lo:lo + width] = value
+    phi = (block.phi_sum / n_samples if n_samples else
+           np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
+    zarr.open_array(f"{root}/{mean}", mode="r+")[:, lo:lo + width] = phi
+
+
 class BlockedState:
     """The driver's handle on a state held in blocks: futures and the O(K) normaliser.
 
@@ -242,6 +257,26 @@ class BlockedState:
                                       for j, f in enumerate(self.futures)])
         fields = {k: np.concatenate([p[0][k] for p in parts], axis=1) for k in parts[0][0]}
         return fields, np.concatenate([p[1] for p in parts], axis=1)
+
+    def write(self, root: str, state_group: str, mean: str, n_samples: int,
+              fields: Sequence[str]) -> None:
+        """Write the state's ``fields`` and the kept samples' mean phi into new K x W
+        float64 arrays of the Zarr group ``root`` from the workers, block by block
+        (chunks of one block's columns, so no two tasks share a chunk)."""
+        import zarr
+
+        from dscir import integrity
+
+        group = zarr.open_group(root, mode="r+")
+        shape = (self.norm.size, int(self.bounds[-1]))
+        chunks = (shape[0], max(int(self.bounds[1] - self.bounds[0]), 1))
+        for name in [f"{state_group}/{f}" for f in fields] + [mean]:
+            group.create_array(name, shape=shape, chunks=chunks, dtype="float64",
+                               overwrite=True, **integrity.array_options())
+        self.executor.gather([
+            self.executor.submit("block-write", write_block, f, root, state_group, mean,
+                                 n_samples, self.norm, j=j)
+            for j, f in enumerate(self.futures)])
 
     def truncate(self, State: type) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``gather`` and restart the blocks from those arrays: Dask forgets the

@@ -12,9 +12,10 @@ Block b starts from Gamma(1, 1) draws of the stream (seed, INIT, b).
 
 Kept samples: only their running mean (each block sums its phi); the run has
 no ``samples/phi``. Held-out scoring cuts the log mean-phi columns of the
-held-out words from the blocks too. The driver still builds dense K x W arrays
-for checkpoints (``state``, which also bounds the lineage) and the run's final
-arrays (``run_arrays``), and where a caller asks for ``log_phi``/``mean_phi``.
+held-out words from the blocks too, and the blocks write the run's final K x W
+arrays themselves (``write_run_arrays``). The driver still builds dense K x W
+arrays for checkpoints (``state``, which also bounds the lineage) and where a
+caller asks for ``log_phi``/``mean_phi``/``run_arrays``.
 """
 
 from __future__ import annotations
@@ -161,6 +162,13 @@ class LDAWorkersModel(LDAModel):
 
     def sample_rows(self) -> dict[str, int]:
         return {"samples/iteration": self.n_samples}
+
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
+        """Write the run's K x W arrays (``state/...``, ``phi_mean``) into the run's
+        Zarr group ``root`` from the workers, block by block; nothing is left for
+        the driver to write."""
+        self.blocks.write(root, "state", "phi_mean", self.n_samples, self.sampler.State._fields)
+        return {}
 
     def run_arrays(self) -> dict[str, np.ndarray]:
         fields, phi_sum = self._dense()
