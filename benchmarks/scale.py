@@ -108,6 +108,7 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per cell")
     p.add_argument("--out", default=str(RESULTS / "scale.json"))
+    p.add_argument("--commit", default="", help="recorded when ROOT is not a git checkout")
     args = p.parse_args()
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,7 +121,10 @@ def main() -> None:
                         for placement in args.placements:
                             cells.append(one_cell(store, k, w, batch, workers, placement, args))
                             print(json.dumps(cells[-1]), flush=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
     result = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
+              "commit": commit or args.commit,
               "cpu": cpu_model(), "n_cpus": os.cpu_count(),
               "note": "shared machine: other jobs ran beside it (see each cell's load)",
               "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
