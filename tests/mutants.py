@@ -232,6 +232,10 @@ MUTANTS = [
     Mutant("blocked-noise-shared-by-blocks", "dscir/models/lda/blocked.py",
            "derive(seed, streams.SAMPLER, m, index)", "derive(seed, streams.SAMPLER, m)",
            (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
+    Mutant("blocked-run-mean-not-divided", "dscir/engine/blocks.py",
+           "phi = (block.phi_sum / n_samples if n_samples else",
+           "phi = (block.phi_sum if n_samples else",
+           (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
 ]
 
 

@@ -150,8 +150,8 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     assert driver.model.placement == "driver"
 
 
-def test_killed_workers_leave_the_blocked_chain_unchanged(synthetic_store, two_workers,  # noqa: F811
-                                                          tmp_path):
+def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
+        synthetic_store, two_workers, tmp_path):
     store, _ = synthetic_store
     undisturbed, scores = chain(two_workers, store)
     disturbed, disturbed_scores = killing(two_workers, tmp_path,

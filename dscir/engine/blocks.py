@@ -156,7 +156,8 @@ def write_block(block: Block, root: str, state_group: str, mean: str, n_samples:
                 norm: np.ndarray) -> None:
     """Write the block's columns of its state fields (``state_group/<field>``) and
     of the kept samples' mean phi (``mean``; the current phi, by the row
-    normalisers ``norm``, when none is kept) into the K x W arrays of the Zarr group ``root``: whole chunks, its own."""
+    normalisers ``norm``, when none is kept) into the K x W arrays of the Zarr
+    group ``root``: whole chunks, its own."""
     import zarr
 
     lo, width = block.lo, block.phi_sum.shape[1]
