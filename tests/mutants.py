@@ -78,10 +78,10 @@ MUTANTS = [
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
            "scale = self.data.train.size / users.size", "scale = 1.0",
            (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
-    Mutant("dp-policy-ignores-words", "dscir/models/dpmm/policy.py",
+    Mutant("dp-policy-ignores-words", "dscir/models/policy.py",
            "if n_words >= TEXT_WORDS:", "if n_docs >= 0:",
            ("tests/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
-    Mutant("dp-policy-unseeded", "dscir/models/dpmm/policy.py",
+    Mutant("dp-policy-unseeded", "dscir/models/policy.py",
            'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
            "out.update(n_init=TEXT_COMPONENTS)",
            ("tests/test_dpmm_policy.py::"

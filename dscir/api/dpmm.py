@@ -10,21 +10,14 @@ from dscir.api.base import Estimator, csr_arrays
 from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options, Pair
 from dscir.errors import DscirError
-from dscir.models.dpmm import (INITS, POLICIES, REFERENCE, DPMMConfig, cluster_log_likelihood,
-                               default_settings, model_type, samples_from_arrays)
+from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
+                               samples_from_arrays)
+from dscir.models.policy import POLICIES, corpus_shape, default_settings
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
 _POSITIVE = Interval(numbers.Real, 0, open_low=True)
-
-
-def _corpus_shape(store: str) -> tuple[int, int]:
-    """(words, training documents) of a corpus store, for the settings policy."""
-    from dscir.models.base import Data
-
-    data = Data.open(store)
-    return data.n_words, int(data.train.size)
 
 
 class DPMixture(HeldoutPredictive, Estimator):
@@ -41,7 +34,7 @@ class DPMixture(HeldoutPredictive, Estimator):
     policy : where unset (None) settings come from: "auto" (default: from the
         corpus's vocabulary size and documents; on text, W >= 1000, 100 components
         seeded by k-means++) or "reference" (the papers' msweb settings); see
-        ``dscir.models.dpmm.policy``. The fit records the resolved settings.
+        ``dscir.models.policy``. The fit records the resolved settings.
     a0 : Dirichlet concentration of the components (None: the sampler's reference value).
     alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
     batch_size : users per minibatch (stochastic samplers; None: the policy's).
@@ -101,7 +94,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.progress = progress
 
     def _make_config(self, store: str | None = None) -> DPMMConfig:
-        shape = (None, None) if store is None else _corpus_shape(store)
+        shape = (None, None) if store is None else corpus_shape(store)
         defaults = default_settings(self.policy, self.sampler, *shape)
         value = {k: self._reference(defaults, k) for k in defaults}
         steps = value["step_sizes"]

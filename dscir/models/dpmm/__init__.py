@@ -3,7 +3,6 @@ tasks, the exact Gibbs slice sampler and the models the engine runs."""
 
 from dscir.models.dpmm.config import INITS, REFERENCE, DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
-from dscir.models.dpmm.policy import POLICIES, default_settings
 from dscir.models.predictive import PredictiveAverage
 from dscir.models.dpmm.kernels import (ComponentCounts, Sample, allocate,
                                        cluster_log_likelihood, component_counts, log_predictive,
@@ -15,8 +14,8 @@ from dscir.models.dpmm.sticks import (MAX_COMPONENTS, global_step, initial_state
                                       stick_prior)
 
 __all__ = ["ComponentCounts", "DPGibbsModel", "DPMMConfig", "DPMMModel", "GibbsSlice", "INITS",
-           "MAX_COMPONENTS", "POLICIES", "PredictiveAverage", "REFERENCE", "Sample", "allocate",
-           "cluster_log_likelihood", "component_counts", "default_settings", "global_step", "initial_state",
+           "MAX_COMPONENTS", "PredictiveAverage", "REFERENCE", "Sample", "allocate",
+           "cluster_log_likelihood", "component_counts", "global_step", "initial_state",
            "log_predictive", "log_weights", "model_type", "new_sticks", "prior_components",
            "sample_alpha", "sample_arrays", "samples_from_arrays", "slice_log_u",
            "stick_counts", "stick_prior"]

@@ -36,7 +36,7 @@ class DPMMConfig:
     burn_in: int = 0  # iterations before posterior samples are kept
     thin: int = 10  # keep every thin-th iteration after burn_in
     init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
-    policy: str = "reference"  # where unset settings came from (``dscir.models.dpmm.policy``)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,4 +1,4 @@
-"""Default settings of the DP mixture from the corpus's shape (issue 19).
+"""Default settings of the mixtures from the corpus's shape (issue 19).
 
 The papers' reference settings (``REFERENCE``: 20 or 30 components drawn from
 Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
@@ -23,6 +23,9 @@ same minibatch rule. ``policy="reference"`` gives the reference settings
 whatever the corpus (minibatch 1000), as the papers' figures ran. Explicit
 arguments override either. Only the start and the minibatch change: the chain
 is a correct sampler of the same posterior under every policy.
+
+The finite mixture (``mixture_settings``) has its K fixed by the user, so only
+the seeding (its K components, on text) and the minibatch rule apply.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from dscir.models.dpmm.config import REFERENCE
+from dscir.models.mixture.config import REFERENCE as MIXTURE_REFERENCE
 
 POLICIES = ("auto", "reference")
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
@@ -56,3 +60,24 @@ def default_settings(policy: str, sampler: str, n_words: int | None,
     if n_words >= TEXT_WORDS:
         out.update(init="kmeans++", n_init=TEXT_COMPONENTS)
     return out
+
+
+def mixture_settings(policy: str, sampler: str, n_words: int | None,
+                     n_docs: int | None) -> dict[str, Any]:
+    """a0, step_weights, step_components, init and batch_size of ``policy`` for the
+    finite mixture (the same rules, K being the user's)."""
+    out = {**MIXTURE_REFERENCE[sampler], "init": "random", "batch_size": REFERENCE_BATCH}
+    if policy == "reference" or n_words is None or n_docs is None:
+        return out
+    out["batch_size"] = batch_size(n_docs)
+    if n_words >= TEXT_WORDS:
+        out["init"] = "kmeans++"
+    return out
+
+
+def corpus_shape(store: str) -> tuple[int, int]:
+    """(words, training documents) of a corpus store, for the policies above."""
+    from dscir.models.base import Data
+
+    data = Data.open(store)
+    return data.n_words, int(data.train.size)
