@@ -135,7 +135,9 @@ def plot(runs: list[dict], path: Path) -> None:
     a.set(xlabel="iteration", ylabel="held-out log predictive (nats/user)",
           title="current sample")
     b.set(xlabel="iteration", title="averaged over kept samples (after burn-in)")
-    c.set(xlabel="iteration", ylabel="occupied clusters", title=f"clusters ({len({r['seed'] for r in runs})} seeds each)")
+    n_seeds = len({r["seed"] for r in runs})
+    c.set(xlabel="iteration", ylabel="occupied clusters",
+          title=f"clusters ({n_seeds} seed{'s' if n_seeds > 1 else ''} each)")
     lo = min(p["current"] for r in runs for p in r["curve"][len(r["curve"]) // 5:])
     hi = max(p["averaged"] for r in runs for p in r["curve"])
     for ax in (a, b):
