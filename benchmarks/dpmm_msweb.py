@@ -9,6 +9,12 @@ out every 6th user (users 6, 12, ...: 5,451 of 32,710). Writes
 benchmarks/results/dpmm_msweb.json and dpmm_msweb.png.
 
     python benchmarks/dpmm_msweb.py [--iterations 1000] [--eval-every 25] [--seeds 5]
+    python benchmarks/dpmm_msweb.py --policy auto --tag policy   # DPMixture's defaults
+
+``--policy reference`` (default) runs the settings below; ``--policy auto`` the
+settings ``DPMixture(sampler=...)`` resolves on the store by default (issue 19's
+policy; the JSON records each run's configuration). ``--tag`` names the
+result files dpmm_msweb_<tag>.json / .png, keeping the earlier ones.
 
 Score: at each evaluation, the mean over held-out users of log p(x) under the
 current sample ("current"), and the same with p(x) averaged over the samples
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import tempfile
 import time
@@ -54,8 +61,10 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
     from dscir.engine.local import LocalExecutor
     from dscir.models.dpmm import model_type
 
-    cfg = DPMixture(**METHODS[method], batch_size=1000, n_iter=args.iterations,
-                    thin=10, seed=seed).chain_config()
+    params = METHODS[method] if args.policy == "reference" else {"sampler": method}
+    cfg = DPMixture(**params, policy=args.policy, batch_size=1000 if args.policy ==
+                    "reference" else None, n_iter=args.iterations,
+                    thin=10, seed=seed).chain_config(str(store))
     executor = (LocalExecutor(str(store), "dpmm") if method == "gibbs"
                 else DaskExecutor(client, str(store), "dpmm"))
     chain = Chain(model_type(cfg.sampler), cfg, str(store), executor, keep_samples=False)
@@ -126,7 +135,9 @@ def plot(runs: list[dict], path: Path) -> None:
     a.set(xlabel="iteration", ylabel="held-out log predictive (nats/user)",
           title="current sample")
     b.set(xlabel="iteration", title="averaged over kept samples (after burn-in)")
-    c.set(xlabel="iteration", ylabel="occupied clusters", title="clusters (5 seeds each)")
+    n_seeds = len({r["seed"] for r in runs})
+    c.set(xlabel="iteration", ylabel="occupied clusters",
+          title=f"clusters ({n_seeds} seed{'s' if n_seeds > 1 else ''} each)")
     lo = min(p["current"] for r in runs for p in r["curve"][len(r["curve"]) // 5:])
     hi = max(p["averaged"] for r in runs for p in r["curve"])
     for ax in (a, b):
@@ -146,7 +157,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--policy", choices=["reference", "auto"], default="reference")
+    ap.add_argument("--tag", help="suffix of the result files (keeps earlier results)")
     args = ap.parse_args()
+    name = "dpmm_msweb" + (f"_{args.tag}" if args.tag else "")
     RESULTS.mkdir(exist_ok=True)
     runs: list[dict] = []
     started = time.time()
@@ -161,16 +175,16 @@ def main() -> None:
                     "what": "DP mixture of multinomials on msweb (SCIR paper Fig. 3b)",
                     "command": "python benchmarks/dpmm_msweb.py " + " ".join(
                         f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-                        if not isinstance(v, list)),
+                        if not isinstance(v, list) and v is not None),
                     "machine": {"cpu": cpu_model(), "python": platform.python_version(),
-                                "workers": args.workers},
+                                "workers": args.workers, "load": os.getloadavg()},
                     "heldout_rule": "every 6th user (5,451 of 32,710)",
                     "iterations": args.iterations, "eval_every": args.eval_every,
                     "seconds_total": time.time() - started,
                     "summary": summarise(runs), "runs": runs,
                 }
-                (RESULTS / "dpmm_msweb.json").write_text(json.dumps(result, indent=1))
-    plot(runs, RESULTS / "dpmm_msweb.png")
+                (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
+    plot(runs, RESULTS / f"{name}.png")
     print(json.dumps(result["summary"], indent=1))
 
 

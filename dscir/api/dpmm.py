@@ -12,6 +12,7 @@ from dscir.api.params import Interval, Options, Pair
 from dscir.errors import DscirError
 from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)
+from dscir.models.policy import POLICIES, corpus_shape, default_settings
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
@@ -30,13 +31,18 @@ class DPMixture(HeldoutPredictive, Estimator):
     sampler : "scir" (default) or "sgrld": the stochastic slice sampler on a
         Dask cluster with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice
         sampler on all training users in this process (no cluster).
+    policy : where unset (None) settings come from: "auto" (default: from the
+        corpus's vocabulary size and documents; on text, W >= 1000, 100 components
+        seeded by k-means++) or "reference" (the papers' msweb settings); see
+        ``dscir.models.policy``. The fit records the resolved settings.
     a0 : Dirichlet concentration of the components (None: the sampler's reference value).
     alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
-    batch_size : users per minibatch (stochastic samplers).
+    batch_size : users per minibatch (stochastic samplers; None: the policy's).
     step_sizes : (h_theta, h_DP) for components and sticks (None: reference values).
-    n_init : components at the start (None: reference value).
-    init : "random" (default: components from Gamma(1, 1), the reference start) or
-        "kmeans++" (components seeded on users, ``dscir.models.seeding``; for text).
+    n_init : components at the start (None: the policy's).
+    init : "random" (components from Gamma(1, 1), the reference start) or
+        "kmeans++" (components seeded on users, ``dscir.models.seeding``; None: the
+        policy's).
     n_iter : iterations of ``fit``.
     burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
         (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
@@ -48,16 +54,17 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     _model_name = "dpmm"
     _unit = "users"
-    _shown = ("sampler", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
+    _shown = ("sampler", "policy", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
     _parameter_constraints = {
         "sampler": Options(tuple(REFERENCE)),
+        "policy": Options(POLICIES),
         "a0": Interval(numbers.Real, 0, open_low=True, none=True),
         "alpha_prior": Pair(("{} shape", "{} rate"), _POSITIVE, _POSITIVE),
-        "batch_size": Interval(numbers.Integral, 1),
+        "batch_size": Interval(numbers.Integral, 1, none=True),
         "step_sizes": Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), _POSITIVE, _POSITIVE,
                            none=True),
         "n_init": Interval(numbers.Integral, 1, none=True),
-        "init": Options(INITS),
+        "init": Options((*INITS, None)),
         "n_iter": Interval(numbers.Integral, 0),
         "burn_in": Interval(numbers.Integral, 0, none=True),
         "thin": Interval(numbers.Integral, 1),
@@ -65,13 +72,14 @@ class DPMixture(HeldoutPredictive, Estimator):
         "seed": Interval(numbers.Integral, 0),
     }
 
-    def __init__(self, sampler: str = "scir", *, a0: float | None = None,
-                 alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int = 1000,
+    def __init__(self, sampler: str = "scir", *, policy: str = "auto", a0: float | None = None,
+                 alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int | None = None,
                  step_sizes: tuple[float, float] | None = None, n_init: int | None = None,
-                 init: str = "random",
+                 init: str | None = None,
                  n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
                  eval_every: int = 0, seed: int = 0, progress: bool = True):
         self.sampler = sampler
+        self.policy = policy
         self.a0 = a0
         self.alpha_prior = alpha_prior
         self.batch_size = batch_size
@@ -85,18 +93,19 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.seed = seed
         self.progress = progress
 
-    def _make_config(self) -> DPMMConfig:
-        ref = REFERENCE[self.sampler]
-        a0, n_init = self._reference(ref, "a0"), self._reference(ref, "n_init")
-        steps = self._reference(ref, "step_sizes")
+    def _make_config(self, store: str | None = None) -> DPMMConfig:
+        shape = (None, None) if store is None else corpus_shape(store)
+        defaults = default_settings(self.policy, self.sampler, *shape)
+        value = {k: self._reference(defaults, k) for k in defaults}
+        steps = value["step_sizes"]
         h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
         shape, rate = self.alpha_prior
         return DPMMConfig(
-            sampler=self.sampler, a0=float(a0), alpha_shape=float(shape), alpha_rate=float(rate),
-            batch_size=int(self.batch_size), step_theta=float(h_theta), step_sticks=float(h_dp),
-            n_init=int(n_init), seed=int(self.seed),
-            burn_in=self._burn_in(),
-            thin=int(self.thin), init=self.init)
+            sampler=self.sampler, a0=float(value["a0"]), alpha_shape=float(shape),
+            alpha_rate=float(rate), batch_size=int(value["batch_size"]),
+            step_theta=float(h_theta), step_sticks=float(h_dp), n_init=int(value["n_init"]),
+            seed=int(self.seed), burn_in=self._burn_in(), thin=int(self.thin),
+            init=value["init"], policy=self.policy)
 
     def _model_type(self, config):
         return model_type(config.sampler)
@@ -115,7 +124,8 @@ class DPMixture(HeldoutPredictive, Estimator):
     def _load(self, run) -> None:
         cfg = dict(run.config)
         self.config_ = DPMMConfig(**cfg)
-        self.set_params(sampler=cfg["sampler"], a0=cfg["a0"], seed=cfg["seed"],
+        self.set_params(sampler=cfg["sampler"], policy=cfg.get("policy", "reference"),
+                        a0=cfg["a0"], seed=cfg["seed"],
                         alpha_prior=(cfg["alpha_shape"], cfg["alpha_rate"]),
                         batch_size=cfg["batch_size"], n_init=cfg["n_init"],
                         init=cfg.get("init", "random"),

@@ -121,7 +121,7 @@ class LDA(Estimator):
         self.block_entries = block_entries
         self.progress = progress
 
-    def _make_config(self) -> LDAConfig:
+    def _make_config(self, store: str | None = None) -> LDAConfig:
         ref = REFERENCE[self.sampler]
         pick = lambda name: self._reference(ref, name)  # noqa: E731
         tau = ref["tau"] if self.tau == "default" else self.tau

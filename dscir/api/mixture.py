@@ -12,6 +12,8 @@ from dscir.api.params import Interval, Options
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
+from dscir.models.dpmm import INITS
+from dscir.models.policy import POLICIES, corpus_shape, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -31,8 +33,13 @@ class Mixture(HeldoutPredictive, Estimator):
         cluster, weights and components moved by SCIR or SGRLD steps; "gibbs":
         the exact Gibbs sampler on all training documents in this process.
     gamma : Dirichlet concentration of the mixture weights.
+    policy : where unset (None) settings come from: "auto" (default: on corpora of
+        1000 words or more the components are seeded by k-means++; minibatch
+        min(1000, N/4)) or "reference"; see ``dscir.models.policy``.
     a0 : Dirichlet concentration of the components (None: the sampler's reference value).
-    batch_size : documents per minibatch (stochastic samplers).
+    batch_size : documents per minibatch (stochastic samplers; None: the policy's).
+    init : "random" (components from Gamma(1, 1)) or "kmeans++" (seeded on documents,
+        ``dscir.models.seeding``); None: the policy's.
     step_weights, step_components : h (SCIR) or epsilon (SGRLD) of the weights and
         of the components (None: the sampler's reference values).
     n_iter : iterations of ``fit``.
@@ -55,7 +62,9 @@ class Mixture(HeldoutPredictive, Estimator):
         "sampler": Options(tuple(REFERENCE)),
         "gamma": Interval(numbers.Real, 0, open_low=True),
         "a0": _POSITIVE_OR_NONE,
-        "batch_size": Interval(numbers.Integral, 1),
+        "policy": Options(POLICIES),
+        "batch_size": Interval(numbers.Integral, 1, none=True),
+        "init": Options((*INITS, None)),
         "step_weights": _POSITIVE_OR_NONE,
         "step_components": _POSITIVE_OR_NONE,
         "n_iter": Interval(numbers.Integral, 0),
@@ -66,15 +75,18 @@ class Mixture(HeldoutPredictive, Estimator):
     }
 
     def __init__(self, n_clusters: int = 10, sampler: str = "scir", *, gamma: float = 1.0,
-                 a0: float | None = None, batch_size: int = 1000,
+                 policy: str = "auto", a0: float | None = None, batch_size: int | None = None,
+                 init: str | None = None,
                  step_weights: float | None = None, step_components: float | None = None,
                  n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
                  eval_every: int = 0, seed: int = 0, progress: bool = True):
         self.n_clusters = n_clusters
         self.sampler = sampler
         self.gamma = gamma
+        self.policy = policy
         self.a0 = a0
         self.batch_size = batch_size
+        self.init = init
         self.step_weights = step_weights
         self.step_components = step_components
         self.n_iter = n_iter
@@ -84,18 +96,19 @@ class Mixture(HeldoutPredictive, Estimator):
         self.seed = seed
         self.progress = progress
 
-    def _make_config(self) -> MixtureConfig:
-        ref = REFERENCE[self.sampler]
-        pick = lambda name: self._reference(ref, name)  # noqa: E731
+    def _make_config(self, store: str | None = None) -> MixtureConfig:
+        shape = (None, None) if store is None else corpus_shape(store)
+        defaults = mixture_settings(self.policy, self.sampler, *shape)
+        pick = lambda name: self._reference(defaults, name)  # noqa: E731
         h_weights, h_components = pick("step_weights"), pick("step_components")
         return MixtureConfig(
             sampler=self.sampler, n_clusters=int(self.n_clusters), gamma=float(self.gamma),
-            a0=float(pick("a0")), batch_size=int(self.batch_size),
+            a0=float(pick("a0")), batch_size=int(pick("batch_size")),
             step_weights=float(1.0 if h_weights is None else h_weights),  # unused by gibbs
             step_components=float(1.0 if h_components is None else h_components),
             seed=int(self.seed),
             burn_in=self._burn_in(),
-            thin=int(self.thin))
+            thin=int(self.thin), init=pick("init"), policy=self.policy)
 
     def _model_type(self, config):
         return model_type(config.sampler)

@@ -16,12 +16,16 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         "dpmm", help="Dirichlet-process mixture of multinomials (stochastic slice sampler)",
         description="Fit a DP mixture of multinomials on a corpus store (rows = users, "
         "columns = areas) by the stochastic slice sampler with SCIR or SGRLD steps on "
-        "Dask, or by the exact Gibbs slice sampler in this process. Unset hyperparameters "
-        "take the reference values of the chosen sampler: "
+        "Dask, or by the exact Gibbs slice sampler in this process. Unset settings come "
+        "from --policy: 'auto' (default) seeds 100 components by k-means++ on corpora of "
+        "1000 words or more and takes a minibatch of min(1000, N/4) users; 'reference' "
+        "keeps the papers' values of the chosen sampler: "
         + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
     )
     p.add_argument("store", help="corpus store (see `dscir ingest`)")
     p.add_argument("--sampler", default="scir", choices=sorted(DPMM_DEFAULTS))
+    p.add_argument("--policy", default="auto", choices=["auto", "reference"],
+                   help="where unset settings come from (see above)")
     p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--eval-every", type=int, default=0,
                    help="held-out log predictive every M iterations (0: only at the end)")
@@ -29,11 +33,11 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
     p.add_argument("--alpha-prior", type=float, nargs=2, default=(1.0, 1.0),
                    metavar=("SHAPE", "RATE"), help="Gamma prior of the DP concentration")
-    p.add_argument("--batch-size", type=int, default=1000, help="users per minibatch")
+    p.add_argument("--batch-size", type=int, help="users per minibatch")
     p.add_argument("--step-sizes", type=float, nargs=2, metavar=("H_THETA", "H_DP"),
                    help="step sizes of the components and of the sticks")
     p.add_argument("--n-init", type=int, help="components at the start")
-    p.add_argument("--init", choices=["random", "kmeans++"], default="random",
+    p.add_argument("--init", choices=["random", "kmeans++"],
                    help="initial components: Gamma(1, 1) draws or seeded on users (k-means++)")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
     p.add_argument("--thin", type=int, default=10)
@@ -49,7 +53,7 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
 
     model = DPMixture(
-        sampler=args.sampler, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
+        sampler=args.sampler, policy=args.policy, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
         batch_size=args.batch_size,
         step_sizes=None if args.step_sizes is None else tuple(args.step_sizes),
         n_init=args.n_init, init=args.init, n_iter=args.iterations, burn_in=args.burn_in,

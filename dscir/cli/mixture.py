@@ -28,7 +28,13 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--gamma", type=float, default=1.0,
                    help="Dirichlet concentration of the mixture weights")
     p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
-    p.add_argument("--batch-size", type=int, default=1000, help="documents per minibatch")
+    p.add_argument("--batch-size", type=int, help="documents per minibatch")
+    p.add_argument("--policy", default="auto", choices=["auto", "reference"],
+                   help="unset settings: 'auto' seeds the components by k-means++ on corpora "
+                   "of 1000 words or more and takes min(1000, N/4) documents per minibatch; "
+                   "'reference' keeps the reference values")
+    p.add_argument("--init", choices=["random", "kmeans++"],
+                   help="initial components: Gamma(1, 1) draws or seeded on documents")
     p.add_argument("--step-weights", type=float, help="step size of the weights")
     p.add_argument("--step-components", type=float, help="step size of the components")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
@@ -45,7 +51,8 @@ def _fit_mixture(args: argparse.Namespace) -> int:
 
     model = Mixture(
         n_clusters=args.clusters, sampler=args.sampler, gamma=args.gamma, a0=args.a0,
-        batch_size=args.batch_size, step_weights=args.step_weights,
+        policy=args.policy, batch_size=args.batch_size, init=args.init,
+        step_weights=args.step_weights,
         step_components=args.step_components, n_iter=args.iterations, burn_in=args.burn_in,
         thin=args.thin, eval_every=args.eval_every, seed=args.seed,
         progress=not args.no_progress,

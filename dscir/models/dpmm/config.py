@@ -22,7 +22,7 @@ class DPMMConfig:
 
     # Settings added after checkpoint format 2, at the value a chain had before
     # they existed (see LDAConfig.PREDATED).
-    PREDATED: ClassVar[dict[str, Any]] = {"init": "random"}
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
 
     sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact)
     a0: float  # Dirichlet(a0) base measure of the components
@@ -36,6 +36,7 @@ class DPMMConfig:
     burn_in: int = 0  # iterations before posterior samples are kept
     thin: int = 10  # keep every thin-th iteration after burn_in
     init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 # Reference settings, carried over from the DP mixture's (Baker et al. 2018, Section 5.2):
 # the weights play the part of the DP's sticks and the components are the same
@@ -21,6 +21,9 @@ REFERENCE: dict[str, dict[str, Any]] = {
 class MixtureConfig:
     """Everything that determines a finite-mixture chain (with the corpus and the seed)."""
 
+    # Settings added later, at the value a chain had before they existed.
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+
     sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact, in process)
     n_clusters: int  # K, fixed
     gamma: float  # Dirichlet(gamma) prior of the mixture weights
@@ -31,6 +34,8 @@ class MixtureConfig:
     seed: int
     burn_in: int = 0  # iterations before posterior samples are kept
     thin: int = 10  # keep every thin-th iteration after burn_in
+    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -12,7 +12,8 @@ draw for draw.
 Random streams (``dscir.streams``), the stochastic model's too: allocations
 (seed, DP_ALLOCATE, m) then the document id; weights (seed, MIXTURE_WEIGHTS,
 m) then row; components (seed, DP_COMPONENTS, m) then row; the initial
-components (seed, INIT) and allocations (seed, MIXTURE_INIT).
+components (seed, INIT), or (seed, INIT, 2) when seeded, and allocations
+(seed, MIXTURE_INIT).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from dscir import streams
 from dscir.errors import DscirError
 from dscir.models.mixture.kernels import Sample, allocate, component_counts
+from dscir.models.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.cir import sample_stationary
@@ -42,6 +44,11 @@ def initial_state(n_docs: int, n_words: int, n_clusters: int, seed: int):
     log_components = sample_stationary(np.ones((n_clusters, n_words)),
                                        derive(seed, streams.INIT))
     return z, log_weights, log_components
+
+
+def seeding_key(seed: int) -> int:
+    """The stream of the seeded initial components (``init="kmeans++"``)."""
+    return derive(seed, streams.INIT, 2)
 
 
 def step_keys(seed: int, m: int) -> tuple[int, int, int]:
@@ -79,10 +86,11 @@ class FiniteGibbs:
 
     Documents are the CSR rows; ``doc_ids`` (default 0..N-1) name their
     streams. ``step(m)`` is sweep m (see the module notes); ``step()`` the next.
+    ``init="kmeans++"`` seeds the K components on documents (``dscir.models.seeding``).
     """
 
     def __init__(self, indptr, indices, data, n_words: int, *, n_clusters: int, gamma: float,
-                 a0: float, seed: int, doc_ids=None):
+                 a0: float, seed: int, doc_ids=None, init: str = "random"):
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices, np.int64)
         self.data = np.asarray(data, np.int64)
@@ -99,6 +107,9 @@ class FiniteGibbs:
         z, log_weights, log_components = initial_state(self.n_docs, n_words, n_clusters, seed)
         self.z = z
         self.weights = _SCIR.init_log(log_weights)
+        if init == "kmeans++":
+            log_components = seed_csr(self.indptr, self.indices, self.data, n_words,
+                                      n_clusters, a0, seeding_key(seed))
         self.components = _SCIR.init_log(log_components)
         self.iteration = 0
 

@@ -32,9 +32,11 @@ from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
 from dscir.models.mixture.config import MixtureConfig
-from dscir.models.mixture.gibbs import FiniteGibbs, global_step, initial_state, step_keys
+from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
+                                        step_keys)
 from dscir.models.mixture.kernels import Sample
 from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
+from dscir.models.seeding import seed_on_workers
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
 
@@ -187,6 +189,10 @@ class MixtureModel(_Mixture):
                                                         config.n_clusters, config.seed)
         self.z = np.full(data.n_docs, -1, dtype=np.int32)
         self.z[data.train] = z0
+        if config.init == "kmeans++":
+            log_components = seed_on_workers(executor, data.train, data.n_words,
+                                             config.n_clusters, config.a0,
+                                             seeding_key(config.seed))
         self.weights = self.sampler.init_log(log_weights)
         self.components = self.sampler.init_log(log_components)
 
@@ -236,7 +242,8 @@ class MixtureGibbsModel(_Mixture):
         train = parts.batches[0]
         self.gibbs = FiniteGibbs(train.indptr, train.indices, train.data, data.n_words,
                                  n_clusters=config.n_clusters, gamma=config.gamma,
-                                 a0=config.a0, seed=config.seed, doc_ids=data.train)
+                                 a0=config.a0, seed=config.seed, doc_ids=data.train,
+                                 init=config.init)
         self.n_tokens = int(np.asarray(train.data, np.int64).sum())
 
     weights = property(lambda self: self.gibbs.weights)

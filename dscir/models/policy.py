@@ -1,0 +1,83 @@
+"""Default settings of the mixtures from the corpus's shape (issue 19).
+
+The papers' reference settings (``REFERENCE``: 20 or 30 components drawn from
+Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
+(thousands of words) they fail: a random component's likelihood of a document
+is noise, the first allocation merges true clusters, and no allocation move
+(Gibbs or slice, one document at a time) splits a merged cluster again; with
+minibatch statistics the stochastic chains merge more. What was measured to
+work (``benchmarks/dpmm_text.py``, README "DP mixture on text") is to start
+from *more* components than clusters, seeded on documents by k-means++
+(``dscir.models.seeding``): every true cluster then gets a seed, and the
+surplus empties as the chain runs (the DP prior favours fewer clusters).
+
+``policy="auto"`` (the default) therefore gives, for W >= ``TEXT_WORDS``:
+
+* ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
+* the sampler's reference a0 and step sizes (the model is unchanged);
+* a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
+  so small corpora still get a stochastic minibatch);
+
+and below ``TEXT_WORDS`` (msweb-like data) the reference settings with the
+same minibatch rule. ``policy="reference"`` gives the reference settings
+whatever the corpus (minibatch 1000), as the papers' figures ran. Explicit
+arguments override either. Only the start and the minibatch change: the chain
+is a correct sampler of the same posterior under every policy.
+
+The finite mixture (``mixture_settings``) has its K fixed by the user, so only
+the seeding (its K components, on text) and the minibatch rule apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dscir.models.dpmm.config import REFERENCE
+from dscir.models.mixture.config import REFERENCE as MIXTURE_REFERENCE
+
+POLICIES = ("auto", "reference")
+TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
+TEXT_COMPONENTS = 100  # initial components on text (5x the reference 20)
+REFERENCE_BATCH = 1000
+
+
+def batch_size(n_docs: int) -> int:
+    """The default minibatch: 1000 documents, at most a quarter of ``n_docs`` (>= 1)."""
+    return max(1, min(REFERENCE_BATCH, n_docs // 4))
+
+
+def default_settings(policy: str, sampler: str, n_words: int | None,
+                     n_docs: int | None) -> dict[str, Any]:
+    """a0, step_sizes, n_init, init and batch_size of ``policy`` for a corpus of
+    ``n_words`` words and ``n_docs`` training documents (None: not known yet,
+    e.g. while validating parameters; then the reference settings)."""
+    ref = REFERENCE[sampler]
+    out = {"a0": ref["a0"], "step_sizes": ref["step_sizes"], "n_init": ref["n_init"],
+           "init": "random", "batch_size": REFERENCE_BATCH}
+    if policy == "reference" or n_words is None or n_docs is None:
+        return out
+    out["batch_size"] = batch_size(n_docs)
+    if n_words >= TEXT_WORDS:
+        out.update(init="kmeans++", n_init=TEXT_COMPONENTS)
+    return out
+
+
+def mixture_settings(policy: str, sampler: str, n_words: int | None,
+                     n_docs: int | None) -> dict[str, Any]:
+    """a0, step_weights, step_components, init and batch_size of ``policy`` for the
+    finite mixture (the same rules, K being the user's)."""
+    out = {**MIXTURE_REFERENCE[sampler], "init": "random", "batch_size": REFERENCE_BATCH}
+    if policy == "reference" or n_words is None or n_docs is None:
+        return out
+    out["batch_size"] = batch_size(n_docs)
+    if n_words >= TEXT_WORDS:
+        out["init"] = "kmeans++"
+    return out
+
+
+def corpus_shape(store: str) -> tuple[int, int]:
+    """(words, training documents) of a corpus store, for the policies above."""
+    from dscir.models.base import Data
+
+    data = Data.open(store)
+    return data.n_words, int(data.train.size)
