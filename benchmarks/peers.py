@@ -190,7 +190,7 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int)
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
-              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed,
+              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy="reference",
               progress=False).chain_config()
     with dask_client(n_workers=2, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))

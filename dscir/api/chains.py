@@ -50,7 +50,7 @@ def fit_chains(estimator, store: str, n_chains: int, client, *, out: str | Path,
     from dscir.engine.chain import Chain, run_chain
     from dscir.runs.chains import ChainsWriter
 
-    config = estimator.chain_config()
+    config = estimator.chain_config(store)
     model_type = estimator._model_type(config)
     seeds = [streams.chain_seed(config.seed, c) for c in range(n_chains)]
     writer = ChainsWriter(out, model=model_type.name, n_chains=n_chains, overwrite=overwrite)

@@ -85,7 +85,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.seed = seed
         self.progress = progress
 
-    def _make_config(self) -> DPMMConfig:
+    def _make_config(self, store: str | None = None) -> DPMMConfig:
         ref = REFERENCE[self.sampler]
         a0, n_init = self._reference(ref, "a0"), self._reference(ref, "n_init")
         steps = self._reference(ref, "step_sizes")

@@ -84,7 +84,7 @@ class Mixture(HeldoutPredictive, Estimator):
         self.seed = seed
         self.progress = progress
 
-    def _make_config(self) -> MixtureConfig:
+    def _make_config(self, store: str | None = None) -> MixtureConfig:
         ref = REFERENCE[self.sampler]
         pick = lambda name: self._reference(ref, name)  # noqa: E731
         h_weights, h_components = pick("step_weights"), pick("step_components")

@@ -29,7 +29,8 @@ class LDAConfig:
     # Settings added after checkpoint format 2, at the value a chain had before
     # they existed: what an older checkpoint that lacks them was written with.
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
-                                          "control_variates": False, "kernel": "dense"}
+                                          "control_variates": False, "kernel": "dense",
+                                          "policy": "reference"}
 
     n_topics: int
     sampler: str
@@ -57,6 +58,9 @@ class LDAConfig:
     # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py), resolved to
     # the one that runs on construction. Warm-started visits run the dense kernel.
     kernel: str = "auto"
+    # The default policy that chose the settings not given explicitly
+    # (dscir.models.lda.policy); the values above are the ones that ran.
+    policy: str = "reference"
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
