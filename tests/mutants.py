@@ -58,6 +58,7 @@ CV = "tests/test_control_variates.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
 SPARSE = "tests/test_lda_sparse_kernel.py"
+BLOCKED = "tests/test_blocked.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 POLICY = "tests/test_lda_policy.py"
@@ -230,6 +231,21 @@ MUTANTS = [
            'out["tau"] = None if ref["tau"] is None else ref["tau"] / scale',
            'out["tau"] = ref["tau"]',
            (POLICY + "::test_scir_step_per_document_seen_does_not_depend_on_the_minibatch",)),
+    # -- the topics on the workers (issue 14, part 1) --
+    Mutant("blocked-counts-overwritten", "dscir/engine/blocks.py",
+           "counts[:, r.words[sel] - block.lo] += r.topic_word[:, sel]",
+           "counts[:, r.words[sel] - block.lo] = r.topic_word[:, sel]",
+           (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
+    Mutant("blocked-normaliser-missing-block", "dscir/engine/blocks.py",
+           "for x in lses[1:]:", "for x in lses[1:-1]:",
+           (BLOCKED + "::test_columns_from_blocks_are_the_dense_phi_columns",)),
+    Mutant("blocked-noise-shared-by-blocks", "dscir/models/lda/blocked.py",
+           "derive(seed, streams.SAMPLER, m, index)", "derive(seed, streams.SAMPLER, m)",
+           (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
+    Mutant("blocked-run-mean-not-divided", "dscir/engine/blocks.py",
+           "phi = (block.phi_sum / n_samples if n_samples else",
+           "phi = (block.phi_sum if n_samples else",
+           (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
 ]
 
 

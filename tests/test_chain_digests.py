@@ -37,6 +37,10 @@ LDA_WARM_DIGESTS = {
     "sgrld": "21cedce3ce67a26b",
     "gsgrhmc": "2ba5944f4b073ff1",
 }
+# SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): another
+# chain of the same posterior (per-block noise and initial streams); only the mean
+# of the kept phi is kept.
+LDA_WORKERS_DIGEST = "761e126db7f886e6"
 DPMM_DIGESTS = {
     "scir": "1e3471ddbd9db6c8",
     "sgrld": "783ba0d39e6e2eb5",
@@ -98,6 +102,16 @@ def test_lda_chain_digest(sampler, store, two_workers, tmp_path):
                       progress=False)
     model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
     assert run_digest(tmp_path / "run.zarr") == LDA_DIGESTS[sampler]
+
+
+def test_lda_workers_chain_digest(store, two_workers, tmp_path):
+    path, _ = store
+    model = dscir.LDA(n_topics=3, batch_size=20, sweeps=8, eval_sweeps=6, n_iter=9, burn_in=3,
+                      thin=2, eval_every=4, seed=5, placement="workers", block_entries=30,
+                      policy="reference", progress=False)
+    model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
+    assert model.config_.placement == "workers"
+    assert run_digest(tmp_path / "run.zarr") == LDA_WORKERS_DIGEST
 
 
 @pytest.mark.parametrize("sampler", sorted(LDA_WARM_DIGESTS))

@@ -128,3 +128,18 @@ def test_dp_mixture_chains_diagnose_alpha_clusters_and_score(tmp_path, one_worke
     np.testing.assert_array_equal(idata.posterior["n_clusters"].values[1],
                                   read_arrays(chain_path(tmp_path / "run", 1),
                                               "samples")["n_components"])
+
+
+def test_chains_side_by_side_each_have_a_named_progress_bar(tmp_path, capsys):
+    """Each chain's bar says which chain it is (and has its own line), so bars of
+    chains run side by side are not one unreadable line."""
+    from test_dpmm import synthetic_mixture
+
+    x, _ = synthetic_mixture(60, seed=0)
+    store = tmp_path / "users.zarr"
+    write_corpus(store, x, vocabulary=[f"i{j}" for j in range(x.shape[1])])
+    split_heldout(store, fraction=0.2, seed=0)
+    DPMixture("gibbs", n_iter=3, burn_in=1, thin=1, seed=1).fit(store, out=tmp_path / "run",
+                                                                n_chains=2)
+    err = capsys.readouterr().err
+    assert "(gibbs) chain 0" in err and "(gibbs) chain 1" in err

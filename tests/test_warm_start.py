@@ -155,6 +155,19 @@ def test_rows_round_trip_and_a_rewrite_is_byte_identical(tmp_path):
     assert np.array_equal(got, np.r_[values[:8], -1, -1])
 
 
+def test_a_worker_that_cannot_see_the_local_state_says_so(tmp_path):
+    """A worker on another host than the driver's temporary directory gets one
+    error naming the path and the fix, not zarr's bare 'does not exist' (and never
+    silently starts an empty state of its own)."""
+    missing = str(tmp_path / "elsewhere" / "local")
+    lengths = np.array([2, 3])
+    with pytest.raises(DscirError, match="cannot see the chain's local state.*shared"):
+        read_rows(missing, np.array([0]), np.array([1]), lengths[:1])
+    with pytest.raises(DscirError, match="cannot see the chain's local state"):
+        write_rows(missing, np.array([1]), np.array([0]), lengths[1:], np.arange(3))
+    assert not (tmp_path / "elsewhere").exists()
+
+
 # -- the chain ---------------------------------------------------------------------
 
 

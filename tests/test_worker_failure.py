@@ -144,3 +144,32 @@ def test_killed_workers_leave_the_dp_mixture_unchanged(dpmm_store, client, tmp_p
     np.testing.assert_array_equal(a.theta.log_theta, b.theta.log_theta)
     np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
     assert disturbed_scores == scores
+
+
+def test_cli_reports_a_killed_worker_in_one_line(monkeypatch, capsys):
+    """Dask's KilledWorker (a task whose workers all died: often out of memory)
+    ends a command with one readable line and exit 2, not a traceback; any other
+    exception still propagates. Guards against the handler swallowing real bugs
+    or a KilledWorker escaping as a traceback."""
+    from distributed import KilledWorker
+
+    from dscir import cli
+    from dscir.cli import corpus
+
+    key = ("dscir-lda-gibbs-0a1b2c3d", 7, 21, 1)
+
+    def killed(args):
+        raise KilledWorker(key, None, 3)
+
+    monkeypatch.setattr(corpus, "_info", killed)
+    assert cli.main(["info", "whatever.zarr"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dscir: error: task ")
+    assert "dscir-lda-gibbs-0a1b2c3d" in err[0] and "--resume" in err[0]
+
+    def broken(args):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(corpus, "_info", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        cli.main(["info", "whatever.zarr"])

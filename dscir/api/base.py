@@ -301,6 +301,7 @@ class Estimator(ChainDiagnostics):
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
+        config = self._resolve(config, data.n_words)
         self._check_memory(config, data.n_words)
         ckpt = None
         if resume is not None:
@@ -310,6 +311,11 @@ class Estimator(ChainDiagnostics):
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")
         return config, store, model_type, ckpt
+
+    def _resolve(self, config, n_words: int):
+        """The configuration with settings that depend on the corpus resolved (so the
+        run records what ran)."""
+        return config
 
     def _parameter_rows(self, config) -> int | None:
         """K of the K x W parameter arrays the driver holds (None: not known ahead)."""
@@ -392,7 +398,9 @@ class Estimator(ChainDiagnostics):
         if every:
             writer.checkpoint(chain.checkpoint())  # so a finished run can be extended
         arrays = {"vocabulary": np.array([str(v) for v in Corpus.open(chain.store).vocabulary])}
-        arrays.update(chain.model.run_arrays())
+        # A model whose parameters live on the workers writes its arrays from there.
+        write = getattr(chain.model, "write_run_arrays", None)
+        arrays.update(chain.model.run_arrays() if write is None else write(str(writer.tmp)))
         arrays.update({f"history/{k}": v for k, v in chain.history_arrays().items()})
         arrays.update({f"evaluations/{k}": v for k, v in chain.evaluation_arrays().items()})
         self.run_path_ = writer.commit(

@@ -64,7 +64,8 @@ def fit_chains(estimator, store: str, n_chains: int, client, *, out: str | Path,
 
             def run(c: int) -> None:
                 run_chain(chains[c], estimator.n_iter, eval_every=estimator.eval_every,
-                          on_sample=writer.writers[c].append, progress=estimator.progress)
+                          on_sample=writer.writers[c].append, progress=estimator.progress,
+                          chain_index=c)
                 estimator._commit(chains[c], writer.writers[c], 0)
 
             with ThreadPoolExecutor(n_chains, thread_name_prefix="dscir-chain") as pool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import numbers
 from pathlib import Path
@@ -12,8 +13,10 @@ from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
 from dscir.api.params import Interval, Mapping, Options
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
+from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
 from dscir.models.lda.policy import POLICIES, CorpusSize, choose, needs_corpus
+from dscir.models.lda.placement import PLACEMENTS, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -63,6 +66,14 @@ class LDA(Estimator):
         "sparse" (Metropolis-Hastings with alias tables, O(1) per token; the same
         conditional left invariant) or "auto" (default: dense below
         ``dscir.models.lda.kernels.SPARSE_FROM_K`` topics, sparse from it).
+    placement : where the topics live: "driver" (one K x W state, stepped on the
+        driver), "workers" (SCIR only: vocabulary blocks held and stepped by the
+        workers, the driver keeps O(K) per block; a different chain of the same
+        posterior) or "auto" (default: workers from K x W =
+        ``dscir.models.lda.placement.WORKERS_FROM_ENTRIES`` for SCIR). The run
+        records the placement that ran.
+    block_entries : parameters per vocabulary block with ``placement="workers"``
+        (blocks of block_entries // K words; part of the chain's definition).
     seed : the whole chain is a function of the seed (and the corpus).
     progress : show a progress bar.
     """
@@ -89,6 +100,8 @@ class LDA(Estimator):
         "seed": Interval(numbers.Integral, 0),
         "kernel": Options(KERNELS),
         "policy": Options(POLICIES),
+        "placement": Options(PLACEMENTS),
+        "block_entries": Interval(numbers.Integral, 1),
     }
 
     def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
@@ -99,7 +112,9 @@ class LDA(Estimator):
                  control_variates: bool = False, n_iter: int = 1000,
                  burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
                  eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
-                 kernel: str = "auto", policy: str = "default", progress: bool = True):
+                 kernel: str = "auto", placement: str = "auto",
+                 block_entries: int = BLOCK_ENTRIES, policy: str = "default",
+                 progress: bool = True):
         self.n_topics = n_topics
         self.sampler = sampler
         self.alpha = alpha
@@ -121,6 +136,8 @@ class LDA(Estimator):
         self.seed = seed
         self.kernel = kernel
         self.policy = policy
+        self.placement = placement
+        self.block_entries = block_entries
         self.progress = progress
 
     def needs_cluster(self) -> bool:
@@ -151,10 +168,15 @@ class LDA(Estimator):
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
             sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel,
+            placement=self.placement, block_entries=int(self.block_entries),
             policy=self.policy)
 
     def _model_type(self, config):
         return LDAModel
+
+    def _resolve(self, config, n_words: int):
+        """The configuration with ``placement="auto"`` resolved on this corpus."""
+        return dataclasses.replace(config, placement=resolve_placement(config, n_words))
 
     def _parameter_rows(self, config) -> int:
         return config.n_topics

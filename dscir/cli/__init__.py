@@ -61,6 +61,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dscir: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        from distributed import KilledWorker
+
+        if not isinstance(exc, KilledWorker):
+            raise
+        print(f"dscir: error: {_killed_worker(exc)}", file=sys.stderr)
+        return 2
+
+
+def _killed_worker(exc: Exception) -> str:
+    """One line for Dask's KilledWorker: a task whose workers died each time it ran
+    (distributed.scheduler.allowed-failures times), most often out of memory."""
+    task = getattr(exc, "task", None)
+    named = f" {task!r}" if task is not None else ""
+    return (f"task{named} lost its worker every time it ran (workers killed: out of "
+            "memory, or stopped from outside); give the workers more memory or use "
+            "fewer topics/clusters or smaller minibatches; a run written with --checkpoint-every "
+            "continues from its last checkpoint with the same command and --resume RUN")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ import argparse
 
 from dscir.api import LDA_DEFAULTS
 from dscir.cli import options
+from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
 from dscir.models.lda.policy import POLICIES
+from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES
 
 
 def _tau(text: str) -> float | str | None:
@@ -66,6 +68,12 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    help="Gibbs kernel: dense (exact draws, O(K) per token), sparse "
                    "(Metropolis-Hastings with alias tables, O(1) per token) or auto "
                    f"(sparse from K = {SPARSE_FROM_K}; default)")
+    p.add_argument("--placement", choices=PLACEMENTS, default="auto",
+                   help="where the topics live: driver, workers (SCIR only; vocabulary "
+                   "blocks on the workers) or auto (workers from K x W = "
+                   f"{WORKERS_FROM_ENTRIES:.0e} with SCIR; default)")
+    p.add_argument("--block-entries", type=int, default=BLOCK_ENTRIES,
+                   help="parameters per vocabulary block with --placement workers")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
     p.add_argument("--thin", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
@@ -110,6 +118,7 @@ def _fit_lda(args: argparse.Namespace) -> int:
         warm_start=args.warm_start, control_variates=args.control_variates,
         n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
         eval_sweeps=args.eval_sweeps, sampler_options=args.sampler_options, seed=args.seed,
-        kernel=args.kernel, policy=args.policy, progress=not args.no_progress,
+        kernel=args.kernel, placement=args.placement, block_entries=args.block_entries,
+        policy=args.policy, progress=not args.no_progress,
     )
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

@@ -182,7 +182,7 @@ class Chain:
 def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
               on_sample: Callable[[dict[str, np.ndarray]], None] | None = None,
               checkpoint: Callable[[Chain], None] | None = None, checkpoint_every: int = 0,
-              progress: bool = True) -> list[NamedTuple]:
+              progress: bool = True, chain_index: int | None = None) -> list[NamedTuple]:
     """Advance ``chain`` by ``n_iter`` iterations, scoring held-out documents at
     every iteration that is a multiple of ``eval_every`` (and at the end) when
     ``eval_every > 0``; returns the new scores (also in ``chain.evaluations``).
@@ -190,7 +190,8 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     ``on_sample(rows)`` receives each kept sample's rows; ``checkpoint(chain)`` is
     called at every multiple of ``checkpoint_every``, after that iteration's sample
     and score. Both count the chain's iterations, so a resumed chain scores and
-    checkpoints where an uninterrupted one does.
+    checkpoints where an uninterrupted one does. ``chain_index`` (chains run side
+    by side) names the chain on its progress bar and gives the bar its own line.
     """
     from tqdm.auto import tqdm
 
@@ -203,8 +204,10 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
         monitor.ensure_monitor(chain.client)
     report.start(chain.iteration, chain.iteration + n_iter)
     new: list[NamedTuple] = []
+    which = "" if chain_index is None else f" chain {chain_index}"
     bar = tqdm(total=chain.iteration + n_iter, initial=chain.iteration, disable=not progress,
-               unit="it", desc=f"dscir {model.name} ({cfg.sampler})")
+               unit="it", desc=f"dscir {model.name} ({cfg.sampler}){which}",
+               position=chain_index, leave=True)
     status = "failed"
     try:
         for i in range(n_iter):

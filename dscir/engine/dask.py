@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from distributed import Client
 
-from dscir.engine import local_state, worker
-from dscir.engine.placement import Parts, Timing, split
+from dscir.engine import blocks, local_state, worker
+from dscir.engine.placement import Parts, TaskTime, Timing, split
 
 
 class DaskExecutor:
@@ -75,6 +75,39 @@ class DaskExecutor:
         out = self.client.gather(parts.words)
         self.timing.add_wait(time.perf_counter() - start)
         return out
+
+    def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
+               near: str | None = None) -> Any:
+        """``fn(*args)`` as one task (futures among ``args`` are its dependencies, met
+        worker to worker); its key names ``what``, the iteration and ``j``. With
+        ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``); ``near``
+        (a worker address) is where it should run if that worker is still there."""
+        if timed:
+            fn, args = worker.timed, (fn, *args)
+        where = {} if near is None else {"workers": [near], "allow_other_workers": True}
+        return self.client.submit(fn, *args, key=self._key(what)(j), **where)
+
+    def holders(self, futures: Sequence[Any]) -> list[str | None]:
+        """The worker holding each future's result now (None: not in memory)."""
+        held = self.client.who_has(list(futures))
+        return [next(iter(held.get(f.key, ())), None) for f in futures]
+
+    def gather(self, futures: Sequence[Any],
+               tasks_of: Callable[[list[Any]], list[TaskTime]] | None = None) -> list[Any]:
+        """The values of ``futures``: a round timed by ``tasks_of(values)`` (the
+        tasks' own stamps), or without it a wait counted as queueing."""
+        start, clock = time.time(), time.perf_counter()
+        out = self.client.gather(list(futures))
+        if tasks_of is None:
+            self.timing.add_wait(time.perf_counter() - clock)
+        else:
+            self.timing.add_round(start, time.time(), tasks_of(out))
+        return out
+
+    def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
+        """A handle on an n_rows x n_cols state to be held by the workers in blocks of
+        about ``block_entries`` entries (``dscir.engine.blocks``)."""
+        return blocks.BlockedState(self, blocks.block_bounds(n_rows, n_cols, block_entries))
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:

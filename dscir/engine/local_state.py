@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import weakref
 from typing import Any
@@ -112,12 +113,25 @@ class LocalState:
         self.current, self.protected = current.copy(), current.copy()
 
 
+def _open(path: str, mode: str):
+    """The state array at ``path``, or one clear error where this worker cannot see it
+    (a driver's temporary directory seen from another host)."""
+    try:
+        return zarr.open_array(os.path.join(path, "z"), mode=mode)
+    except FileNotFoundError:
+        raise DscirError(
+            f"worker on {socket.gethostname()} cannot see the chain's local state at {path}: "
+            "warm starts need a directory every worker sees; on a multi-host cluster fit "
+            "with out= (--out) on a shared filesystem and checkpoint_every "
+            "(--checkpoint-every), whose run holds it") from None
+
+
 def read_rows(path: str, docs: np.ndarray, buffers: np.ndarray,
               lengths: np.ndarray) -> np.ndarray:
     """The stored states of ``docs`` concatenated (a document with buffer -1
     gets ``lengths[d]`` entries of -1); one read per buffer, its chunks fetched
     concurrently."""
-    z = zarr.open_array(os.path.join(path, "z"), mode="r")
+    z = _open(path, "r")
     rows = np.full((len(docs), z.shape[2]), -1, z.dtype)
     for b in np.unique(buffers[buffers >= 0]):
         sel = np.flatnonzero(buffers == b)
@@ -130,7 +144,7 @@ def write_rows(path: str, docs: np.ndarray, buffers: np.ndarray, lengths: np.nda
                values: np.ndarray) -> None:
     """Write each document's state (its slice of ``values``, padded with -1) as
     one whole chunk; one write per buffer."""
-    z = zarr.open_array(os.path.join(path, "z"), mode="r+")
+    z = _open(path, "r+")
     rows = np.full((len(docs), z.shape[2]), -1, z.dtype)
     rows[np.arange(z.shape[2]) < np.asarray(lengths)[:, None]] = values
     for b in np.unique(buffers):

@@ -46,7 +46,13 @@ class Config(Protocol):
 
 
 class Executor(Protocol):
-    """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``)."""
+    """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``).
+
+    The Dask executor also offers ``submit``/``gather`` (one named, timed task and
+    its value), ``holders`` (which worker holds a result) and ``blocked`` (a state
+    held by the workers in blocks, ``dscir.engine.blocks``): a model whose
+    parameters live on the workers (``models/lda/blocked.py``) uses them.
+    """
 
     n_parts: int
     store: str

@@ -76,18 +76,26 @@ def _sample_document(tokens, n_tok, z, rows, alpha, sweeps, state, ndk, q, block
     """Gibbs-sample one document's ``n_tok`` tokens (local word ids in ``tokens``).
 
     z is initialised sequentially (each token drawn given the ones before it),
-    then ``sweeps`` sweeps run; over the last ``sweeps - sweeps // 2`` of them
-    the topic counts are added to ``doc_acc`` [K] and, if ``accumulate_words``,
-    the (word, topic) counts to ``word_acc`` [U, K]. ``ndk`` (float64 [K], exact
-    for integer counts) is zeroed on entry.
+    then ``_sweeps`` runs ``sweeps`` sweeps and keeps the last ``sweeps - sweeps // 2``.
+    ``ndk`` (float64 [K], exact for integer counts) is zeroed on entry.
     """
-    n_topics = ndk.size
     ndk[:] = 0.0
     for i in range(n_tok):
         k = _draw(rows[tokens[i]], ndk, alpha, q, block, state)
         z[i] = k
         ndk[k] += 1.0
-    burn = sweeps // 2
+    _sweeps(tokens, n_tok, z, rows, alpha, sweeps, sweeps // 2, state, ndk, q, block,
+            word_acc, doc_acc, accumulate_words)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _sweeps(tokens, n_tok, z, rows, alpha, sweeps, burn, state, ndk, q, block,
+            word_acc, doc_acc, accumulate_words):
+    """``sweeps`` Gibbs sweeps of one document from assignments ``z`` (with topic
+    counts ``ndk``); over the sweeps after the first ``burn`` the topic counts are
+    added to ``doc_acc`` [K] and, if ``accumulate_words``, the (word, topic)
+    counts to ``word_acc`` [U, K]."""
+    n_topics = ndk.size
     for sweep in range(sweeps):
         for i in range(n_tok):
             ndk[z[i]] -= 1.0

@@ -1,6 +1,6 @@
 """Numba kernel of warm-started local chains (see ``dscir.models.lda.warm``).
 
-The same draws as ``_kernels.gibbs_expectations`` (``_draw`` over the
+The same sweeps as ``_kernels.gibbs_expectations`` (``_sweeps`` over the
 document's stream), but a document may start from given topic assignments
 instead of the sequential initialisation, the burn-in is a parameter, and
 the final assignments are returned so the next visit can start from them.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dscir.models.lda._kernels import _buffers, _draw, _expand, _longest
+from dscir.models.lda._kernels import _buffers, _draw, _expand, _longest, _sweeps
 from dscir.rng import mix_in, new_state
 
 
@@ -49,17 +49,7 @@ def gibbs_warm(indptr, data, docs, phi_cols, local_words, z, tok_ptr, warm, alph
         zd = z[tok_ptr[d]:tok_ptr[d + 1]]
         state = new_state(mix_in(key, docs[d]))
         _start(tokens, n_tok, zd, warm[d], rows, alpha, state, ndk, q, block)
-        acc = doc_topic[d]
-        for sweep in range(sweeps):
-            for i in range(n_tok):
-                ndk[zd[i]] -= 1.0
-                k = _draw(rows[tokens[i]], ndk, alpha, q, block, state)
-                zd[i] = k
-                ndk[k] += 1.0
-            if sweep >= burn:
-                for k in range(n_topics):
-                    acc[k] += np.int64(ndk[k])
-                for i in range(n_tok):
-                    word_acc[tokens[i], zd[i]] += 1
+        _sweeps(tokens, n_tok, zd, rows, alpha, sweeps, burn, state, ndk, q, block,
+                word_acc, doc_topic[d], True)
     return np.ascontiguousarray(word_acc.T), doc_topic
 

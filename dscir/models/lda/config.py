@@ -22,6 +22,11 @@ REFERENCE: dict[str, dict[str, Any]] = {
 }
 
 
+# The default size of a vocabulary block in the workers placement, in parameters
+# (K x words): 2^22 float64, 32 MB a field.
+BLOCK_ENTRIES = 1 << 22
+
+
 @dataclass(frozen=True)
 class LDAConfig:
     """Everything that determines an LDA chain (with the corpus and the seed)."""
@@ -30,6 +35,7 @@ class LDAConfig:
     # they existed: what an older checkpoint that lacks them was written with.
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
                                           "control_variates": False, "kernel": "dense",
+                                          "placement": "driver", "block_entries": BLOCK_ENTRIES,
                                           "policy": "reference"}
 
     n_topics: int
@@ -61,6 +67,11 @@ class LDAConfig:
     # The default policy that chose the settings not given explicitly
     # (dscir.models.lda.policy); the values above are the ones that ran.
     policy: str = "reference"
+    # Where the topics live: "driver", "workers" (in vocabulary blocks of about
+    # block_entries parameters; dscir.engine.blocks) or "auto" (by K x W;
+    # models/lda/placement.py).
+    placement: str = "auto"
+    block_entries: int = BLOCK_ENTRIES
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
@@ -77,6 +88,13 @@ class LDAConfig:
         if self.warm_start and self.kernel == "sparse":
             raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
                              "or 'auto' with warm_start=True")
+        from dscir.models.lda.placement import check_placement
+
+        check_placement(self.placement, self.sampler, self.warm_start)
+        if isinstance(self.block_entries, bool) or not isinstance(self.block_entries, int) \
+                or self.block_entries < 1:
+            raise DscirError(f"block_entries must be a positive integer, got "
+                             f"{self.block_entries!r}")
         # The chain is determined by the kernel that runs, so "auto" is resolved here
         # (and recorded so in runs and checkpoints).
         from dscir.models.lda.kernels import resolve_kernel

@@ -9,6 +9,7 @@ exp(-(sum of natural-log p(test token)) / (number of test tokens)).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -20,20 +21,28 @@ from dscir.models.lda.kernels import completion_log_likelihood
 from dscir.rng import derive
 
 
-def perplexity(executor, docs: np.ndarray, phi: np.ndarray, alpha: float, sweeps: int,
-               seed: int, every: int) -> float:
-    """Document-completion perplexity of ``docs`` under ``phi``, by ``executor``'s tasks."""
+def perplexity(executor, docs: np.ndarray, phi: np.ndarray | None, alpha: float, sweeps: int,
+               seed: int, every: int, log_columns: Callable | None = None) -> float:
+    """Document-completion perplexity of ``docs`` under ``phi``, by ``executor``'s tasks.
+
+    ``log_columns(words)`` instead of ``phi`` (None): the log phi columns of each
+    part's ``words``, as arrays or futures of tasks (topics held by the workers).
+    """
     if docs.size == 0:
         raise DscirError(f"{executor.store} has no held-out documents to score; split it "
                          "first (dscir ingest --heldout, or dscir.corpus.split_heldout)")
-    with np.errstate(divide="ignore"):
-        lphi = np.log(phi)
+    if log_columns is None:
+        with np.errstate(divide="ignore"):
+            lphi = np.log(phi)
+
+        def log_columns(words):
+            return [np.ascontiguousarray(lphi[:, w]) for w in words]
+
     parts = executor.read(np.sort(np.asarray(docs, np.int64)), "read-heldout")
     key = derive(seed, streams.EVALUATION)
-    # Each task gets the log phi columns of its words as an argument, never
-    # scattered data: a worker lost mid-evaluation costs a recomputation.
-    args = [(np.ascontiguousarray(lphi[:, w]), alpha, sweeps, key, every)
-            for w in executor.words(parts)]
+    # Each task gets the log phi columns of its words as an argument or from a
+    # task, never scattered data: a worker lost mid-evaluation costs a recomputation.
+    args = [(c, alpha, sweeps, key, every) for c in log_columns(executor.words(parts))]
     results = executor.run("perplexity", completion_scores, parts, args)
     n_test = sum(r.n_test for r in results)
     if n_test == 0:

@@ -1,0 +1,189 @@
+"""Scale (issue 14, part 5): an LDA iteration's cost and memory by K x W, driver vs workers.
+
+A generated corpus: documents of 300 tokens, words drawn from a Zipf law
+(p_w proportional to (w + 1)^-1.07 over W words), written to a Zarr store.
+Each cell (K, W, minibatch, placement, workers) runs in its own process (so
+peak RSS is the cell's own) on a LocalCluster of single-threaded worker
+processes: SCIR, ``--sweeps`` Gibbs sweeps, ``--warmup`` iterations not
+timed, then ``--iterations`` timed. Reported per cell: median seconds per
+iteration, token-sweeps per second (tokens x sweeps / s), the median time
+split (``dscir.engine.placement.Timing``), driver peak RSS and the largest
+worker peak RSS (ru_maxrss), the load average before and after. A cell that
+fails (e.g. out of memory) is recorded with its error. Writes
+benchmarks/results/scale.json and scale.png.
+
+    python benchmarks/scale.py [--topics 100 1000] [--words 10000 100000]
+        [--batches 50 1000] [--workers 1 2] [--docs 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import ROOT, cpu_model
+
+RESULTS = ROOT / "benchmarks" / "results"
+SPLIT = ("wall", "compute", "transfer", "queue", "update", "compute_sum")
+DOC_TOKENS = 300
+ZIPF = 1.07
+
+
+def make_corpus(path: Path, n_docs: int, n_words: int, seed: int = 0) -> None:
+    """``n_docs`` documents of DOC_TOKENS Zipf-distributed words (10 % held out)."""
+    import scipy.sparse as sp
+
+    from dscir.corpus import split_heldout, write_corpus
+
+    rng = np.random.default_rng(seed)
+    p = (np.arange(n_words) + 1.0) ** -ZIPF
+    tokens = rng.choice(n_words, size=(n_docs, DOC_TOKENS), p=p / p.sum())
+    rows = np.repeat(np.arange(n_docs), DOC_TOKENS)
+    counts = sp.csr_matrix((np.ones(rows.size, np.int32), (rows, tokens.ravel())),
+                           shape=(n_docs, n_words))
+    counts.sum_duplicates()
+    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(n_words)], chunk_docs=256)
+    split_heldout(path, every=10)
+
+
+def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, args) -> dict:
+    """One cell, in this process: the timed iterations' medians and the peaks."""
+    from distributed import Client, LocalCluster
+
+    from dscir.api import LDA
+    from dscir.engine.chain import Chain
+    from dscir.engine.dask import DaskExecutor
+    from dscir.models.lda import LDAModel
+
+    cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
+              placement=placement, policy="reference").chain_config()
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
+        total = args.warmup + args.iterations
+        for i in range(total):
+            chain.step(prefetch=i + 1 < total)
+        chain.close()
+        worker_rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    h = chain.history[args.warmup:]
+    med = {f: float(np.median([s[f] for s in h])) for f in SPLIT}
+    tokens = float(np.median([s["n_tokens"] for s in h]))
+    return {"placement": chain.model.placement, "s_per_iteration": med["wall"],
+            "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
+            "docs_per_s": batch / med["wall"], "split": med,
+            "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "worker_peak_rss_mb": max(worker_rss.values()) / 1024}
+
+
+def cell_main(argv: list[str]) -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("store")
+    for name in ("topics", "batch", "workers", "sweeps", "warmup", "iterations"):
+        p.add_argument(f"--{name}", type=int, required=True)
+    p.add_argument("--placement", required=True)
+    a = p.parse_args(argv)
+    out = run_cell(a.store, a.topics, a.batch, a.placement, a.workers, a)
+    print("RESULT " + json.dumps(out))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
+    p.add_argument("--words", type=int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--batches", type=int, nargs="+", default=[50, 1000])
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--placements", nargs="+", default=["driver", "workers"])
+    p.add_argument("--docs", type=int, default=2000)
+    p.add_argument("--sweeps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per cell")
+    p.add_argument("--out", default=str(RESULTS / "scale.json"))
+    p.add_argument("--commit", default="", help="recorded when ROOT is not a git checkout")
+    args = p.parse_args()
+    cells = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in args.words:
+            store = Path(tmp) / f"zipf-{w}.zarr"
+            make_corpus(store, args.docs, w)
+            for k in args.topics:
+                for batch in args.batches:
+                    for workers in args.workers:
+                        for placement in args.placements:
+                            cells.append(one_cell(store, k, w, batch, workers, placement, args))
+                            print(json.dumps(cells[-1]), flush=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    result = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
+              "commit": commit or args.commit,
+              "cpu": cpu_model(), "n_cpus": os.cpu_count(),
+              "note": "shared machine: other jobs ran beside it (see each cell's load)",
+              "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
+              "sweeps": args.sweeps, "warmup": args.warmup, "iterations": args.iterations,
+              "cells": cells}
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    plot(result, Path(args.out).with_suffix(".png"))
+
+
+def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: str,
+             args) -> dict:
+    cell = {"topics": k, "words": w, "batch": batch, "workers": workers,
+            "asked_placement": placement, "load_before": os.getloadavg()}
+    cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}", f"--batch={batch}",
+           f"--workers={workers}", f"--sweeps={args.sweeps}", f"--warmup={args.warmup}",
+           f"--iterations={args.iterations}", f"--placement={placement}"]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        if lines:
+            cell.update(json.loads(lines[-1][7:]))
+        else:
+            cell["error"] = (proc.stderr.strip().splitlines() or ["no output"])[-1][-300:]
+    except subprocess.TimeoutExpired:
+        cell["error"] = f"did not finish in {args.timeout:.0f} s"
+    cell.update(seconds=time.time() - start, load_after=os.getloadavg())
+    return cell
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [c for c in result["cells"] if "error" not in c]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for placement, marker in (("driver", "o"), ("workers", "s")):
+        cs = [c for c in ok if c["placement"] == placement]
+        x = np.arange(len(cs))
+        labels = [f"K{c['topics']} W{c['words']} B{c['batch']} w{c['workers']}" for c in cs]
+        axes[0].plot(x, [c["s_per_iteration"] for c in cs], marker, label=placement)
+        axes[1].plot(x, [c["driver_peak_rss_mb"] for c in cs], marker, label=placement)
+        for ax in axes:
+            ax.set_xticks(x, labels, rotation=90, fontsize=6)
+    axes[0].set_ylabel("median seconds per iteration")
+    axes[1].set_ylabel("driver peak RSS (MB)")
+    axes[0].set_yscale("log")
+    for ax in axes:
+        ax.legend()
+    fig.suptitle(f"LDA SCIR on Zipf corpora ({result['n_docs']} docs x {DOC_TOKENS} tokens, "
+                 f"{result['sweeps']} sweeps), shared 2-core machine")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--cell":
+        cell_main(sys.argv[2:])
+    else:
+        main()

@@ -1,0 +1,287 @@
+"""Parameters that live on the workers: a K x W sampler state in vocabulary blocks.
+
+The columns (words) of a K x W state are cut into fixed blocks of
+``block_width(K, block_entries)`` words: the boundaries depend on K, W and the
+setting, never on the cluster, so the chain is the same on any number of
+workers. Each block (its sampler state, its running sum of kept phi and the
+row log-sum-exp of its log theta) is the result of a task, held by a worker
+as a Dask future. Per iteration the driver sees O(K) per block (``lse``) and
+combines the blocks' values in block order into the row normalisers; tasks
+cut phi columns from the blocks for the minibatch's tasks (worker to worker)
+and step each block with the counts of its own words, added exactly.
+
+A lost block is recomputed by Dask from its lineage: every task is a pure
+function of its inputs (the store, the seed, the previous blocks), so the
+recomputed block is bit for bit the lost one. ``BlockedState.truncate``
+bounds that lineage: it brings the blocks to the driver (a checkpoint) and
+replaces the futures by tasks that carry those arrays.
+
+The functions below the class run on the workers: pure array code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir.engine.placement import TaskTime
+
+def block_bounds(n_rows: int, n_cols: int, block_entries: int) -> np.ndarray:
+    """Boundaries ``b`` (block j holds columns ``b[j]:b[j+1]``): blocks of
+    ``max(1, block_entries // n_rows)`` columns, the last one shorter."""
+    width = max(1, int(block_entries) // int(n_rows))
+    return np.append(np.arange(0, n_cols, width), n_cols).astype(np.int64)
+
+
+class Block(NamedTuple):
+    """One block of columns ``lo:lo + width`` of a state, on a worker."""
+
+    index: int
+    lo: int
+    state: Any  # a sampler state whose fields hold the block's columns
+    phi_sum: np.ndarray  # float64 [K, width]: the kept samples' phi, summed
+    lse: np.ndarray  # float64 [K]: log sum exp of the block's log theta per row
+    task: TaskTime | None = None  # when and where the step that made it computed
+
+
+def row_lse(log_theta: np.ndarray) -> np.ndarray:
+    """log sum exp along each row (the block's share of the row normaliser)."""
+    top = log_theta.max(axis=1)
+    return top + np.log(np.exp(log_theta - top[:, None]).sum(axis=1))
+
+
+def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
+    """The row normalisers from the blocks' ``lse``, added in block order."""
+    out = np.asarray(lses[0], dtype=np.float64)
+    for x in lses[1:]:
+        out = np.logaddexp(out, x)
+    return out
+
+
+def slice_state(state, lo: int, hi: int):
+    """Columns ``lo:hi`` of every field of a sampler state (copies)."""
+    return type(state)(*(np.array(a[:, lo:hi]) for a in state))
+
+
+def new_block(index: int, lo: int, state, phi_sum: np.ndarray) -> Block:
+    return Block(index, lo, state, phi_sum, row_lse(np.asarray(state.log_theta)))
+
+
+def start_block(index: int, lo: int, hi: int, init: Callable[[int, int, int], Any]) -> Block:
+    """Block ``index`` of a new chain: ``init(index, lo, hi)`` draws its state."""
+    state = init(index, lo, hi)
+    return new_block(index, lo, state, np.zeros(np.shape(state.log_theta)))
+
+
+def block_from_arrays(index: int, lo: int, state, phi_sum: np.ndarray) -> Block:
+    """A block from arrays the task carries (a restored or truncated chain)."""
+    return new_block(index, lo, state, np.asarray(phi_sum, dtype=np.float64))
+
+
+def block_arrays(block: Block) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """A block's state fields by name and its phi sum (for the driver)."""
+    return {k: np.asarray(v) for k, v in block.state._asdict().items()}, block.phi_sum
+
+
+def block_lse(block: Block) -> tuple[np.ndarray, TaskTime | None]:
+    """What the driver gathers of a block each iteration: O(K)."""
+    return block.lse, block.task
+
+
+def columns(words: np.ndarray, norm: np.ndarray, dtype: str, *blocks: Block) -> np.ndarray:
+    """phi columns of ``words`` (sorted) from the ``blocks`` that hold them, each
+    rescaled by its maximum (as ``phi_columns``), as ``dtype``."""
+    out = np.empty((norm.size, words.size), dtype=dtype)
+    for b in blocks:
+        log_theta = np.asarray(b.state.log_theta)
+        sel = np.flatnonzero((words >= b.lo) & (words < b.lo + log_theta.shape[1]))
+        cols = log_theta[:, words[sel] - b.lo] - norm[:, None]
+        out[:, sel] = np.exp(cols - cols.max(axis=0, keepdims=True))
+    return out
+
+
+def mean_log_columns(words: np.ndarray, n_samples: int, norm: np.ndarray,
+                     *blocks: Block) -> np.ndarray:
+    """float64 log columns of ``words`` of the kept samples' mean phi (the current
+    phi when ``n_samples`` is 0), from the ``blocks`` that hold them."""
+    out = np.empty((norm.size, words.size))
+    for b in blocks:
+        width = b.phi_sum.shape[1]
+        sel = np.flatnonzero((words >= b.lo) & (words < b.lo + width))
+        if n_samples:
+            with np.errstate(divide="ignore"):
+                out[:, sel] = np.log(b.phi_sum[:, words[sel] - b.lo] / n_samples)
+        else:
+            out[:, sel] = np.asarray(b.state.log_theta)[:, words[sel] - b.lo] - norm[:, None]
+    return out
+
+
+def block_counts(block: Block, results: Sequence) -> np.ndarray:
+    """int64 [K, width]: the counts of the block's words in ``results`` (each with
+    ``words``, sorted global ids, and ``topic_word`` [K, U]), added exactly."""
+    width = block.phi_sum.shape[1]
+    counts = np.zeros((block.lse.size, width), np.int64)
+    for r in results:
+        sel = np.flatnonzero((r.words >= block.lo) & (r.words < block.lo + width))
+        counts[:, r.words[sel] - block.lo] += r.topic_word[:, sel]
+    return counts
+
+
+def step_block(block: Block, step: Callable[[Any, np.ndarray, int], Any],
+               *results: tuple[Any, TaskTime]) -> Block:
+    """The block after ``step(state, counts, index)`` with the counts of its words
+    in ``results`` (timed task results); stamps when and where it computed."""
+    import os
+    import socket
+    import threading
+
+    start, clock = time.time(), time.perf_counter()
+    state = step(block.state, block_counts(block, [r for r, _ in results]), block.index)
+    out = new_block(block.index, block.lo, state, block.phi_sum)
+    seconds = time.perf_counter() - clock
+    thread = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+    return out._replace(task=TaskTime(start, start + seconds, seconds, thread))
+
+
+def keep_block(block: Block, norm: np.ndarray) -> Block:
+    """The block with its current phi (log theta - the row normaliser) added to its sum."""
+    phi = np.exp(np.asarray(block.state.log_theta) - norm[:, None])
+    return block._replace(phi_sum=block.phi_sum + phi, task=None)
+
+
+def write_block(block: Block, root: str, state_group: str, mean: str, n_samples: int,
+                norm: np.ndarray) -> None:
+    """Write the block's columns of its state fields (``state_group/<field>``) and
+    of the kept samples' mean phi (``mean``; the current phi, by the row
+    normalisers ``norm``, when none is kept) into the K x W arrays of the Zarr
+    group ``root``: whole chunks, its own."""
+    import zarr
+
+    lo, width = block.lo, block.phi_sum.shape[1]
+    for name, value in block.state._asdict().items():
+        zarr.open_array(f"{root}/{state_group}/{name}", mode="r+")[:, lo:lo + width] = value
+    phi = (block.phi_sum / n_samples if n_samples else
+           np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
+    zarr.open_array(f"{root}/{mean}", mode="r+")[:, lo:lo + width] = phi
+
+
+class BlockedState:
+    """The driver's handle on a state held in blocks: futures and the O(K) normaliser.
+
+    ``executor`` is a ``DaskExecutor`` (its ``submit``/``gather`` name and time
+    the tasks); models get one from ``DaskExecutor.blocked``.
+    """
+
+    def __init__(self, executor, bounds: np.ndarray):
+        self.executor = executor
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.futures: list[Any] = []
+        self.norm: np.ndarray | None = None
+
+    @property
+    def n_blocks(self) -> int:
+        return self.bounds.size - 1
+
+    def _spans(self):
+        return [(j, int(self.bounds[j]), int(self.bounds[j + 1])) for j in range(self.n_blocks)]
+
+    def start(self, init: Callable[[int, int, int], Any]) -> None:
+        """A new state: ``init(index, lo, hi)`` draws each block on a worker."""
+        self.futures = [self.executor.submit("block-init", start_block, j, lo, hi, init, j=j)
+                        for j, lo, hi in self._spans()]
+        self.normalise()
+
+    def load(self, fields: dict[str, np.ndarray], phi_sum: np.ndarray, State: type) -> None:
+        """Blocks from dense arrays (a checkpoint), each task carrying its slice."""
+        self.futures = [
+            self.executor.submit("block-load", block_from_arrays, j, lo,
+                                 State(**{k: np.array(v[:, lo:hi]) for k, v in fields.items()}),
+                                 np.array(phi_sum[:, lo:hi]), j=j)
+            for j, lo, hi in self._spans()]
+        self.normalise()
+
+    def normalise(self, extra: Sequence[Any] = ()) -> list[Any]:
+        """Gather the blocks' O(K) summaries with ``extra`` futures of timed results
+        (``(value, TaskTime)``) in one round; set the row normalisers; returns the
+        values of ``extra``."""
+        n = self.n_blocks
+        summaries = [self.executor.submit("block-lse", block_lse, f, j=j)
+                     for j, f in enumerate(self.futures)]
+
+        def tasks_of(out):
+            return [t for _, t in out if t is not None]
+
+        out = self.executor.gather(summaries + list(extra), tasks_of)
+        self.norm = combine([lse for lse, _ in out[:n]])
+        return [v for v, _ in out[n:]]
+
+    def holding(self, words: np.ndarray) -> list[int]:
+        """The blocks that hold any of ``words``."""
+        return np.unique(np.searchsorted(self.bounds, words, side="right") - 1).tolist()
+
+    def columns(self, words: Sequence[np.ndarray], dtype: str,
+                near: Sequence[str | None] | None = None) -> list[Any]:
+        """Futures of the phi columns of each ``words`` (one task each), cut on
+        workers; task j runs near ``near[j]`` when given."""
+        near = near or [None] * len(words)
+        return [self.executor.submit("columns", columns, w, self.norm, dtype,
+                                     *(self.futures[b] for b in self.holding(w)), j=j,
+                                     near=near[j])
+                for j, w in enumerate(words)]
+
+    def mean_log_columns(self, words: Sequence[np.ndarray], n_samples: int) -> list[Any]:
+        """Futures of the log mean-phi columns of each ``words`` (``mean_log_columns``)."""
+        return [self.executor.submit("mean-columns", mean_log_columns, w, n_samples, self.norm,
+                                     *(self.futures[b] for b in self.holding(w)), j=j)
+                for j, w in enumerate(words)]
+
+    def step(self, step: Callable, results: Sequence[Any], words: Sequence[np.ndarray]) -> None:
+        """Step every block with the results (futures of timed task results) whose
+        ``words`` fall in it; the new blocks stay on the workers."""
+        held = [set(self.holding(w)) for w in words]
+        self.futures = [
+            self.executor.submit("block-step", step_block, self.futures[j], step,
+                                 *(r for r, h in zip(results, held) if j in h), j=j)
+            for j in range(self.n_blocks)]
+
+    def keep(self) -> None:
+        """Add the current phi to every block's running sum (on the workers)."""
+        self.futures = [self.executor.submit("block-keep", keep_block, f, self.norm, j=j)
+                        for j, f in enumerate(self.futures)]
+
+    def gather(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The whole state's fields and phi sum as dense arrays on the driver."""
+        parts = self.executor.gather([self.executor.submit("block-arrays", block_arrays, f, j=j)
+                                      for j, f in enumerate(self.futures)])
+        fields = {k: np.concatenate([p[0][k] for p in parts], axis=1) for k in parts[0][0]}
+        return fields, np.concatenate([p[1] for p in parts], axis=1)
+
+    def write(self, root: str, state_group: str, mean: str, n_samples: int,
+              fields: Sequence[str]) -> None:
+        """Write the state's ``fields`` and the kept samples' mean phi into new K x W
+        float64 arrays of the Zarr group ``root`` from the workers, block by block
+        (chunks of one block's columns, so no two tasks share a chunk)."""
+        import zarr
+
+        from dscir import integrity
+
+        group = zarr.open_group(root, mode="r+")
+        shape = (self.norm.size, int(self.bounds[-1]))
+        chunks = (shape[0], max(int(self.bounds[1] - self.bounds[0]), 1))
+        for name in [f"{state_group}/{f}" for f in fields] + [mean]:
+            group.create_array(name, shape=shape, chunks=chunks, dtype="float64",
+                               overwrite=True, **integrity.array_options())
+        self.executor.gather([
+            self.executor.submit("block-write", write_block, f, root, state_group, mean,
+                                 n_samples, self.norm, j=j)
+            for j, f in enumerate(self.futures)])
+
+    def truncate(self, State: type) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """``gather`` and restart the blocks from those arrays: Dask forgets the
+        lineage before (a lost block is then rebuilt from here)."""
+        fields, phi_sum = self.gather()
+        self.load(fields, phi_sum, State)
+        return fields, phi_sum

@@ -1,0 +1,208 @@
+"""LDA with its topics on the workers (placement="workers", issue 14 parts 1 and 3).
+
+What each test guards against:
+- the blocked step is the driver's step on the block's columns, given the same
+  counts and noise: a block's counts taken at the wrong word offset, or the
+  counts of several tasks overwritten instead of added (mutant
+  ``blocked-counts-overwritten``), changes it;
+- the columns cut from the blocks are ``phi_columns`` of the dense log phi: a
+  normaliser missing a block (mutant ``blocked-normaliser-missing-block``) or
+  columns cut at the wrong offset changes them;
+- float32 columns on the wire give the float64 columns' counts on a batch;
+- held-out scores from the blocks' columns are the scores of the dense mean phi;
+- the chain is the same on 1 and 2 workers, with workers killed mid-iteration
+  (a lost block is rebuilt from its lineage), and when checkpointed and resumed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from chains import lda_chain
+from dscir.engine import blocks
+from dscir.engine.chain import Chain, run_chain
+from dscir.errors import DscirError
+from dscir.models.lda import LDAConfig
+from dscir.models.lda.blocked import init_block, step_block
+from dscir.models.lda.evaluation import perplexity
+from dscir.models.lda.kernels import gibbs_expectations, phi_columns
+from dscir.models.lda.model import add_counts
+from dscir.models.lda.tasks import GibbsResult
+from dscir.samplers import get_sampler
+from dscir.samplers.simplex import normalize_log
+from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_store  # noqa: F401
+from test_worker_failure import killing
+
+K = K_TRUE
+
+
+def workers_config(**kw) -> LDAConfig:
+    # 40 entries a block: blocks of 10 words, 4 blocks over W = 40.
+    return small_config(placement="workers", block_entries=10 * K, burn_in=2, thin=2, **kw)
+
+
+def dense_blocks(n_words: int, width: int, seed: int = 5):
+    """Blocks of a fresh SCIR state and the dense state they cut."""
+    sampler = get_sampler("scir")
+    bounds = blocks.block_bounds(K, n_words, width * K)
+    made = [blocks.start_block(j, int(lo), int(hi), functools.partial(init_block, seed, K,
+                                                                       sampler))
+            for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+    dense = np.concatenate([b.state.log_theta for b in made], axis=1)
+    return sampler, bounds, made, dense
+
+
+def gibbs_results(n_words: int, n_tasks: int, seed: int = 0) -> list[GibbsResult]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_tasks):
+        words = np.sort(rng.choice(n_words, size=n_words // 2, replace=False)).astype(np.int64)
+        out.append(GibbsResult(words, rng.integers(0, 50, size=(K, words.size)), 10, 0))
+    return out
+
+
+def test_block_bounds_depend_on_k_w_and_the_setting_only():
+    assert blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
+    assert blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
+    assert blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
+
+
+def test_blocked_step_is_the_dense_step_on_the_block_columns():
+    sampler, bounds, made, dense = dense_blocks(40, 10)
+    results = gibbs_results(40, 3)
+    counts = add_counts(np.zeros((K, 40), np.int64), results)
+    factor, h, m = 270 / 30 / 10, 0.4, 7
+    step = functools.partial(step_block, sampler, 0.5, factor, h, 3, m)
+    timed = [(r, None) for r in results]
+    for b in made:
+        lo, hi = b.lo, b.lo + 10
+        got = blocks.step_block(b, step, *timed)
+        want = sampler.step(sampler.State(dense[:, lo:hi]), 0.5, counts[:, lo:hi] * factor, h,
+                            blocks_key(3, m, b.index))
+        np.testing.assert_array_equal(got.state.log_theta, want.log_theta)
+        np.testing.assert_array_equal(got.lse, blocks.row_lse(want.log_theta))
+
+
+def blocks_key(seed: int, m: int, index: int) -> int:
+    from dscir import streams
+    from dscir.rng import derive
+
+    return derive(seed, streams.SAMPLER, m, index)
+
+
+def test_columns_from_blocks_are_the_dense_phi_columns():
+    _, _, made, dense = dense_blocks(40, 10)
+    norm = blocks.combine([b.lse for b in made])
+    words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
+    got = blocks.columns(words, norm, "float64", *made)
+    np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
+                               rtol=1e-12, atol=0)
+
+
+def test_float32_columns_give_the_float64_counts():
+    counts, _ = synthetic_lda(200, 60, seed=4)
+    batch = counts.tocsr()
+    words = np.unique(batch.indices).astype(np.int64)
+    local = np.searchsorted(words, batch.indices).astype(np.int32)
+    rng = np.random.default_rng(1)
+    log_phi = normalize_log(np.log(rng.gamma(0.5, 1.0, size=(K, W))), axis=1)
+    cols = phi_columns(log_phi, words)
+    docs = np.arange(batch.shape[0], dtype=np.int64)
+    run = functools.partial(gibbs_expectations, batch.indptr, batch.indices, batch.data, docs,
+                            local_words=local, alpha=0.1, sweeps=40, seed=3, iteration=2)
+    wide, _, _ = run(phi_cols=cols)
+    narrow, _, _ = run(phi_cols=cols.astype(np.float32))
+    assert wide.sum() == 20 * 200 * 60
+    np.testing.assert_array_equal(narrow, wide)
+
+
+def chain(client, store, n_iter=6, config=None):
+    driver = lda_chain(client, store, config or workers_config())
+    scores = [e.perplexity for e in run_chain(driver, n_iter, eval_every=3, progress=False)]
+    return driver, scores
+
+
+def same_chain(a: Chain, b: Chain) -> None:
+    fa, sa = a.model.blocks.gather()
+    fb, sb = b.model.blocks.gather()
+    np.testing.assert_array_equal(fa["log_theta"], fb["log_theta"])
+    np.testing.assert_array_equal(sa, sb)
+    assert [r["n_tokens"] for r in a.history] == [r["n_tokens"] for r in b.history]
+
+
+def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  # noqa: F811
+                                                 two_workers):
+    store, _ = synthetic_store
+    one, one_scores = chain(one_worker, store)
+    two, two_scores = chain(two_workers, store)
+    assert one.model.placement == "workers" and one.model.blocks.n_blocks == 4
+    same_chain(one, two)
+    assert one_scores == two_scores
+    # Scoring from the blocks' columns is scoring the dense mean phi.
+    cfg, model = two.config, two.model
+    assert model.n_samples == 2 and model.score() == perplexity(
+        two.executor, model.data.heldout, model.mean_phi(), cfg.alpha, cfg.eval_sweeps,
+        cfg.seed, cfg.completion_every)
+    driver, _ = chain(two_workers, store, 1, small_config(placement="driver"))
+    assert driver.model.placement == "driver"
+
+
+def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
+        synthetic_store, two_workers, tmp_path):
+    store, _ = synthetic_store
+    undisturbed, scores = chain(two_workers, store)
+    disturbed, disturbed_scores = killing(two_workers, tmp_path,
+                                          {"gibbs": 2, "block-step": 4},
+                                          lambda: chain(two_workers, store))
+    same_chain(disturbed, undisturbed)
+    assert disturbed_scores == scores
+
+
+def test_checkpoint_and_resume_give_the_uninterrupted_chain(synthetic_store,  # noqa: F811
+                                                            two_workers):
+    store, _ = synthetic_store
+    whole, _ = chain(two_workers, store, 8)
+    cut = lda_chain(two_workers, store, workers_config())
+    run_chain(cut, 4, progress=False)
+    ckpt = cut.checkpoint()  # the blocks restart from the gathered arrays
+    run_chain(cut, 4, progress=False)
+    same_chain(cut, whole)
+    resumed = lda_chain(two_workers, store, workers_config())
+    resumed.restore(ckpt)
+    run_chain(resumed, 4, progress=False)
+    same_chain(resumed, whole)
+    np.testing.assert_array_equal(resumed.model.mean_phi(), whole.model.mean_phi())
+
+
+def test_placements_that_cannot_run_give_one_clear_error():
+    with pytest.raises(DscirError, match="SCIR sampler only"):
+        small_config(placement="workers", sampler="sgrld")
+    with pytest.raises(DscirError, match="warm starts"):
+        small_config(placement="workers", warm_start=True)
+    with pytest.raises(DscirError, match="placement must be one of"):
+        small_config(placement="cluster")
+
+
+def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
+    """The run's K x W arrays, written block by block from the workers, are the
+    chain's (checksummed, readable by ``Run``); guards against a block written at
+    the wrong columns or a mean divided by the wrong count."""
+    from dscir.api import LDA
+    from dscir.runs import Run
+    from dscir.runs.store import verify
+
+    store, _ = synthetic_store
+    est = LDA(n_topics=K, batch_size=30, sweeps=10, n_iter=5, burn_in=1, thin=2, seed=3,
+              placement="workers", block_entries=10 * K, progress=False)
+    est.fit(store, client=two_workers, out=tmp_path / "run")
+    run = Run.open(tmp_path / "run")
+    assert run.config["placement"] == "workers" and run.n_samples == 2
+    fields, phi_sum = est._chain.model.blocks.gather()
+    np.testing.assert_array_equal(run.phi_mean, phi_sum / 2)
+    np.testing.assert_array_equal(run.phi_mean, est.topic_word_)
+    np.testing.assert_array_equal(run.state["log_theta"], fields["log_theta"])
+    sound, problems = verify(tmp_path / "run")
+    assert not problems and any("phi_mean" in a for a in sound)
