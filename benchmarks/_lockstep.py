@@ -54,7 +54,7 @@ def run_lockstep(client, store: Path, specs: list[dict], *, iterations: int, eva
     chains, results = [], []
     for spec in specs:
         cfg = LDA(batch_size=50, n_iter=iterations, burn_in=iterations, seed=spec["seed"],
-                  **spec["params"]).chain_config()
+                  policy="reference", **spec["params"]).chain_config()
         chains.append(Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda")))
         results.append({"label": spec["label"], "seed": spec["seed"], "config": cfg.to_dict(),
                         "curve": [], "wall": 0.0})

@@ -37,7 +37,8 @@ def measure(store: Path, n_workers: int, args) -> dict:
     from dscir.engine.dask import DaskExecutor
     from dscir.models.lda import LDAModel
 
-    cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, seed=0).chain_config()
+    cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, seed=0,
+              policy="reference").chain_config()
     with LocalCluster(n_workers=n_workers, threads_per_worker=1,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         chain = Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda"))

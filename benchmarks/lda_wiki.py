@@ -43,7 +43,7 @@ def run_sampler(client, store, name: str, args) -> dict:
 
     cfg = LDA(n_topics=args.topics, sampler=name, batch_size=50, sweeps=args.sweeps,
               n_iter=args.iterations, thin=args.thin,
-              eval_sweeps=args.eval_sweeps, seed=args.seed).chain_config()
+              eval_sweeps=args.eval_sweeps, seed=args.seed, policy="reference").chain_config()
     chain = Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda"))
     curve, wall = [], 0.0
     for i in range(args.iterations):

@@ -41,8 +41,9 @@ RESULTS = HERE / "results"
 
 # Priors for the peers (all four): the usual collapsed-Gibbs pair, which is also
 # the lda package's default and lda_wiki.py's collapsed baseline. dscir's
-# samplers keep their reference settings (dscir.api.LDA_DEFAULTS), as a user
-# calling LDA(sampler=...) gets them; the step-size schedules are tuned to them.
+# samplers keep their reference settings (policy="reference",
+# dscir.api.LDA_DEFAULTS), as the stored results were measured (LDA's default
+# policy is measured by defaults.py); the step-size schedules are tuned to them.
 ALPHA, ETA = 0.1, 0.01
 # The one scorer: completion alpha, sweeps, held-out token period, seed.
 SCORE_ALPHA, SCORE_SWEEPS, SCORE_EVERY, SCORE_SEED = 0.1, 50, 10, 0
@@ -190,7 +191,7 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int)
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
-              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed,
+              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy="reference",
               progress=False).chain_config()
     with dask_client(n_workers=2, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))

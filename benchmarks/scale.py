@@ -65,7 +65,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
-              placement=placement).chain_config()
+              placement=placement, policy="reference").chain_config()
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))

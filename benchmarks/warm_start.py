@@ -91,7 +91,8 @@ def run_setting(client, store, name: str, args) -> dict:
     from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=args.topics, sampler="scir", batch_size=50, n_iter=args.iterations,
-              eval_sweeps=args.eval_sweeps, seed=args.seed, **SETTINGS[name]).chain_config()
+              eval_sweeps=args.eval_sweeps, seed=args.seed, policy="reference",
+              **SETTINGS[name]).chain_config()
     chain = Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda"))
     load = [os.getloadavg()]
     curve, wall = [], 0.0

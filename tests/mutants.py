@@ -61,6 +61,7 @@ SPARSE = "tests/test_lda_sparse_kernel.py"
 BLOCKED = "tests/test_blocked.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
+POLICY = "tests/test_lda_policy.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -233,6 +234,15 @@ MUTANTS = [
     Mutant("sparse-alias-leftover-kept-at-zero", "dscir/models/lda/_sparse.py",
            "table[g, 0] = (table[g, 0] + table[s, 0]) - 1.0", "table[g, 0] = table[g, 0] - 1.0",
            (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
+    # -- LDA's default policy (issue 16, item 3) --
+    Mutant("policy-prior-not-scaled-by-w", "dscir/models/lda/policy.py",
+           "PRIOR_SHARE * per_topic / size.n_words", "PRIOR_SHARE * per_topic",
+           (POLICY + "::test_the_topic_prior_never_swamps_the_tokens_a_topic_gets",
+            POLICY + "::test_the_prior_share_is_reached_when_the_reference_swamps")),
+    Mutant("policy-scir-step-not-per-document", "dscir/models/lda/policy.py",
+           'out["tau"] = None if ref["tau"] is None else ref["tau"] / scale',
+           'out["tau"] = ref["tau"]',
+           (POLICY + "::test_scir_step_per_document_seen_does_not_depend_on_the_minibatch",)),
     # -- the topics on the workers (issue 14, part 1) --
     Mutant("blocked-counts-overwritten", "dscir/engine/blocks.py",
            "counts[:, r.words[sel] - block.lo] += r.topic_word[:, sel]",

@@ -98,7 +98,8 @@ def store(tmp_path_factory):
 def test_lda_chain_digest(sampler, store, two_workers, tmp_path):
     path, _ = store
     model = dscir.LDA(n_topics=3, sampler=sampler, batch_size=20, sweeps=8, eval_sweeps=6,
-                      n_iter=9, burn_in=3, thin=2, eval_every=4, seed=5, progress=False)
+                      n_iter=9, burn_in=3, thin=2, eval_every=4, seed=5, policy="reference",
+                      progress=False)
     model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
     assert run_digest(tmp_path / "run.zarr") == LDA_DIGESTS[sampler]
 
@@ -107,7 +108,7 @@ def test_lda_workers_chain_digest(store, two_workers, tmp_path):
     path, _ = store
     model = dscir.LDA(n_topics=3, batch_size=20, sweeps=8, eval_sweeps=6, n_iter=9, burn_in=3,
                       thin=2, eval_every=4, seed=5, placement="workers", block_entries=30,
-                      progress=False)
+                      policy="reference", progress=False)
     model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
     assert model.config_.placement == "workers"
     assert run_digest(tmp_path / "run.zarr") == LDA_WORKERS_DIGEST
@@ -118,7 +119,8 @@ def test_lda_warm_chain_digest(sampler, store, two_workers, tmp_path):
     path, _ = store
     model = dscir.LDA(n_topics=3, sampler=sampler, batch_size=20, sweeps=4, burn_sweeps=1,
                       warm_start=True, control_variates=True, eval_sweeps=6, n_iter=13,
-                      burn_in=3, thin=2, eval_every=4, seed=5, progress=False)
+                      burn_in=3, thin=2, eval_every=4, seed=5, policy="reference",
+                      progress=False)
     model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
     assert run_digest(tmp_path / "run.zarr") == LDA_WARM_DIGESTS[sampler]
 

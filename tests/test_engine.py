@@ -74,10 +74,12 @@ def test_concat_and_head_keep_every_field():
 
 
 def test_lda_sampler_options_reach_the_model(tmp_path):
-    cfg = dscir.LDA(sampler="sghmc", sampler_options={"friction": 3.0}).chain_config()
+    cfg = dscir.LDA(sampler="sghmc", sampler_options={"friction": 3.0},
+                    policy="reference").chain_config()
     assert cfg.sampler_options == {"friction": 3.0}
     with pytest.raises(DscirError, match="has no option"):
-        dscir.LDA(sampler="scir", sampler_options={"friction": 3.0}).chain_config()
+        dscir.LDA(sampler="scir", sampler_options={"friction": 3.0},
+                  policy="reference").chain_config()
     assert LDAModel.minibatch and LDAModel.name == "lda"
 
 

@@ -267,10 +267,10 @@ def test_estimator_passes_the_kernel_and_names_a_bad_one():
     from dscir.api import LDA
 
     # "auto" is resolved in the chain's configuration, so runs record the kernel that ran
-    assert LDA(n_topics=100).chain_config().kernel == "dense"
-    assert LDA(n_topics=1000).chain_config().kernel == "sparse"
-    assert LDA(n_topics=1000, warm_start=True).chain_config().kernel == "dense"
-    assert LDA(kernel="sparse").chain_config().kernel == "sparse"
+    assert LDA(n_topics=100, policy="reference").chain_config().kernel == "dense"
+    assert LDA(n_topics=1000, policy="reference").chain_config().kernel == "sparse"
+    assert LDA(n_topics=1000, warm_start=True, policy="reference").chain_config().kernel == "dense"
+    assert LDA(kernel="sparse", policy="reference").chain_config().kernel == "sparse"
     with pytest.raises(DscirError, match="kernel must be one of"):
         LDA(kernel="alias").chain_config()
 

@@ -3,8 +3,9 @@
 Hyperparameters are stored unchanged by ``__init__`` and validated at ``fit``
 from each estimator's constraint table; learned attributes end in an
 underscore. ``None`` for a sampler-specific hyperparameter means the reference
-setting of the papers for that sampler (``LDA_DEFAULTS``, ``DPMM_DEFAULTS``,
-``MIXTURE_DEFAULTS``).
+setting of the papers for that sampler (``DPMM_DEFAULTS``, ``MIXTURE_DEFAULTS``;
+for LDA the value its ``policy`` chooses, ``LDA_DEFAULTS`` with
+``policy="reference"``).
 """
 
 from dscir.api.dpmm import DPMM_DEFAULTS, DPMixture

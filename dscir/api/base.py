@@ -171,14 +171,14 @@ class Estimator(ChainDiagnostics):
             setattr(self, k, v)
         return self
 
-    def chain_config(self, store: str | None = None):
-        """The model configuration these parameters give, validated (one clear error
-        naming a bad parameter); the engine runs a chain of it. ``store``: the corpus
-        it will run on, for defaults that depend on the corpus (``DPMixture``'s policy)."""
+    def chain_config(self, corpus=None):
+        """The model configuration these parameters give on ``corpus`` (a store path
+        or ``Corpus``; a default policy may read its size), validated (one clear
+        error naming a bad parameter); the engine runs a chain of it."""
         validate(self._parameter_constraints, self.get_params())
-        return self._make_config(store)
+        return self._make_config(None if corpus is None else store_path(corpus))
 
-    def _make_config(self, store: str | None = None):
+    def _make_config(self, store: str | None):
         raise NotImplementedError
 
     def _reference(self, reference: dict, name: str):
@@ -279,7 +279,7 @@ class Estimator(ChainDiagnostics):
     def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False):
         from dscir.runs.store import check_out_path, checkpoint_to_resume
 
-        config = self.chain_config(store_path(corpus))
+        config = self.chain_config(corpus)
         Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
         if resume is not None and out is not None and Path(out) != Path(resume):
             raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
@@ -351,9 +351,8 @@ class Estimator(ChainDiagnostics):
         if chain is None:
             if corpus is None:
                 raise DscirError("partial_fit needs a corpus for the first call")
-            store = store_path(corpus)
-            config = self.chain_config(store)
-            model_type = self._model_type(config)
+            config = self.chain_config(corpus)
+            model_type, store = self._model_type(config), store_path(corpus)
             with executor_for(model_type.name, store, client, local=not model_type.minibatch,
                               **cluster) as executor:
                 self._chain = Chain(model_type, config, store, executor)

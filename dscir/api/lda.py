@@ -15,9 +15,20 @@ from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
+from dscir.models.lda.policy import POLICIES, CorpusSize, choose, needs_corpus
 from dscir.models.lda.placement import PLACEMENTS, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+
+
+def corpus_size(store: str) -> CorpusSize:
+    """The default policy's view of a store: training documents, words and the
+    training tokens (the store's tokens times the training documents' share)."""
+    from dscir.corpus import Corpus
+
+    c = Corpus.open(store)
+    train = int(c.train_docs().size)
+    return CorpusSize(train, int(c.n_words), round(int(c.meta["n_tokens"]) * train / c.n_docs))
 
 
 class LDA(Estimator):
@@ -27,11 +38,16 @@ class LDA(Estimator):
     ----------
     n_topics : number of topics K.
     sampler : "scir" (default), "sgrld", "gsgrhmc", "sgld" or "sghmc".
-    alpha : document-topic Dirichlet concentration (None: the sampler's reference value).
-    beta : topic-word Dirichlet concentration (None: the sampler's reference value).
+    alpha : document-topic Dirichlet concentration (None: the policy's value).
+    beta : topic-word Dirichlet concentration (None: the policy's value).
     batch_size : documents per minibatch.
     step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
-    tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant.
+    tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant
+        (``"default"`` / None: the policy's).
+    policy : who chooses alpha, beta and the step schedule where they are not set:
+        "default" (from the corpus's size, K and the minibatch;
+        ``dscir.models.lda.policy``) or "reference" (the papers' settings,
+        ``LDA_DEFAULTS``). Explicit values always win; the run records the policy.
     sweeps : Gibbs sweeps per minibatch document and visit.
     burn_sweeps : the first this many sweeps of a visit are discarded (None: half).
     warm_start : each document's chain starts from its topic assignments at the
@@ -83,6 +99,7 @@ class LDA(Estimator):
         "eval_sweeps": Interval(numbers.Integral, 2),
         "seed": Interval(numbers.Integral, 0),
         "kernel": Options(KERNELS),
+        "policy": Options(POLICIES),
         "placement": Options(PLACEMENTS),
         "block_entries": Interval(numbers.Integral, 1),
     }
@@ -96,7 +113,8 @@ class LDA(Estimator):
                  burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
                  eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
                  kernel: str = "auto", placement: str = "auto",
-                 block_entries: int = BLOCK_ENTRIES, progress: bool = True):
+                 block_entries: int = BLOCK_ENTRIES, policy: str = "default",
+                 progress: bool = True):
         self.n_topics = n_topics
         self.sampler = sampler
         self.alpha = alpha
@@ -117,14 +135,23 @@ class LDA(Estimator):
         self.sampler_options = sampler_options
         self.seed = seed
         self.kernel = kernel
+        self.policy = policy
         self.placement = placement
         self.block_entries = block_entries
         self.progress = progress
 
+    def needs_cluster(self) -> bool:
+        """LDA always runs on Dask (its settings need no corpus to know that)."""
+        from dscir.api.params import validate
+
+        validate(self._parameter_constraints, self.get_params())
+        return True
+
     def _make_config(self, store: str | None = None) -> LDAConfig:
-        ref = REFERENCE[self.sampler]
-        pick = lambda name: self._reference(ref, name)  # noqa: E731
-        tau = ref["tau"] if self.tau == "default" else self.tau
+        size = corpus_size(store) if store is not None and needs_corpus(self.policy) else None
+        chosen = choose(self.policy, self.sampler, int(self.n_topics), int(self.batch_size), size)
+        pick = lambda name: self._reference(chosen, name)  # noqa: E731
+        tau = chosen["tau"] if self.tau == "default" else self.tau
         Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
         options = dict(self.sampler_options or {})
         Mapping().check("sampler_options", options)
@@ -141,7 +168,8 @@ class LDA(Estimator):
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
             sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel,
-            placement=self.placement, block_entries=int(self.block_entries))
+            placement=self.placement, block_entries=int(self.block_entries),
+            policy=self.policy)
 
     def _model_type(self, config):
         return LDAModel

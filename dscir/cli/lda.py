@@ -8,6 +8,7 @@ from dscir.api import LDA_DEFAULTS
 from dscir.cli import options
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
+from dscir.models.lda.policy import POLICIES
 from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES
 
 
@@ -28,9 +29,10 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     """``dscir fit lda``."""
     p = models.add_parser(
         "lda", help="latent Dirichlet allocation by SG-MCMC on Dask",
-        description="Fit LDA on a corpus store. Unset hyperparameters take the "
-        "reference values of the chosen sampler: "
-        + "; ".join(f"{k}: {v}" for k, v in LDA_DEFAULTS.items()),
+        description="Fit LDA on a corpus store. Unset alpha, beta and step schedule "
+        "come from --policy: 'default' chooses them from the corpus's size, K and the "
+        "minibatch (dscir.models.lda.policy); 'reference' takes the papers' values of "
+        "the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in LDA_DEFAULTS.items()),
     )
     p.add_argument("store", help="corpus store (see `dscir ingest`)")
     p.add_argument("--topics", type=int, default=100, help="number of topics K (100)")
@@ -40,6 +42,9 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    help="held-out perplexity every M iterations (0: only at the end if "
                    "the store has held-out documents)")
     options.run_options(p)
+    p.add_argument("--policy", choices=POLICIES, default="default",
+                   help="who chooses the unset alpha, beta and step schedule (default: "
+                   "from the corpus's size; reference: the papers' values)")
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
     p.add_argument("--batch-size", type=int, default=50)
@@ -84,7 +89,7 @@ def fit_and_report(model, store: str, args: argparse.Namespace, top: int, **run)
     ``run``: the run store keywords of ``fit``."""
     from dscir.corpus import Corpus
 
-    model.chain_config()  # a bad parameter is named before the store is opened
+    model.chain_config(store)  # a bad parameter is named before the store is read
     if model.eval_every == 0 and Corpus.open(store).heldout_docs().size:
         model.set_params(eval_every=max(model.n_iter, 1))
     options.fit(model, store, args, **run)
@@ -114,6 +119,6 @@ def _fit_lda(args: argparse.Namespace) -> int:
         n_iter=args.iterations, burn_in=args.burn_in, thin=args.thin, eval_every=args.eval_every,
         eval_sweeps=args.eval_sweeps, sampler_options=args.sampler_options, seed=args.seed,
         kernel=args.kernel, placement=args.placement, block_entries=args.block_entries,
-        progress=not args.no_progress,
+        policy=args.policy, progress=not args.no_progress,
     )
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

@@ -35,7 +35,8 @@ class LDAConfig:
     # they existed: what an older checkpoint that lacks them was written with.
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
                                           "control_variates": False, "kernel": "dense",
-                                          "placement": "driver", "block_entries": BLOCK_ENTRIES}
+                                          "placement": "driver", "block_entries": BLOCK_ENTRIES,
+                                          "policy": "reference"}
 
     n_topics: int
     sampler: str
@@ -63,6 +64,9 @@ class LDAConfig:
     # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py), resolved to
     # the one that runs on construction. Warm-started visits run the dense kernel.
     kernel: str = "auto"
+    # The default policy that chose the settings not given explicitly
+    # (dscir.models.lda.policy); the values above are the ones that ran.
+    policy: str = "reference"
     # Where the topics live: "driver", "workers" (in vocabulary blocks of about
     # block_entries parameters; dscir.engine.blocks) or "auto" (by K x W;
     # models/lda/placement.py).

@@ -1,0 +1,92 @@
+"""LDA's default policy: the settings a user gets without setting them, from the
+corpus's size, K and the minibatch (pure code: numbers in, numbers out).
+
+The papers' settings (``REFERENCE``) were tuned on one Wikipedia corpus (W =
+6,130 words, K = 100). Policy ``"default"`` keeps what they mean on other
+corpora, rule by rule:
+
+* **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
+  against about N / K tokens of the corpus (N training tokens). SCIR's beta =
+  0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
+  vocabulary, where it swamps the topics that get few tokens and their top
+  words become the prior's noise. So beta x W is held to at most
+  ``PRIOR_SHARE`` of the tokens per topic: beta = min(reference beta,
+  PRIOR_SHARE x N / (K W)), and never below ``BETA_FLOOR``.
+* **document prior alpha.** alpha x K, the prior's pseudo-counts per document,
+  stays at its reference value at the papers' K (``REFERENCE_K``): alpha =
+  reference alpha x REFERENCE_K / K, so the pull of the prior on a
+  document's topic proportions does not grow with K.
+* **SCIR's step size.** One SCIR step keeps e^-h of the state and draws the
+  rest from the minibatch estimate a_hat = beta + (D/|S|) x counts; a_hat's
+  relative noise depends on |S|, not on D, so D needs no rule. The schedule
+  h_m = h (1 + m / tau)^-kappa is set per *document seen*: h = reference h x
+  |S| / REFERENCE_BATCH and tau = reference tau x REFERENCE_BATCH / |S|, so
+  the decay per document (h_m / |S|) after n documents is the same for every
+  minibatch size, and equal to the papers' at |S| = 50. The other samplers
+  keep their reference steps (no rule measured for them).
+
+Policy ``"reference"`` is ``REFERENCE`` unchanged. An explicit argument always
+wins over either; a run records the policy's name and the values it ran with.
+``benchmarks/defaults.py`` measures the policy against the reference settings
+and tomotopy on six corpora (``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dscir.errors import DscirError
+from dscir.models.lda.config import REFERENCE
+
+POLICIES = ("default", "reference")
+PRIOR_SHARE = 0.1  # beta x W / (N / K) at most this (wiki at the reference: 0.12)
+BETA_FLOOR = 1e-4  # the smallest topic prior of the papers (SGRLD, gSGRHMC)
+REFERENCE_K = 100  # the papers' number of topics
+REFERENCE_BATCH = 50  # the papers' minibatch (documents)
+
+
+@dataclass(frozen=True)
+class CorpusSize:
+    """What the policy reads of a corpus: its training documents D, vocabulary W
+    and training tokens N."""
+
+    n_docs: int
+    n_words: int
+    n_tokens: int
+
+    @property
+    def mean_length(self) -> float:
+        return self.n_tokens / max(self.n_docs, 1)
+
+
+def check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise DscirError(f"policy={policy!r} is not one of {', '.join(POLICIES)}")
+
+
+def needs_corpus(policy: str) -> bool:
+    """Whether the policy's choice depends on the corpus."""
+    check_policy(policy)
+    return policy != "reference"
+
+
+def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
+           size: CorpusSize | None = None) -> dict[str, Any]:
+    """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa."""
+    check_policy(policy)
+    ref = dict(REFERENCE[sampler])
+    if policy == "reference":
+        return ref
+    if size is None:
+        raise DscirError(f"policy={policy!r} chooses settings from the corpus's size; "
+                         "give the corpus (or policy='reference')")
+    out = dict(ref)
+    out["alpha"] = ref["alpha"] * REFERENCE_K / n_topics
+    per_topic = size.n_tokens / n_topics
+    out["beta"] = max(BETA_FLOOR, min(ref["beta"], PRIOR_SHARE * per_topic / size.n_words))
+    if sampler == "scir":
+        scale = batch_size / REFERENCE_BATCH
+        out["step_size"] = ref["step_size"] * scale
+        out["tau"] = None if ref["tau"] is None else ref["tau"] / scale
+    return out

@@ -1,0 +1,129 @@
+"""LDA's default policy (dscir.models.lda.policy): its rules, and how the
+estimator and the command line use it. Pure configuration: no cluster runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dscir
+from dscir.cli import main
+from dscir.corpus import split_heldout, write_corpus
+from dscir.errors import DscirError
+from dscir.models.lda import REFERENCE
+from dscir.models.lda.policy import (BETA_FLOOR, PRIOR_SHARE, REFERENCE_BATCH, CorpusSize,
+                                     choose)
+from dscir.samplers.schedules import polynomial
+
+# (training documents, vocabulary, training tokens): wiki, ap, kos, reuters, a
+# raw-text newsgroup corpus with a large vocabulary, a long-document corpus.
+SIZES = [CorpusSize(6961, 6130, 2_487_000), CorpusSize(1965, 10_473, 380_648),
+         CorpusSize(3001, 6906, 409_000), CorpusSize(346, 4258, 73_500),
+         CorpusSize(9800, 61_000, 1_450_000), CorpusSize(500, 2000, 5_000_000)]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("k", [10, 50, 100, 1000])
+@pytest.mark.parametrize("sampler", sorted(REFERENCE))
+def test_the_topic_prior_never_swamps_the_tokens_a_topic_gets(size, k, sampler):
+    """beta x W (the prior's pseudo-counts per topic) is at most PRIOR_SHARE of the
+    tokens a topic gets on average, N / K, unless beta is at its floor; and beta
+    never exceeds the sampler's reference. Guards against a prior not scaled by W
+    (or by the tokens per topic): SCIR's 0.5 on 61,000 words is 30,500 per topic."""
+    beta = choose("default", sampler, k, 50, size)["beta"]
+    assert BETA_FLOOR <= beta <= REFERENCE[sampler]["beta"]
+    if beta > BETA_FLOOR:
+        assert beta * size.n_words <= PRIOR_SHARE * size.n_tokens / k * (1 + 1e-12)
+    # Where the reference already respects the share, it is kept.
+    if REFERENCE[sampler]["beta"] * size.n_words <= PRIOR_SHARE * size.n_tokens / k:
+        assert beta == REFERENCE[sampler]["beta"]
+
+
+def test_the_prior_share_is_reached_when_the_reference_swamps():
+    """Not merely bounded: where the reference's beta is too large, beta x W is the
+    share itself (so the rule cannot pass by returning the floor everywhere)."""
+    news = SIZES[4]
+    beta = choose("default", "scir", 50, 50, news)["beta"]
+    assert beta * news.n_words == pytest.approx(PRIOR_SHARE * news.n_tokens / 50)
+    assert beta < REFERENCE["scir"]["beta"] / 10
+
+
+@pytest.mark.parametrize("sampler", sorted(REFERENCE))
+def test_alpha_keeps_the_reference_prior_mass_per_document(sampler):
+    for k in (10, 50, 100, 400):
+        alpha = choose("default", sampler, k, 50, SIZES[0])["alpha"]
+        assert alpha * k == pytest.approx(REFERENCE[sampler]["alpha"] * 100)
+
+
+def test_scir_step_per_document_seen_does_not_depend_on_the_minibatch():
+    """h_m / |S| after n documents (m = n / |S| iterations) is one function of n for
+    every minibatch size, the papers' at |S| = 50; and D does not enter the step.
+    Guards against a step scaled the wrong way, or a schedule left in iterations."""
+    ref = REFERENCE["scir"]
+    papers = polynomial(ref["step_size"], ref["tau"], ref["kappa"])
+    documents = np.arange(0, 200_001, 2000)
+    for batch in (10, 25, 50, 200, 1000):
+        for size in SIZES:
+            c = choose("default", "scir", 50, batch, size)
+            assert c["kappa"] == ref["kappa"]
+            h = polynomial(c["step_size"], c["tau"], c["kappa"])
+            per_doc = np.array([h(int(n // batch)) / batch for n in documents])
+            want = np.array([papers(int(n // REFERENCE_BATCH)) / REFERENCE_BATCH
+                             for n in documents])
+            np.testing.assert_allclose(per_doc, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("sampler", sorted(REFERENCE))
+def test_reference_policy_is_the_reference_exactly(sampler, small_store):
+    for store in (None, small_store):
+        cfg = dscir.LDA(n_topics=7, sampler=sampler, batch_size=13,
+                        policy="reference").chain_config(store)
+        got = {k: getattr(cfg, k) for k in ("alpha", "beta", "step_size", "tau", "kappa")}
+        assert got == REFERENCE[sampler]
+        assert cfg.to_dict()["policy"] == "reference"
+    assert choose("reference", sampler, 7, 13, SIZES[4]) == REFERENCE[sampler]
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    counts = rng.poisson(0.3, size=(60, 400))
+    path = tmp_path_factory.mktemp("policy") / "corpus.zarr"
+    write_corpus(path, sp.csr_matrix(counts), vocabulary=[f"w{i}" for i in range(400)])
+    split_heldout(path, every=6)
+    return str(path)
+
+
+def test_the_estimator_reads_the_corpus_and_records_the_policy(small_store):
+    from dscir.api.lda import corpus_size
+
+    size = corpus_size(small_store)
+    assert (size.n_docs, size.n_words) == (50, 400)
+    cfg = dscir.LDA(n_topics=20, batch_size=10).chain_config(small_store)
+    want = choose("default", "scir", 20, 10, size)
+    assert {k: getattr(cfg, k) for k in want} == want
+    assert cfg.to_dict()["policy"] == "default"
+    assert cfg.beta < REFERENCE["scir"]["beta"]  # 0.5 x 400 words > 10 % of ~300 tokens
+
+
+def test_explicit_arguments_always_win(small_store):
+    given = {"alpha": 0.37, "beta": 0.021, "step_size": 0.9, "tau": 3.0, "kappa": 0.5}
+    for policy in ("default", "reference"):
+        cfg = dscir.LDA(n_topics=20, batch_size=10, policy=policy, **given
+                        ).chain_config(small_store)
+        assert {k: getattr(cfg, k) for k in given} == given
+    cfg = dscir.LDA(n_topics=20, batch_size=10, tau=None).chain_config(small_store)
+    assert cfg.tau is None  # a constant step, asked for, is kept
+
+
+def test_bad_policy_names_and_a_missing_corpus_are_one_clear_error(small_store, capsys):
+    with pytest.raises(DscirError, match="policy must be one of default, reference"):
+        dscir.LDA(policy="tuned").chain_config(small_store)
+    with pytest.raises(DscirError, match="chooses settings from the corpus"):
+        dscir.LDA().chain_config()
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "lda", small_store, "--policy", "tuned"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'tuned'" in err and "Traceback" not in err
