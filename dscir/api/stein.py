@@ -34,13 +34,13 @@ class KSDResult(NamedTuple):
 
 
 def frequent_words(executor, store: str, n_words: int) -> np.ndarray:
-    """The ``n_words`` most frequent words of the store's training documents
-    (ties by word id), sorted."""
+    """The ``n_words`` most frequent words of the store (all its documents; ties by
+    word id), sorted."""
     from dscir.api.pyldavis import corpus_counts
     from dscir.corpus import Corpus
 
     corpus = Corpus.open(store)
-    n_docs, vocab = corpus.doc_lengths().size, len(corpus.vocabulary())
+    n_docs, vocab = corpus.doc_lengths.size, len(corpus.vocabulary)
     _, freq = corpus_counts(executor, n_docs, 512, vocab)
     order = np.lexsort((np.arange(vocab), -freq))
     return np.sort(order[: min(n_words, vocab)])
@@ -82,9 +82,11 @@ def chain_ksd(executor, train: np.ndarray, config, phi_samples: np.ndarray,
     return ksd(np.array(eta), np.array(score))
 
 
-def run_ksd(runs, executor, *, n_words: int = 10, batch_size: int | None = None) -> KSDResult:
-    """The KSD of every chain of an LDA run (``runs`` from ``open_chains``);
-    ``batch_size`` defaults to the run's own."""
+def run_ksd(runs, executor, *, n_words: int = 10, batch_size: int | None = None,
+            words: np.ndarray | None = None) -> KSDResult:
+    """The KSD of every chain of an LDA run (``runs`` from ``open_chains``) over all
+    topics x ``words`` (default: ``frequent_words``); ``batch_size`` defaults to
+    the run's own."""
     from dscir.corpus import Corpus
     from dscir.models.lda import LDAConfig
 
@@ -98,7 +100,8 @@ def run_ksd(runs, executor, *, n_words: int = 10, batch_size: int | None = None)
                          f"documents), got {batch_size}")
     if n_words < 1:
         raise DscirError(f"the KSD's n_words must be >= 1, got {n_words}")
-    words = frequent_words(executor, runs[0].store, n_words)
+    if words is None:
+        words = frequent_words(executor, runs[0].store, n_words)
     values = []
     for r, cfg in zip(runs, configs):
         phi = r.samples().get("phi")

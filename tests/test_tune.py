@@ -1,0 +1,72 @@
+"""``dscir tune`` / ``dscir.tune``: short chains over a step-size grid, the choice is
+the smallest reported KSD and not a stuck chain; ``diagnose --ksd`` gives the same
+KSD of a run; bad input is one clear error."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dscir.api.diagnose import diagnose
+from dscir.cli import main
+
+from test_multichain import topic_corpus
+
+GRID = [1e-5, 1e-3, 0.1]  # SGLD: 1e-5 barely leaves its random start in 20 iterations
+ARGS = ["--sampler", "sgld", "--topics", "3", "--iterations", "20", "--burn-in", "8",
+        "--thin", "1", "--batch-size", "40", "--sweeps", "6", "--eval-sweeps", "6",
+        "--seed", "3", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory, one_worker):
+    root = tmp_path_factory.mktemp("tune")
+    store = topic_corpus(root / "docs.zarr")
+    address = one_worker.scheduler.address
+    argv = ["tune", store, "--out", str(root / "runs"), "--grid", ",".join(map(str, GRID)),
+            "--address", address, *ARGS]
+    return store, root, address, argv
+
+
+def test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain(tuned, capsys):
+    """A choice taken from the wrong column (perplexity), the largest KSD, or KSDs
+    of the wrong runs shows here; the stuck chain's KSD is far above the others."""
+    store, root, _, argv = tuned
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    doc = json.loads((root / "runs" / "tune.json").read_text())
+    rows = doc["rows"]
+    assert [r["step_size"] for r in rows] == GRID
+    ksds = np.array([r["ksd"] for r in rows])
+    assert np.all(np.isfinite(ksds)) and np.all(ksds > 0)
+    assert doc["best_step_size"] == GRID[int(np.argmin(ksds))]
+    assert doc["best_step_size"] != GRID[0]
+    assert ksds[0] > 2 * ksds.min(), ksds
+    assert all(r["perplexity"] > 1 for r in rows)
+    assert "<- smallest KSD" in out and f"chosen step size: {doc['best_step_size']:.4g}" in out
+    assert len(doc["loadavg"]) == 3
+    # the KSD of a run is the same number when diagnose computes it again
+    run = rows[-1]["run"]
+    d = diagnose(run, None, score=False, ksd=True, address=tuned[2])
+    assert d.ksd.values[0] == pytest.approx(rows[-1]["ksd"], rel=1e-12)
+    assert len(d.ksd.words) == 10 and "KSD over 10 most frequent words" in d.table()
+
+
+@pytest.mark.parametrize("grid,message", [(",", "the step-size grid is empty"),
+                                          ("0.1,-1", "step sizes must be finite and > 0"),
+                                          ("0.1,x", "must be numbers")])
+def test_bad_grid_is_one_clear_error(tuned, capsys, grid, message, tmp_path):
+    store = tuned[0]
+    assert main(["tune", store, "--out", str(tmp_path / "o"), "--grid", grid, *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_store_is_one_clear_error(capsys, tmp_path):
+    assert main(["tune", str(tmp_path / "none.zarr"), "--out", str(tmp_path / "o"),
+                 *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no corpus store" in err
