@@ -5,19 +5,30 @@ KSD of a run; bad input is one clear error."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from dscir.api.diagnose import diagnose
 from dscir.cli import main
-
-from test_multichain import topic_corpus
+from dscir.corpus import split_heldout, write_corpus
 
 GRID = [1e-5, 1e-3, 0.1]  # SGLD: 1e-5 barely leaves its random start in 20 iterations
 ARGS = ["--sampler", "sgld", "--topics", "3", "--iterations", "20", "--burn-in", "8",
         "--thin", "1", "--batch-size", "40", "--sweeps", "6", "--eval-sweeps", "6",
         "--seed", "3", "--no-progress"]
+
+
+def topic_corpus(path, n_docs: int = 160, K: int = 3, W: int = 30) -> str:
+    """Documents of 30 tokens from K sparse topics; 10% held out."""
+    rng = np.random.default_rng(0)
+    topics = rng.dirichlet(np.full(W, 0.1), K)
+    docs = [rng.multinomial(30, rng.dirichlet(np.full(K, 0.3)) @ topics) for _ in range(n_docs)]
+    write_corpus(path, sp.csr_matrix(np.array(docs)), vocabulary=[f"w{i}" for i in range(W)])
+    split_heldout(path, fraction=0.1, seed=0)
+    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +63,17 @@ def test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain(tuned, capsys):
     d = diagnose(run, None, score=False, ksd=True, address=tuned[2])
     assert d.ksd.values[0] == pytest.approx(rows[-1]["ksd"], rel=1e-12)
     assert len(d.ksd.words) == 10 and "KSD over 10 most frequent words" in d.table()
+
+
+def test_choose_takes_the_ksd_column_and_never_an_exploded_chain():
+    """Where KSD and perplexity disagree the KSD decides; inf (non-finite samples) loses."""
+    from dscir.api.tune import TuneRow, choose
+
+    rows = [TuneRow(0.01, 5.0, 900.0, "a"), TuneRow(0.1, 2.0, 1200.0, "b"),
+            TuneRow(1.0, 3.0, 800.0, "c"), TuneRow(10.0, math.inf, math.nan, "d")]
+    assert choose(rows) == (0.1, 1.0)
+    assert choose([TuneRow(1.0, math.inf, math.nan, "d"), TuneRow(2.0, 7.0, 10.0, "e")]) \
+        == (2.0, 2.0)
 
 
 @pytest.mark.parametrize("grid,message", [(",", "the step-size grid is empty"),

@@ -84,6 +84,15 @@ def check_grid(grid, reference: float) -> list[float]:
     return sorted(set(values))
 
 
+def choose(rows: list[TuneRow]) -> tuple[float, float]:
+    """(the step size of smallest KSD, that of smallest finite held-out perplexity,
+    nan if none); ties go to the smaller step size."""
+    best = min(rows, key=lambda r: (r.ksd, r.step_size)).step_size
+    finite = [r for r in rows if math.isfinite(r.perplexity)]
+    best_pp = min(finite, key=lambda r: r.perplexity).step_size if finite else math.nan
+    return best, best_pp
+
+
 def _fit_one(estimator, store: str, client, out: Path, i: int, h: float):
     model = estimator.__class__(**{**estimator.get_params(), "step_size": h,
                                    "progress": False})
@@ -138,8 +147,5 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
                 bar.update()
         bar.close()
     rows.sort(key=lambda r: r.step_size)
-    best = min(rows, key=lambda r: (r.ksd, r.step_size)).step_size
-    finite = [r for r in rows if math.isfinite(r.perplexity)]
-    best_pp = min(finite, key=lambda r: r.perplexity).step_size if finite else math.nan
     settings = {k: v for k, v in estimator.get_params().items() if k != "progress"}
-    return TuneResult(rows, best, best_pp, ksd_words, settings)
+    return TuneResult(rows, *choose(rows), ksd_words, settings)
