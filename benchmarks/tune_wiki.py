@@ -4,7 +4,7 @@
 reference h = 0.5 x 0.01, 0.1, 1, 10; tau = 10, kappa = 0.33 as the reference
 schedule), side by side on a 2-worker LocalCluster; each scored by the KSD of
 its kept samples over all topics x the 10 most frequent words (scores from
-50-document minibatches, ``dscir.api.stein``) and by the held-out perplexity of
+``--ksd-batch-size``-document minibatches, default 50, ``dscir.api.stein``) and by the held-out perplexity of
 its mean topics (document completion). Writes benchmarks/results/tune_wiki.json
 and .png, with the seed in the name (tune_wiki_seed0.json, ...): one file per run.
 
@@ -73,6 +73,8 @@ def main() -> None:
     p.add_argument("--eval-sweeps", type=int, default=20)
     p.add_argument("--heldout", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ksd-batch-size", type=int, default=50,
+                   help="documents per score estimate (files get _ksdbatchN when not 50)")
     p.add_argument("--replot", action="store_true",
                    help="only redraw every results/tune_wiki_seed*.png from its JSON")
     args = p.parse_args()
@@ -93,11 +95,13 @@ def main() -> None:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
             start = time.perf_counter()
-            result = tune(model, store, client, out=Path(tmp) / "runs", progress=True)
+            result = tune(model, store, client, out=Path(tmp) / "runs",
+                          ksd_batch_size=args.ksd_batch_size, progress=True)
             wall = time.perf_counter() - start
         print(result.table())
         RESULTS.mkdir(exist_ok=True)
-        out = RESULTS / f"tune_wiki_seed{args.seed}.json"
+        extra = "" if args.ksd_batch_size == 50 else f"_ksdbatch{args.ksd_batch_size}"
+        out = RESULTS / f"tune_wiki_seed{args.seed}{extra}.json"
         result.to_json(out)
     doc = json.loads(out.read_text())
     for r in doc["rows"]:
@@ -108,7 +112,7 @@ def main() -> None:
                agree=doc["best_step_size"] == doc["best_perplexity_step_size"])
     doc.pop("loadavg")
     out.write_text(json.dumps(doc, indent=2) + "\n")
-    plot(doc, RESULTS / f"tune_wiki_seed{args.seed}.png")
+    plot(doc, out.with_suffix(".png"))
 
 
 if __name__ == "__main__":

@@ -100,22 +100,23 @@ def _fit_one(estimator, store: str, client, out: Path, i: int, h: float):
     return model
 
 
-def _score(model, executor, words: np.ndarray) -> tuple[float, float]:
+def _score(model, executor, words: np.ndarray, batch_size: int | None) -> tuple[float, float]:
     from dscir.api.stein import run_ksd
     from dscir.runs.chains import open_chains
 
     runs = open_chains(model.run_path_)
     if not np.all(np.isfinite(runs[0].samples()["phi"])):
         return math.inf, math.nan
-    value = run_ksd(runs, executor, words=words).values[0]
+    value = run_ksd(runs, executor, words=words, batch_size=batch_size).values[0]
     return value, float(model.perplexity(client=getattr(executor, "client", None)))
 
 
 def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words: int = 10,
-         progress: bool = True, **cluster) -> TuneResult:
+         ksd_batch_size: int | None = None, progress: bool = True, **cluster) -> TuneResult:
     """Fit ``estimator`` (an unfitted ``LDA``, with n_iter / burn_in / thin of a short
     chain) at each step size of ``grid`` on ``store`` and choose by KSD (see the
-    module); the runs are written under ``out``."""
+    module); the runs are written under ``out``. ``ksd_batch_size``: documents per
+    score estimate (default the chains' batch size; larger is less noisy)."""
     from tqdm.auto import tqdm
 
     from dscir.api.base import executor_for, store_path
@@ -142,10 +143,11 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
                        for i, h in enumerate(grid)}
             for future in as_completed(futures):
                 model = future.result()
-                rows.append(TuneRow(futures[future], *_score(model, executor, words),
+                rows.append(TuneRow(futures[future], *_score(model, executor, words, ksd_batch_size),
                                     str(model.run_path_)))
                 bar.update()
         bar.close()
     rows.sort(key=lambda r: r.step_size)
     settings = {k: v for k, v in estimator.get_params().items() if k != "progress"}
+    settings["ksd_batch_size"] = ksd_batch_size or estimator.batch_size
     return TuneResult(rows, *choose(rows), ksd_words, settings)

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ksd-words", type=int, default=10,
                    help="the KSD is over all topics x this many most frequent words")
+    p.add_argument("--ksd-batch-size", type=int, help="documents per score estimate "
+                   "(default: --batch-size; larger is less noisy)")
     p.add_argument("--no-progress", action="store_true")
     options.cluster_options(p)
     p.set_defaults(func=_tune)
@@ -58,7 +60,8 @@ def _tune(args: argparse.Namespace) -> int:
     Corpus.open(args.store)
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
-                      ksd_words=args.ksd_words, progress=not args.no_progress)
+                      ksd_words=args.ksd_words, ksd_batch_size=args.ksd_batch_size,
+                      progress=not args.no_progress)
     print(result.table())
     path = args.json or str(Path(args.out) / "tune.json")
     result.to_json(path)
