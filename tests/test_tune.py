@@ -63,6 +63,9 @@ def test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain(tuned, capsys):
     d = diagnose(run, None, score=False, ksd=True, address=tuned[2])
     assert d.ksd.values[0] == pytest.approx(rows[-1]["ksd"], rel=1e-12)
     assert len(d.ksd.words) == 10 and "KSD over 10 most frequent words" in d.table()
+    capsys.readouterr()
+    assert main(["diagnose", run, "--no-score", "--ksd", "--address", tuned[2]]) == 0
+    assert f"chain 0: {rows[-1]['ksd']:.4g}" in capsys.readouterr().out
 
 
 def test_choose_takes_the_ksd_column_and_never_an_exploded_chain():
