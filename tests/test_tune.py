@@ -63,6 +63,8 @@ def test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain(tuned, capsys):
     d = diagnose(run, None, score=False, ksd=True, address=tuned[2])
     assert d.ksd.values[0] == pytest.approx(rows[-1]["ksd"], rel=1e-12)
     assert len(d.ksd.words) == 10 and "KSD over 10 most frequent words" in d.table()
+    wide = diagnose(run, None, score=False, ksd=True, ksd_batch_size=100, address=tuned[2])
+    assert wide.ksd.batch_size == 100 and wide.ksd.values[0] != d.ksd.values[0]
     capsys.readouterr()
     assert main(["diagnose", run, "--no-score", "--ksd", "--address", tuned[2]]) == 0
     assert f"chain 0: {rows[-1]['ksd']:.4g}" in capsys.readouterr().out

@@ -122,12 +122,13 @@ def sample_scores(runs, executor) -> np.ndarray:
 
 
 def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
-             ksd: bool = False, ksd_words: int = 10, local: bool = False,
-             **cluster) -> Diagnosis:
+             ksd: bool = False, ksd_words: int = 10, ksd_batch_size: int | None = None,
+             local: bool = False, **cluster) -> Diagnosis:
     """R-hat and ESS of the run's chains (see the module); ``score`` computes the
     held-out score of every kept sample on the cluster (``client`` or the
     ``cluster`` keywords of ``fit``; ``local``: in this process); ``ksd`` (LDA)
-    each chain's KSD over all topics x the ``ksd_words`` most frequent words."""
+    each chain's KSD over all topics x the ``ksd_words`` most frequent words, scores
+    from ``ksd_batch_size`` documents (default the run's batch size)."""
     from dscir.api.base import executor_for
 
     runs = open_chains(run)
@@ -143,7 +144,8 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
     if score or ksd:
         with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:
             scores = sample_scores(runs, executor) if score else None
-            stein = run_ksd(runs, executor, n_words=ksd_words) if ksd else None
+            stein = (run_ksd(runs, executor, n_words=ksd_words, batch_size=ksd_batch_size)
+                     if ksd else None)
     if score:
         what = "per-token log likelihood" if model == "lda" else "mean log predictive"
         rows.append(_row("held-out score", scores, what))

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "discrepancy over all topics x the most frequent words (on the cluster)")
     p.add_argument("--ksd-words", type=int, default=10,
                    help="with --ksd: how many of the store's most frequent words")
+    p.add_argument("--ksd-batch-size", type=int, help="with --ksd: documents per score "
+                   "estimate (default: the run's batch size; larger is less noisy)")
     p.add_argument("--plot", metavar="PNG", help="also draw R-hat and ESS per row to PNG")
     options.cluster_options(p)
     p.set_defaults(func=_diagnose)
@@ -42,7 +44,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     score = not args.no_score
     with options.cluster(args, score or args.ksd) as client:
         d = diagnose(args.run, client, top=args.top, score=score, ksd=args.ksd,
-                     ksd_words=args.ksd_words)
+                     ksd_words=args.ksd_words, ksd_batch_size=args.ksd_batch_size)
     print(d.table())
     if d.n_chains == 1:
         print("one chain: R-hat compares its halves only; fit with --chains 4 to compare "
