@@ -49,7 +49,8 @@ def plot(doc: dict, path: Path) -> None:
     xlabel = "SCIR initial step size h (schedule h (1 + m/10)^-0.33)"
     a.set(xscale="log", xlabel=xlabel,
           ylabel=f"KSD (log theta, {doc['settings']['n_topics']} topics x 10 words)",
-          title="KSD of the kept samples")
+          title="KSD of the kept samples, scores from "
+                f"{doc['settings'].get('ksd_batch_size', 50)}-document minibatches")
     b.plot(h, [r["perplexity"] for r in rows], marker="o", color="C2")
     b.axvline(doc["best_perplexity_step_size"], color="C3", ls="--",
               label="smallest perplexity")
