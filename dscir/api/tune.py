@@ -115,7 +115,8 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
          ksd_batch_size: int | None = None, progress: bool = True, **cluster) -> TuneResult:
     """Fit ``estimator`` (an unfitted ``LDA``, with n_iter / burn_in / thin of a short
     chain) at each step size of ``grid`` on ``store`` and choose by KSD (see the
-    module); the runs are written under ``out``. ``ksd_batch_size``: documents per
+    module); the runs are written under ``out`` (as h0, h1, ...; runs already there
+    are replaced). ``ksd_batch_size``: documents per
     score estimate (default the chains' batch size; larger is less noisy)."""
     from tqdm.auto import tqdm
 
@@ -131,6 +132,9 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
     grid = check_grid(grid, estimator.chain_config().step_size)
     if not (isinstance(ksd_words, int) and ksd_words >= 1):
         raise DscirError(f"ksd_words must be an int >= 1, got {ksd_words!r}")
+    if ksd_batch_size is not None and not (isinstance(ksd_batch_size, int)
+                                           and ksd_batch_size >= 1):
+        raise DscirError(f"ksd_batch_size must be an int >= 1, got {ksd_batch_size!r}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -143,8 +147,8 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
                        for i, h in enumerate(grid)}
             for future in as_completed(futures):
                 model = future.result()
-                rows.append(TuneRow(futures[future], *_score(model, executor, words, ksd_batch_size),
-                                    str(model.run_path_)))
+                ksd, perplexity = _score(model, executor, words, ksd_batch_size)
+                rows.append(TuneRow(futures[future], ksd, perplexity, str(model.run_path_)))
                 bar.update()
         bar.close()
     rows.sort(key=lambda r: r.step_size)

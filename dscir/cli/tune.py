@@ -44,9 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _tune(args: argparse.Namespace) -> int:
+    import numbers
     from pathlib import Path
 
     from dscir.api import LDA
+    from dscir.api.params import Interval
     from dscir.api.tune import check_grid, tune
     from dscir.corpus import Corpus
 
@@ -57,6 +59,9 @@ def _tune(args: argparse.Namespace) -> int:
     reference = model.chain_config().step_size  # bad parameters: one error, no cluster
     if args.grid is not None:
         check_grid(args.grid, reference)
+    for flag, value in (("--ksd-words", args.ksd_words), ("--ksd-batch-size", args.ksd_batch_size)):
+        if value is not None:
+            Interval(numbers.Integral, 1).check(flag, value)
     Corpus.open(args.store)
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
