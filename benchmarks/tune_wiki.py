@@ -5,8 +5,8 @@ reference h = 0.5 x 0.01, 0.1, 1, 10; tau = 10, kappa = 0.33 as the reference
 schedule), side by side on a 2-worker LocalCluster; each scored by the KSD of
 its kept samples over all topics x the 10 most frequent words (scores from
 minibatches of ``--ksd-batch-size`` documents, default 50, ``dscir.api.stein``)
-and by the held-out perplexity of its mean topics (document completion). Writes benchmarks/results/tune_wiki.json
-and .png, with the seed in the name (tune_wiki_seed0.json, ...): one file per run.
+and by the held-out perplexity of its mean topics (document completion). Writes
+benchmarks/results/tune_wiki_seed<seed>[_ksdbatch<n>].json and .png: one file per run.
 
     python benchmarks/tune_wiki.py [--topics 50] [--iterations 100] [--thin 5] [--seed 0]
 """
