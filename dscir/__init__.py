@@ -2,7 +2,8 @@
 
 from dscir.errors import CorpusError, DscirError
 from dscir.api import LDA, DPMixture, Mixture
+from dscir.api.tune import tune
 
 __version__ = "0.1.0"
 
-__all__ = ["CorpusError", "DPMixture", "DscirError", "LDA", "Mixture", "__version__"]
+__all__ = ["CorpusError", "DPMixture", "DscirError", "LDA", "Mixture", "__version__", "tune"]

@@ -35,6 +35,8 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("TRANSFORM", 5, "then (0, document) inside the kernel", "lda"),
     Domain("HELDOUT", 7, "(): the random held-out split of a store", "corpus"),
     Domain("CHAINS", 8, "(chain): the seed of chain c >= 1 of a multi-chain fit", "engine"),
+    Domain("KSD", 9, "(sample): the scoring minibatch and T of a kept sample; then "
+           "(sample, document) inside the kernel", "diagnostics"),
     Domain("DIRICHLET_DATA", 10, "(): minibatch labels of the study", "dirichlet study"),
     Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
     Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),
@@ -67,6 +69,7 @@ INIT = _BY_NAME["INIT"]
 TRANSFORM = _BY_NAME["TRANSFORM"]
 HELDOUT = _BY_NAME["HELDOUT"]
 CHAINS = _BY_NAME["CHAINS"]
+KSD = _BY_NAME["KSD"]
 DIRICHLET_DATA = _BY_NAME["DIRICHLET_DATA"]
 DIRICHLET_INIT = _BY_NAME["DIRICHLET_INIT"]
 DIRICHLET_SAMPLER = _BY_NAME["DIRICHLET_SAMPLER"]

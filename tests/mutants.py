@@ -53,6 +53,13 @@ GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
+STEIN = "tests/test_stein.py"
+STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
+STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
+                   "biased_a_large_one")
+TUNE = "tests/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
+TUNE_CHOOSE = "tests/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
+STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/test_warm_start.py"
 CV = "tests/test_control_variates.py"
 CONVERGENCE = "tests/test_convergence.py"
@@ -151,6 +158,24 @@ MUTANTS = [
     Mutant("ksd-dxdyk-constant-dropped", "dscir/diagnostics/ksd.py",
            "totals[j] += term.sum() + const", "totals[j] += term.sum()",
            (KSD_BRUTE, KSD_NORMAL)),
+    # -- the KSD of LDA runs: the score in eta = log theta and its estimate --
+    Mutant("stein-jacobian-dropped", "dscir/diagnostics/stein.py",
+           "score = beta + counts[:, words]", "score = beta - 1.0 + counts[:, words]",
+           (STEIN_GRADIENT, STEIN_CONJUGATE)),
+    Mutant("stein-prior-term-dropped", "dscir/diagnostics/stein.py",
+           "counts[:, words] - theta - phi", "counts[:, words] - phi",
+           (STEIN_GRADIENT, STEIN_CONJUGATE)),
+    Mutant("stein-normaliser-term-dropped", "dscir/diagnostics/stein.py",
+           " - phi[:, words] * n_k", "", (STEIN_GRADIENT, STEIN_CONJUGATE)),
+    Mutant("stein-minibatch-scale-dropped", "dscir/api/stein.py",
+           "counts * (train.size / batch.size / results[0].n_kept)",
+           "counts / results[0].n_kept", (STEIN_UNBIASED,)),
+    Mutant("tune-picks-the-largest-ksd", "dscir/api/tune.py",
+           "best = min(rows, key=lambda r: (r.ksd, r.step_size))",
+           "best = max(rows, key=lambda r: (r.ksd, r.step_size))", (TUNE, TUNE_CHOOSE)),
+    Mutant("tune-picks-by-perplexity", "dscir/api/tune.py",
+           "best = min(rows, key=lambda r: (r.ksd, r.step_size))",
+           "best = min(rows, key=lambda r: (r.perplexity, r.step_size))", (TUNE_CHOOSE,)),
     # -- the DP mixture on text (issue 19) --
     Mutant("dp-seeding-ignored", "dscir/models/dpmm/model.py",
            'if config.init == "kmeans++":\n            log_theta = seed_on_workers(',

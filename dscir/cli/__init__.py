@@ -21,6 +21,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.fit",
     "dscir.cli.runs",
     "dscir.cli.diagnose",
+    "dscir.cli.tune",
     "dscir.cli.report",
     "dscir.cli.experiment",
 )
