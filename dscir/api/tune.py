@@ -129,7 +129,7 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
         raise DscirError(f"tune chooses LDA step sizes, got a {type(estimator).__name__}")
     store = store_path(store)
     Corpus.open(store)  # a missing store is one error before any cluster starts
-    grid = check_grid(grid, estimator.chain_config().step_size)
+    grid = check_grid(grid, estimator.chain_config(store).step_size)
     if not (isinstance(ksd_words, int) and ksd_words >= 1):
         raise DscirError(f"ksd_words must be an int >= 1, got {ksd_words!r}")
     if ksd_batch_size is not None and not (isinstance(ksd_batch_size, int)

@@ -56,13 +56,14 @@ def _tune(args: argparse.Namespace) -> int:
                 sweeps=args.sweeps, n_iter=args.iterations, burn_in=args.burn_in,
                 thin=args.thin, eval_sweeps=args.eval_sweeps, seed=args.seed,
                 progress=not args.no_progress)
-    reference = model.chain_config().step_size  # bad parameters: one error, no cluster
+    Corpus.open(args.store)
+    # bad parameters: one error before any cluster starts (the policy reads the store)
+    reference = model.chain_config(args.store).step_size
     if args.grid is not None:
         check_grid(args.grid, reference)
     for flag, value in (("--ksd-words", args.ksd_words), ("--ksd-batch-size", args.ksd_batch_size)):
         if value is not None:
             Interval(numbers.Integral, 1).check(flag, value)
-    Corpus.open(args.store)
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
                       ksd_words=args.ksd_words, ksd_batch_size=args.ksd_batch_size,
