@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
+from chains import topic_corpus
 from dscir.api import LDA, DPMixture, load
 from dscir.cli import main
 from dscir.corpus import Corpus, split_heldout, write_corpus
@@ -20,14 +20,6 @@ K, W = 3, 30
 SETTINGS = dict(n_topics=K, batch_size=40, sweeps=6, n_iter=10, burn_in=4, thin=1,
                 eval_sweeps=6, seed=3, progress=False)
 
-
-def topic_corpus(path, n_docs: int = 160) -> str:
-    rng = np.random.default_rng(0)
-    topics = rng.dirichlet(np.full(W, 0.1), K)
-    docs = [rng.multinomial(30, rng.dirichlet(np.full(K, 0.3)) @ topics) for _ in range(n_docs)]
-    write_corpus(path, sp.csr_matrix(np.array(docs)), vocabulary=[f"w{i}" for i in range(W)])
-    split_heldout(path, fraction=0.1, seed=0)
-    return str(path)
 
 
 @pytest.fixture(scope="module")

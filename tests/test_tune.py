@@ -9,26 +9,16 @@ import math
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
+from chains import topic_corpus
 from dscir.api.diagnose import diagnose
 from dscir.cli import main
-from dscir.corpus import split_heldout, write_corpus
 
 GRID = [1e-5, 1e-3, 0.1]  # SGLD: 1e-5 barely leaves its random start in 20 iterations
 ARGS = ["--sampler", "sgld", "--topics", "3", "--iterations", "20", "--burn-in", "8",
         "--thin", "1", "--batch-size", "40", "--sweeps", "6", "--eval-sweeps", "6",
         "--seed", "3", "--no-progress"]
 
-
-def topic_corpus(path, n_docs: int = 160, K: int = 3, W: int = 30) -> str:
-    """Documents of 30 tokens from K sparse topics; 10% held out."""
-    rng = np.random.default_rng(0)
-    topics = rng.dirichlet(np.full(W, 0.1), K)
-    docs = [rng.multinomial(30, rng.dirichlet(np.full(K, 0.3)) @ topics) for _ in range(n_docs)]
-    write_corpus(path, sp.csr_matrix(np.array(docs)), vocabulary=[f"w{i}" for i in range(W)])
-    split_heldout(path, fraction=0.1, seed=0)
-    return str(path)
 
 
 @pytest.fixture(scope="module")
