@@ -280,9 +280,24 @@ MUTANTS = [
            "derive(seed, streams.SAMPLER, m, index)", "derive(seed, streams.SAMPLER, m)",
            (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
     Mutant("blocked-run-mean-not-divided", "dscir/engine/blocks.py",
-           "phi = (block.phi_sum / n_samples if n_samples else",
-           "phi = (block.phi_sum if n_samples else",
+           'out["phi_mean"] = (block.phi_sum / n_samples if n_samples else',
+           'out["phi_mean"] = (block.phi_sum if n_samples else',
            (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
+    Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
+           "        if ckpt.held is not None:\n            ckpt.held.write(str(tmp))\n"
+           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "        tmp.rename(final)\n",
+           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "        tmp.rename(final)\n"
+           "        if ckpt.held is not None:\n            ckpt.held.write(str(final))\n",
+           (BLOCKED + "::test_a_failed_held_write_leaves_the_previous_checkpoint",)),
+    Mutant("blocks-not-restarted-from-the-checkpoint", "dscir/runs/checkpoint.py",
+           "        ckpt.held.restart(held_arrays(final, ckpt.held.names))\n", "        pass\n",
+           (BLOCKED + "::test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain",)),
+    Mutant("held-block-written-at-block-zero", "dscir/engine/blocks.py",
+           "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, lo:lo + width] = out[key]",
+           "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, :width] = out[key]",
+           (BLOCKED + "::test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain",)),
 ]
 
 

@@ -11,7 +11,8 @@ What each test guards against:
 - float32 columns on the wire give the float64 columns' counts on a batch;
 - held-out scores from the blocks' columns are the scores of the dense mean phi;
 - the chain is the same on 1 and 2 workers, with workers killed mid-iteration
-  (a lost block is rebuilt from its lineage), and when checkpointed and resumed.
+  (a lost block is rebuilt from its lineage), and when checkpointed (each block
+  writing its own columns, a worker killed mid-write) and resumed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import functools
 
 import numpy as np
 import pytest
+import zarr
 
 from chains import lda_chain
 from dscir.engine import blocks
@@ -32,6 +34,7 @@ from dscir.models.lda.kernels import gibbs_expectations, phi_columns
 from dscir.models.lda.model import add_counts
 from dscir.models.lda.tasks import GibbsResult
 from dscir.samplers import get_sampler
+from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
 from dscir.samplers.simplex import normalize_log
 from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_store  # noqa: F401
 from test_worker_failure import killing
@@ -161,20 +164,67 @@ def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
     assert disturbed_scores == scores
 
 
-def test_checkpoint_and_resume_give_the_uninterrupted_chain(synthetic_store,  # noqa: F811
-                                                            two_workers):
+def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(  # noqa: F811
+        synthetic_store, two_workers, tmp_path):
+    """The blocks write the checkpoint's K x W arrays (the driver holds none of
+    them), with a worker killed mid-write and another mid-restart; the blocks
+    restart from the checkpoint (bounding their lineage); the chain goes on
+    unchanged, and a resume that reads each block's columns on its worker
+    continues it bit for bit. Guards against held arrays left unwritten or
+    written at the wrong columns, and a restart that does not read them."""
     store, _ = synthetic_store
     whole, _ = chain(two_workers, store, 8)
     cut = lda_chain(two_workers, store, workers_config())
     run_chain(cut, 4, progress=False)
-    ckpt = cut.checkpoint()  # the blocks restart from the gathered arrays
+    ckpt = cut.checkpoint()
+    assert ckpt.arrays == {} and ckpt.held.names == ["sampler/log_theta", "phi_sum"]
+    killing(two_workers, tmp_path, {"block-write": None, "block-load": None},
+            lambda: write_checkpoint(tmp_path / "run", ckpt))
+    assert all("-block-load-" in f.key[0] for f in cut.model.blocks.futures)
     run_chain(cut, 4, progress=False)
     same_chain(cut, whole)
+    back = read_checkpoint(tmp_path / "run")
+    assert isinstance(back.arrays["phi_sum"], HeldArray) and back.iteration == 4
     resumed = lda_chain(two_workers, store, workers_config())
-    resumed.restore(ckpt)
+    resumed.restore(back)
     run_chain(resumed, 4, progress=False)
     same_chain(resumed, whole)
     np.testing.assert_array_equal(resumed.model.mean_phi(), whole.model.mean_phi())
+
+
+class FailingHeld:
+    """Held arrays whose holders fail half-way through writing them."""
+
+    names = ["phi_sum"]
+
+    def write(self, group: str) -> None:
+        zarr.open_group(group, mode="r+").create_array("state/phi_sum", shape=(2, 2),
+                                                       dtype="float64")
+        raise OSError("a block's worker lost its disk")
+
+    def restart(self, arrays) -> None:
+        raise AssertionError("restarted from a checkpoint that is not in place")
+
+
+def test_a_failed_held_write_leaves_the_previous_checkpoint():
+    """Held arrays land with the rest of the checkpoint, as a set: a failure while
+    the holders write leaves no new checkpoint and the previous one intact (guards
+    against writing them after the rename)."""
+    import tempfile
+
+    def ckpt(iteration, held=None):
+        return Checkpoint(model="lda", config={}, store="/s", iteration=iteration,
+                          position=(0, 0), n_samples=0, sample_rows={},
+                          arrays={"counts": np.full((2, 2), float(iteration))}, values={},
+                          history={}, evaluations={}, held=held)
+
+    with tempfile.TemporaryDirectory() as run:
+        write_checkpoint(run, ckpt(2))
+        with pytest.raises(OSError, match="lost its disk"):
+            write_checkpoint(run, ckpt(4, FailingHeld()))
+        back = read_checkpoint(run)
+        assert back.iteration == 2
+        np.testing.assert_array_equal(back.arrays["counts"], np.full((2, 2), 2.0))
 
 
 def test_placements_that_cannot_run_give_one_clear_error():

@@ -12,9 +12,11 @@ and step each block with the counts of its own words, added exactly.
 
 A lost block is recomputed by Dask from its lineage: every task is a pure
 function of its inputs (the store, the seed, the previous blocks), so the
-recomputed block is bit for bit the lost one. ``BlockedState.truncate``
-bounds that lineage: it brings the blocks to the driver (a checkpoint) and
-replaces the futures by tasks that carry those arrays.
+recomputed block is bit for bit the lost one. A checkpoint bounds that
+lineage: each block writes its own columns into the checkpoint's arrays
+(``BlockedState.write``), and once the checkpoint is in place the blocks
+restart from it (``BlockedState.load`` of ``HeldArray`` parts: each task reads
+its own columns on its worker), so the driver never holds K x W.
 
 The functions below the class run on the workers: pure array code.
 """
@@ -76,8 +78,11 @@ def start_block(index: int, lo: int, hi: int, init: Callable[[int, int, int], An
     return new_block(index, lo, state, np.zeros(np.shape(state.log_theta)))
 
 
-def block_from_arrays(index: int, lo: int, state, phi_sum: np.ndarray) -> Block:
-    """A block from arrays the task carries (a restored or truncated chain)."""
+def block_from_arrays(index: int, lo: int, state, phi_sum) -> Block:
+    """A block from the arrays the task carries, or reads here when they are
+    parts of arrays on disk (``np.asarray`` of a ``HeldArray`` part): a restored
+    chain, or one restarted from its checkpoint."""
+    state = type(state)(*(np.asarray(v) for v in state))
     return new_block(index, lo, state, np.asarray(phi_sum, dtype=np.float64))
 
 
@@ -152,20 +157,28 @@ def keep_block(block: Block, norm: np.ndarray) -> Block:
     return block._replace(phi_sum=block.phi_sum + phi, task=None)
 
 
-def write_block(block: Block, root: str, state_group: str, mean: str, n_samples: int,
+def block_outputs(block: Block, n_samples: int, norm: np.ndarray) -> dict[str, np.ndarray]:
+    """What a block can write: its state fields (``state/<field>``), its phi sum
+    (``phi_sum``) and the kept samples' mean phi (``phi_mean``; the current phi,
+    by the row normalisers ``norm``, when none is kept)."""
+    out = {f"state/{k}": np.asarray(v) for k, v in block.state._asdict().items()}
+    out["phi_sum"] = block.phi_sum
+    out["phi_mean"] = (block.phi_sum / n_samples if n_samples else
+                       np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
+    return out
+
+
+def write_block(block: Block, root: str, names: dict[str, str], n_samples: int,
                 norm: np.ndarray) -> None:
-    """Write the block's columns of its state fields (``state_group/<field>``) and
-    of the kept samples' mean phi (``mean``; the current phi, by the row
-    normalisers ``norm``, when none is kept) into the K x W arrays of the Zarr
-    group ``root``: whole chunks, its own."""
+    """Write the block's columns of its outputs (``block_outputs``) named in
+    ``names`` into the K x W arrays ``names[output]`` of the Zarr group ``root``:
+    whole chunks, its own."""
     import zarr
 
     lo, width = block.lo, block.phi_sum.shape[1]
-    for name, value in block.state._asdict().items():
-        zarr.open_array(f"{root}/{state_group}/{name}", mode="r+")[:, lo:lo + width] = value
-    phi = (block.phi_sum / n_samples if n_samples else
-           np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
-    zarr.open_array(f"{root}/{mean}", mode="r+")[:, lo:lo + width] = phi
+    out = block_outputs(block, n_samples, norm)
+    for key, path in names.items():
+        zarr.open_array(f"{root}/{path}", mode="r+")[:, lo:lo + width] = out[key]
 
 
 class BlockedState:
@@ -194,12 +207,16 @@ class BlockedState:
                         for j, lo, hi in self._spans()]
         self.normalise()
 
-    def load(self, fields: dict[str, np.ndarray], phi_sum: np.ndarray, State: type) -> None:
-        """Blocks from dense arrays (a checkpoint), each task carrying its slice."""
+    def load(self, fields: dict[str, Any], phi_sum: Any, State: type) -> None:
+        """Blocks from K x W arrays: dense ones (each task carries its slice) or
+        ``HeldArray`` ones on disk (each task reads its own slice on its worker)."""
+        def part(v, lo, hi):
+            return v[:, lo:hi] if hasattr(v, "held") else np.array(v[:, lo:hi])
+
         self.futures = [
             self.executor.submit("block-load", block_from_arrays, j, lo,
-                                 State(**{k: np.array(v[:, lo:hi]) for k, v in fields.items()}),
-                                 np.array(phi_sum[:, lo:hi]), j=j)
+                                 State(**{k: part(v, lo, hi) for k, v in fields.items()}),
+                                 part(phi_sum, lo, hi), j=j)
             for j, lo, hi in self._spans()]
         self.normalise()
 
@@ -259,11 +276,11 @@ class BlockedState:
         fields = {k: np.concatenate([p[0][k] for p in parts], axis=1) for k in parts[0][0]}
         return fields, np.concatenate([p[1] for p in parts], axis=1)
 
-    def write(self, root: str, state_group: str, mean: str, n_samples: int,
-              fields: Sequence[str]) -> None:
-        """Write the state's ``fields`` and the kept samples' mean phi into new K x W
-        float64 arrays of the Zarr group ``root`` from the workers, block by block
-        (chunks of one block's columns, so no two tasks share a chunk)."""
+    def write(self, root: str, names: dict[str, str], n_samples: int) -> None:
+        """Write the blocks' outputs (``block_outputs``: ``state/<field>``,
+        ``phi_sum``, ``phi_mean``) into new K x W float64 arrays of the Zarr group
+        ``root``, ``names[output]`` each, from the workers, block by block (chunks
+        of one block's columns, so no two tasks share a chunk)."""
         import zarr
 
         from dscir import integrity
@@ -271,17 +288,10 @@ class BlockedState:
         group = zarr.open_group(root, mode="r+")
         shape = (self.norm.size, int(self.bounds[-1]))
         chunks = (shape[0], max(int(self.bounds[1] - self.bounds[0]), 1))
-        for name in [f"{state_group}/{f}" for f in fields] + [mean]:
-            group.create_array(name, shape=shape, chunks=chunks, dtype="float64",
+        for path in names.values():
+            group.create_array(path, shape=shape, chunks=chunks, dtype="float64",
                                overwrite=True, **integrity.array_options())
         self.executor.gather([
-            self.executor.submit("block-write", write_block, f, root, state_group, mean,
-                                 n_samples, self.norm, j=j)
+            self.executor.submit("block-write", write_block, f, root, names, n_samples,
+                                 self.norm, j=j)
             for j, f in enumerate(self.futures)])
-
-    def truncate(self, State: type) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """``gather`` and restart the blocks from those arrays: Dask forgets the
-        lineage before (a lost block is then rebuilt from here)."""
-        fields, phi_sum = self.gather()
-        self.load(fields, phi_sum, State)
-        return fields, phi_sum

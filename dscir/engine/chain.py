@@ -134,9 +134,11 @@ class Chain:
     # -- checkpoints ---------------------------------------------------------
 
     def checkpoint(self) -> Checkpoint:
-        """The whole chain now, as arrays and JSON values (copies). The local
-        state it names is kept until the next checkpoint is taken."""
+        """The whole chain now, as arrays and JSON values (copies), and the arrays
+        a model leaves to their holders to write (``held_state``, when it has
+        them). The local state it names is kept until the next checkpoint is taken."""
         arrays, values = self.model.state()
+        held = getattr(self.model, "held_state", None)
         if self.local is not None:
             self.local.protect()
             arrays = {**arrays, **{f"local/{k}": v for k, v in self.local.arrays().items()}}
@@ -146,7 +148,8 @@ class Chain:
             position=tuple(self.position), n_samples=self.n_samples,
             sample_rows=self.model.sample_rows(),
             arrays={k: np.array(v) for k, v in arrays.items()}, values=dict(values),
-            history=self.history_arrays(), evaluations=self.evaluation_arrays())
+            history=self.history_arrays(), evaluations=self.evaluation_arrays(),
+            held=held() if held is not None else None)
 
     def restore(self, ckpt: Checkpoint, samples: dict[str, np.ndarray] | None = None) -> None:
         """Continue from ``ckpt`` (of this model, configuration and corpus); ``samples``

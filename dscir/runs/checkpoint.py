@@ -6,6 +6,11 @@ position, kept samples), the history and scores, and the model's own
 (the iteration), written under a hidden name and renamed into place (a
 directory rename is atomic), and only then are older ones removed, so a crash
 at any moment leaves the previous checkpoint intact.
+
+A model whose parameters live on the workers gives its K x W arrays as a
+``HeldState``: its holders write them into the checkpoint under the hidden
+name, in parallel, before the rename (so they land with the rest, as a set), and
+they are read back as ``HeldArray`` parts, each holder its own columns.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import zarr
@@ -44,6 +49,46 @@ def absolute_store(store: str) -> str:
     return store if "://" in store else os.path.realpath(store)
 
 
+class HeldState(Protocol):
+    """A model's checkpoint arrays written by whoever holds them (not the driver)."""
+
+    names: list[str]  # the arrays, by their names in the model's state
+
+    def write(self, group: str) -> None:
+        """Write ``state/<name>`` for every name into the Zarr group at ``group``."""
+
+    def restart(self, arrays: dict[str, HeldArray]) -> None:
+        """Continue from the written arrays (once the checkpoint is in place)."""
+
+
+@dataclass(frozen=True)
+class HeldArray:
+    """An array of a checkpoint left on disk for whoever holds its parts to read:
+    ``x[rows, cols]`` narrows it (nothing is read), ``np.asarray(x)`` reads that
+    part, checksums verified."""
+
+    path: str
+    shape: tuple[int, ...]
+    selection: tuple = ()
+
+    def __getitem__(self, key) -> HeldArray:
+        if self.selection:
+            raise TypeError("a HeldArray part cannot be narrowed again")
+        key = key if isinstance(key, tuple) else (key,)
+        return HeldArray(self.path, np.broadcast_to(0, self.shape)[key].shape, key)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        array = integrity.read(zarr.open_array(self.path, mode="r"), self.selection or ...)
+        return array if dtype is None else array.astype(dtype)
+
+
+def held_arrays(path: str | Path, names: list[str]) -> dict[str, HeldArray]:
+    """The ``HeldArray`` of each held ``state/<name>`` of the checkpoint at ``path``."""
+    return {n: HeldArray(str(Path(path) / "state" / n),
+                         tuple(zarr.open_array(str(Path(path) / "state" / n), mode="r").shape))
+            for n in names}
+
+
 @dataclass
 class Checkpoint:
     """One chain at one iteration."""
@@ -59,13 +104,14 @@ class Checkpoint:
     values: dict[str, Any]  # the model's JSON values
     history: dict[str, np.ndarray]
     evaluations: dict[str, np.ndarray]
+    held: HeldState | None = None  # arrays written by their holders, not in ``arrays``
 
     def to_stored(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         epoch, offset = self.position
         meta = {"model": self.model, "config": self.config, "store": self.store,
                 "iteration": int(self.iteration), "epoch": int(epoch), "offset": int(offset),
                 "n_samples": int(self.n_samples), "sample_rows": self.sample_rows,
-                "values": self.values}
+                "values": self.values, "held": list(self.held.names) if self.held else []}
         return meta, flat(state=self.arrays, history=self.history,
                           evaluations=self.evaluations)
 
@@ -107,35 +153,44 @@ def put(group: zarr.Group, name: str, value: np.ndarray) -> None:
         arr[...] = value
 
 
-def group_arrays(group: zarr.Group, prefix: str = "") -> dict[str, np.ndarray]:
-    """Every array below ``group`` by its path, groups walked in sorted order."""
+def group_arrays(group: zarr.Group, prefix: str = "",
+                 skip: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
+    """Every array below ``group`` by its path (except those in ``skip``), groups
+    walked in sorted order."""
     out = {}
     for name, member in sorted(group.members(), key=lambda m: m[0]):
+        if prefix + name in skip:
+            continue
         if isinstance(member, zarr.Array):
             out[prefix + name] = integrity.read(member)
         else:
-            out.update(group_arrays(member, prefix + name + "/"))
+            out.update(group_arrays(member, prefix + name + "/", skip))
     return out
 
 
 def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
     """Write ``ckpt`` into ``run/checkpoints`` under a temporary name, rename it
     into place, then delete older checkpoints and leftovers of interrupted writes.
-    A checkpoint of the same iteration already there is kept (the same chain)."""
+    A checkpoint of the same iteration already there is kept (the same chain).
+    Held arrays (``ckpt.held``) are written by their holders before the rename,
+    and the holders restart from the checkpoint before older ones are removed."""
     root = Path(run) / "checkpoints"
     if not root.exists():
         zarr.open_group(str(root), mode="w")
     name = f"{ckpt.iteration:012d}"
     final = root / name
-    if final.exists():
-        return final
-    tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
-    g = zarr.open_group(str(tmp), mode="w")
-    meta, arrays = ckpt.to_stored()
-    for k, v in arrays.items():
-        put(g, k, v)
-    g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
-    tmp.rename(final)
+    if not final.exists():
+        tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
+        g = zarr.open_group(str(tmp), mode="w")
+        meta, arrays = ckpt.to_stored()
+        for k, v in arrays.items():
+            put(g, k, v)
+        if ckpt.held is not None:
+            ckpt.held.write(str(tmp))
+        g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
+        tmp.rename(final)
+    if ckpt.held is not None:
+        ckpt.held.restart(held_arrays(final, ckpt.held.names))
     for entry in os.listdir(root):
         if entry.startswith(".") or (_NAME.match(entry) and entry < name):
             shutil.rmtree(root / entry, ignore_errors=True)
@@ -154,4 +209,7 @@ def read_checkpoint(run: str | Path) -> Checkpoint:
     if meta.get("format_version") != FORMAT_VERSION:
         raise DscirError(f"{root / names[-1]} has checkpoint format "
                          f"{meta.get('format_version')}, this dscir reads {FORMAT_VERSION}")
-    return Checkpoint.from_stored(meta, group_arrays(g))
+    held = list(meta.get("held", []))
+    arrays = group_arrays(g, skip=frozenset(f"state/{n}" for n in held))
+    arrays.update({f"state/{k}": v for k, v in held_arrays(root / names[-1], held).items()})
+    return Checkpoint.from_stored(meta, arrays)

@@ -79,13 +79,18 @@ class Sampler:
 
     def from_arrays(self, arrays: Mapping[str, np.ndarray], shape: tuple[int, ...] | None = None):
         """A state from ``arrays`` (its fields by name), checked against this sampler."""
+        self.check_arrays(arrays, shape)
+        return self.State(**{k: np.array(v) for k, v in arrays.items()})
+
+    def check_arrays(self, arrays: Mapping[str, Any], shape: tuple[int, ...] | None = None):
+        """One clear error unless ``arrays`` (anything with a shape) are this
+        sampler's state fields, of ``shape`` when given."""
         fields = set(self.State._fields)
         if set(arrays) != fields or (shape is not None and
                                      any(np.shape(v) != shape for v in arrays.values())):
             got = {k: np.shape(v) for k, v in arrays.items()}
             raise DscirError(f"the saved sampler state {got} does not fit a {self.name} chain"
                              + (f" of shape {shape}" if shape is not None else ""))
-        return self.State(**{k: np.array(v) for k, v in arrays.items()})
 
 
 def _plain(step):

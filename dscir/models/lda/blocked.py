@@ -13,9 +13,12 @@ Block b starts from Gamma(1, 1) draws of the stream (seed, INIT, b).
 Kept samples: only their running mean (each block sums its phi); the run has
 no ``samples/phi``. Held-out scoring cuts the log mean-phi columns of the
 held-out words from the blocks too, and the blocks write the run's final K x W
-arrays themselves (``write_run_arrays``). The driver still builds dense K x W
-arrays for checkpoints (``state``, which also bounds the lineage) and where a
-caller asks for ``log_phi``/``mean_phi``/``run_arrays``.
+arrays themselves (``write_run_arrays``) and a checkpoint's (``held_state``:
+written in parallel into the checkpoint before it is renamed into place; the
+blocks then restart from it, which bounds the lineage Dask keeps to rebuild a
+lost block, and a resume reads each block's columns on its worker). The driver
+builds dense K x W arrays only where a caller asks for
+``log_phi``/``mean_phi``/``run_arrays``.
 """
 
 from __future__ import annotations
@@ -144,20 +147,20 @@ class LDAWorkersModel(LDAModel):
                                             n_samples=self.n_samples))
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """The whole state on the driver; the blocks restart from it (bounding
-        the lineage Dask keeps to rebuild a lost block)."""
-        fields, phi_sum = self.blocks.truncate(self.sampler.State)
-        arrays = {f"sampler/{k}": v for k, v in fields.items()}
-        arrays["phi_sum"] = phi_sum
-        return arrays, {"n_samples": self.n_samples}
+        """The driver's part of a checkpoint; the blocks write the K x W arrays
+        (``held_state``)."""
+        return {}, {"n_samples": self.n_samples}
 
-    def restore(self, arrays: dict[str, np.ndarray], values: dict[str, Any],
+    def held_state(self) -> HeldBlocks:
+        return HeldBlocks(self, self.n_samples)
+
+    def restore(self, arrays: dict[str, Any], values: dict[str, Any],
                 samples: dict[str, np.ndarray]) -> None:
+        """Blocks from a checkpoint's arrays: ``HeldArray`` parts read on the
+        workers, or dense arrays the tasks carry."""
         fields = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("sampler/")}
-        shape = (self.config.n_topics, self.data.n_words)
-        state = self.sampler.from_arrays(fields, shape)
-        self.blocks.load(state._asdict(), np.array(arrays["phi_sum"], np.float64),
-                         self.sampler.State)
+        self.sampler.check_arrays(fields, (self.config.n_topics, self.data.n_words))
+        self.blocks.load(fields, arrays["phi_sum"], self.sampler.State)
         self.n_samples = int(values["n_samples"])
 
     def sample_rows(self) -> dict[str, int]:
@@ -167,7 +170,8 @@ class LDAWorkersModel(LDAModel):
         """Write the run's K x W arrays (``state/...``, ``phi_mean``) into the run's
         Zarr group ``root`` from the workers, block by block; nothing is left for
         the driver to write."""
-        self.blocks.write(root, "state", "phi_mean", self.n_samples, self.sampler.State._fields)
+        names = {f"state/{f}": f"state/{f}" for f in self.sampler.State._fields}
+        self.blocks.write(root, {**names, "phi_mean": "phi_mean"}, self.n_samples)
         return {}
 
     def run_arrays(self) -> dict[str, np.ndarray]:
@@ -179,3 +183,21 @@ class LDAWorkersModel(LDAModel):
 
     def report_settings(self) -> dict[str, Any]:
         return {"n_topics": self.config.n_topics, "placement": self.placement}
+
+
+class HeldBlocks:
+    """A checkpoint's K x W arrays (``sampler/<field>``, ``phi_sum``) as the blocks
+    hold them (``dscir.runs.checkpoint.HeldState``): each block writes its own
+    columns; once the checkpoint is in place the blocks restart from it."""
+
+    def __init__(self, model: LDAWorkersModel, n_samples: int):
+        self.model, self.n_samples = model, n_samples
+        self.fields = model.sampler.State._fields
+        self.names = [f"sampler/{f}" for f in self.fields] + ["phi_sum"]
+
+    def write(self, group: str) -> None:
+        names = {f"state/{f}": f"state/sampler/{f}" for f in self.fields}
+        self.model.blocks.write(group, {**names, "phi_sum": "state/phi_sum"}, self.n_samples)
+
+    def restart(self, arrays: dict[str, Any]) -> None:
+        self.model.restore(arrays, {"n_samples": self.n_samples}, {})
