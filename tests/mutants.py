@@ -283,6 +283,17 @@ MUTANTS = [
            'out["phi_mean"] = (block.phi_sum / n_samples if n_samples else',
            'out["phi_mean"] = (block.phi_sum if n_samples else',
            (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
+    Mutant("blocked-steps-without-the-rows-totals", "dscir/models/lda/blocked.py",
+           "factor if self.sampler.row_totals else None", "None",
+           (BLOCKED + "::test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers",)),
+    Mutant("sgrld-totals-swapped", "dscir/samplers/sgrld.py",
+           "total_c, total_t = totals[1, r], totals[0, r]",
+           "total_c, total_t = totals[0, r], totals[1, r]",
+           (DIRICHLET + "[sgrld-0.01-3000-1500-0.07]",)),
+    Mutant("row-totals-of-the-first-result", "dscir/engine/blocks.py",
+           "    for r, _ in results:\n        counts += r.topic_word.sum(axis=1)",
+           "    for r, _ in results[:1]:\n        counts += r.topic_word.sum(axis=1)",
+           (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
     Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
            "        if ckpt.held is not None:\n            ckpt.held.write(str(tmp))\n"
            "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"

@@ -82,11 +82,46 @@ def test_blocked_step_is_the_dense_step_on_the_block_columns():
     timed = [(r, None) for r in results]
     for b in made:
         lo, hi = b.lo, b.lo + 10
-        got = blocks.step_block(b, step, *timed)
+        got = blocks.step_block(b, step, None, *timed)
         want = sampler.step(sampler.State(dense[:, lo:hi]), 0.5, counts[:, lo:hi] * factor, h,
                             blocks_key(3, m, b.index))
         np.testing.assert_array_equal(got.state.log_theta, want.log_theta)
         np.testing.assert_array_equal(got.lse, blocks.row_lse(want.log_theta))
+
+
+@pytest.mark.parametrize("name", ["sgrld", "gsgrhmc", "sgld", "sghmc"])
+def test_a_step_given_the_whole_rows_totals_is_the_dense_step_on_its_columns(name):
+    """The expanded-mean samplers read c_k. / theta_k.: given the whole rows'
+    totals, a step on the first columns of the rows is the dense step's first
+    columns (same stream); from the block's own sums it is not. Guards against a
+    block stepping with its own partial totals, or theta's and the counts'
+    totals swapped."""
+    sampler = get_sampler(name)
+    rng = np.random.default_rng(4)
+    theta = rng.gamma(0.5, 1.0, size=(K, 40)) + 1e-3
+    counts = rng.integers(0, 30, size=(K, 40)).astype(np.float64)
+    state = sampler.init(theta)
+    dense = sampler.step(state, 0.5, counts, 0.01, 11)
+    part = type(state)(*(np.array(a[:, :10]) for a in state))
+    totals = np.stack([theta.sum(axis=1), counts.sum(axis=1)])
+    given = sampler.step(part, 0.5, counts[:, :10], 0.01, 11, totals)
+    own = sampler.step(part, 0.5, counts[:, :10], 0.01, 11)
+    for got, want, alone in zip(given, dense, own):
+        np.testing.assert_allclose(got, want[:, :10], rtol=1e-12)
+        assert not np.allclose(alone, want[:, :10], rtol=1e-6)
+
+
+def test_row_totals_are_the_dense_rows_totals():
+    """The ``row-totals`` task: exp of the blocks' combined normalisers and every
+    result's counts, added exactly and scaled (guards against totals of one
+    block's results only, or a missing scale)."""
+    _, _, made, dense = dense_blocks(40, 10)
+    results = gibbs_results(40, 3)
+    counts = add_counts(np.zeros((K, 40), np.int64), results)
+    norm = blocks.combine([b.lse for b in made])
+    got = blocks.row_totals(norm, 2.5, *[(r, None) for r in results])
+    np.testing.assert_allclose(got[0], np.exp(dense).sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(got[1], counts.sum(axis=1) * 2.5)
 
 
 def blocks_key(seed: int, m: int, index: int) -> int:
@@ -227,9 +262,31 @@ def test_a_failed_held_write_leaves_the_previous_checkpoint():
         np.testing.assert_array_equal(back.arrays["counts"], np.full((2, 2), 2.0))
 
 
+def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(  # noqa: F811
+        synthetic_store, one_worker, two_workers):
+    """A Hamiltonian sampler's position and momentum in blocks, with the rows'
+    totals from the ``row-totals`` task: the same chain on any number of
+    workers, and it learns the topics (perplexity falls)."""
+    from distributed import get_task_stream
+
+    store, _ = synthetic_store
+    config = workers_config(sampler="gsgrhmc", step_size=0.02, tau=None, kappa=0.0,
+                            alpha=0.01, beta=0.1)
+    one, one_scores = chain(one_worker, store, 6, config)
+    with get_task_stream(two_workers) as stream:
+        two, two_scores = chain(two_workers, store, 6, config)
+    # The blocks step with the whole rows' totals, one task per iteration.
+    assert sum("-row-totals-" in str(t["key"]) for t in stream.data) == 6
+    assert one.model.blocks.n_blocks == 4 and one_scores == two_scores
+    fa, sa = one.model.blocks.gather()
+    fb, sb = two.model.blocks.gather()
+    for k in ("theta", "r"):
+        np.testing.assert_array_equal(fa[k], fb[k])
+    np.testing.assert_array_equal(sa, sb)
+    assert two_scores[-1] < two_scores[0]
+
+
 def test_placements_that_cannot_run_give_one_clear_error():
-    with pytest.raises(DscirError, match="SCIR sampler only"):
-        small_config(placement="workers", sampler="sgrld")
     with pytest.raises(DscirError, match="warm starts"):
         small_config(placement="workers", warm_start=True)
     with pytest.raises(DscirError, match="placement must be one of"):

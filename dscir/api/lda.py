@@ -67,10 +67,10 @@ class LDA(Estimator):
         conditional left invariant) or "auto" (default: dense below
         ``dscir.models.lda.kernels.SPARSE_FROM_K`` topics, sparse from it).
     placement : where the topics live: "driver" (one K x W state, stepped on the
-        driver), "workers" (SCIR only: vocabulary blocks held and stepped by the
-        workers, the driver keeps O(K) per block; a different chain of the same
-        posterior) or "auto" (default: workers from K x W =
-        ``dscir.models.lda.placement.WORKERS_FROM_ENTRIES`` for SCIR). The run
+        driver), "workers" (vocabulary blocks held and stepped by the workers,
+        the driver keeps O(K) per block; a different chain of the same
+        posterior; not with warm starts) or "auto" (default: workers from
+        K x W = ``dscir.models.lda.placement.WORKERS_FROM_ENTRIES``). The run
         records the placement that ran.
     block_entries : parameters per vocabulary block with ``placement="workers"``
         (blocks of block_entries // K words; part of the chain's definition).

@@ -69,9 +69,9 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    "(Metropolis-Hastings with alias tables, O(1) per token) or auto "
                    f"(sparse from K = {SPARSE_FROM_K}; default)")
     p.add_argument("--placement", choices=PLACEMENTS, default="auto",
-                   help="where the topics live: driver, workers (SCIR only; vocabulary "
-                   "blocks on the workers) or auto (workers from K x W = "
-                   f"{WORKERS_FROM_ENTRIES:.0e} with SCIR; default)")
+                   help="where the topics live: driver, workers (vocabulary blocks on "
+                   "the workers) or auto (workers from K x W = "
+                   f"{WORKERS_FROM_ENTRIES:.0e}; default)")
     p.add_argument("--block-entries", type=int, default=BLOCK_ENTRIES,
                    help="parameters per vocabulary block with --placement workers")
     p.add_argument("--burn-in", type=int, help="iterations before samples are kept")

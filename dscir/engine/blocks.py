@@ -135,16 +135,27 @@ def block_counts(block: Block, results: Sequence) -> np.ndarray:
     return counts
 
 
-def step_block(block: Block, step: Callable[[Any, np.ndarray, int], Any],
+def row_totals(norm: np.ndarray, factor: float, *results: tuple[Any, TaskTime]) -> np.ndarray:
+    """[2, K]: the rows' theta totals (exp of the row normalisers) and count totals
+    (every result's ``topic_word`` rows, added exactly, times ``factor``), which a
+    step reading whole-row totals needs in every block."""
+    counts = np.zeros(norm.size, np.int64)
+    for r, _ in results:
+        counts += r.topic_word.sum(axis=1)
+    return np.stack([np.exp(norm), counts * factor])
+
+
+def step_block(block: Block, step: Callable[..., Any], totals: np.ndarray | None,
                *results: tuple[Any, TaskTime]) -> Block:
-    """The block after ``step(state, counts, index)`` with the counts of its words
-    in ``results`` (timed task results); stamps when and where it computed."""
+    """The block after ``step(state, counts, index, totals)`` with the counts of its
+    words in ``results`` (timed task results) and the whole rows' ``totals`` (None
+    for a step that reads none); stamps when and where it computed."""
     import os
     import socket
     import threading
 
     start, clock = time.time(), time.perf_counter()
-    state = step(block.state, block_counts(block, [r for r, _ in results]), block.index)
+    state = step(block.state, block_counts(block, [r for r, _ in results]), block.index, totals)
     out = new_block(block.index, block.lo, state, block.phi_sum)
     seconds = time.perf_counter() - clock
     thread = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
@@ -255,12 +266,17 @@ class BlockedState:
                                      *(self.futures[b] for b in self.holding(w)), j=j)
                 for j, w in enumerate(words)]
 
-    def step(self, step: Callable, results: Sequence[Any], words: Sequence[np.ndarray]) -> None:
+    def step(self, step: Callable, results: Sequence[Any], words: Sequence[np.ndarray],
+             factor: float | None = None) -> None:
         """Step every block with the results (futures of timed task results) whose
-        ``words`` fall in it; the new blocks stay on the workers."""
+        ``words`` fall in it; the new blocks stay on the workers. With ``factor``
+        (the counts' scale), every block also gets the whole rows' totals
+        (``row_totals``, one task over all results, worker to worker)."""
         held = [set(self.holding(w)) for w in words]
+        totals = None if factor is None else self.executor.submit(
+            "row-totals", row_totals, self.norm, factor, *results)
         self.futures = [
-            self.executor.submit("block-step", step_block, self.futures[j], step,
+            self.executor.submit("block-step", step_block, self.futures[j], step, totals,
                                  *(r for r, h in zip(results, held) if j in h), j=j)
             for j in range(self.n_blocks)]
 

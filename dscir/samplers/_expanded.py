@@ -7,6 +7,10 @@ entry and a multinomial likelihood on phi_k with (scaled) counts c_kw give
 
 Positivity is kept by reflection at 0 (theta -> |theta|); a value that lands
 exactly on 0 is set to the smallest positive double so its log stays finite.
+
+The step reads its rows' totals theta_k. and c_k.; a state that holds only
+some columns of its rows (the parameters on the workers, in vocabulary
+blocks) is given the whole rows' totals (``check_totals``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
+import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
@@ -42,6 +47,29 @@ def as_rows(theta: np.ndarray, prior, counts: np.ndarray, step_size, key, name: 
     cols = theta.shape[-1] if theta.ndim else 1
     rows = lambda x: np.ascontiguousarray(x).reshape(-1, cols)  # noqa: E731
     return rows(theta), rows(prior), rows(counts), float(step_size), np.uint64(key)
+
+
+def check_totals(totals, theta: np.ndarray, counts: np.ndarray, name: str) -> np.ndarray:
+    """[2, rows]: theta's and the counts' whole-row sums, given (``totals``, for a
+    state holding some columns of its rows) or the rows' own sums (None)."""
+    if totals is None:
+        return _row_sums(theta, counts)
+    totals = np.asarray(totals, dtype=np.float64)
+    n_rows = theta.shape[0]
+    if totals.shape != (2, n_rows) or not np.all(np.isfinite(totals)) or \
+            not np.all(totals[0] > 0) or not np.all(totals[1] >= 0):
+        raise DscirError(f"{name} totals must be finite [2, {n_rows}] row sums (theta > 0, "
+                         f"counts >= 0), got shape {totals.shape}")
+    return totals
+
+
+@nb.njit(cache=True)
+def _row_sums(theta, counts):
+    out = np.empty((2, theta.shape[0]))
+    for i in range(theta.shape[0]):
+        out[0, i] = theta[i].sum()
+        out[1, i] = counts[i].sum()
+    return out
 
 
 def check_theta0(theta0, name: str) -> np.ndarray:

@@ -9,7 +9,6 @@ the ``step`` that runs.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -28,7 +27,9 @@ class Sampler:
     ``step(state, prior, counts, step_size, key) -> state`` with ``counts``
     the minibatch statistics scaled to the full data; ``hyperparameters`` are
     bound into the step (``with_options`` changes them). ``momentum`` says
-    whether the state carries a momentum next to the position.
+    whether the state carries a momentum next to the position; ``row_totals``
+    whether the step reads its rows' totals (theta_k., c_k.), which a state
+    holding only some columns of its rows must be given.
     """
 
     name: str
@@ -38,10 +39,16 @@ class Sampler:
     _step: Callable[..., Any]
     momentum: bool = False
     log_scale: bool = False  # the state holds log theta (values below a double's range)
+    row_totals: bool = True
     hyperparameters: Mapping[str, float] = field(default_factory=dict)
 
-    def step(self, state, prior, counts: np.ndarray, step_size: float, key: int):
-        return self._step(state, prior, counts, step_size, key, **self.hyperparameters)
+    def step(self, state, prior, counts: np.ndarray, step_size: float, key: int,
+             totals: np.ndarray | None = None):
+        """One step; ``totals`` [2, rows]: the whole rows' theta and count sums when
+        ``state`` holds only some columns of them (ignored without ``row_totals``)."""
+        extra = {"totals": totals} if totals is not None and self.row_totals else {}
+        return self._step(state, prior, counts, step_size, key, **extra,
+                          **self.hyperparameters)
 
     def init_log(self, log_theta0: np.ndarray):
         """A state at theta = exp(``log_theta0``); a linear-scale sampler floors
@@ -93,23 +100,16 @@ class Sampler:
                              + (f" of shape {shape}" if shape is not None else ""))
 
 
-def _plain(step):
-    @functools.wraps(step)
-    def run(state, prior, counts, step_size, key):
-        return step(state, prior, counts, step_size, key)
-    return run
-
-
 SAMPLERS: dict[str, Sampler] = {
     s.name: s for s in (
         Sampler("scir", "stochastic CIR: exact Gamma transitions (Baker et al. 2018)",
-                cir.State, cir.init, _plain(cir.step), log_scale=True),
+                cir.State, cir.init, cir.step, log_scale=True, row_totals=False),
         Sampler("sgrld", "Riemannian Langevin, expanded mean (Patterson & Teh 2013)",
-                sgrld.State, sgrld.init, _plain(sgrld.step)),
+                sgrld.State, sgrld.init, sgrld.step),
         Sampler("gsgrhmc", "Riemannian HMC from the complete recipe (Ma et al. 2015)",
-                sgrhmc.State, sgrhmc.init, _plain(sgrhmc.step), momentum=True),
+                sgrhmc.State, sgrhmc.init, sgrhmc.step, momentum=True),
         Sampler("sgld", "Langevin baseline (Welling & Teh 2011)",
-                sgld.State, sgld.init, _plain(sgld.step)),
+                sgld.State, sgld.init, sgld.step),
         Sampler("sghmc", "Hamiltonian baseline with friction C (Chen et al. 2014)",
                 sghmc.State, sghmc.init, sghmc.step, momentum=True,
                 hyperparameters={"friction": 1.0}),

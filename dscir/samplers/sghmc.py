@@ -15,7 +15,7 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, MomentumState, as_rows, init_momentum
+from dscir.samplers._expanded import TINY, MomentumState, as_rows, check_totals, init_momentum
 
 
 State = MomentumState
@@ -26,24 +26,26 @@ def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
 
 
 def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
-         friction: float = 1.0) -> State:
+         friction: float = 1.0, totals=None) -> State:
     if not friction > 0:
         raise DscirError(f"SGHMC friction must be positive, got {friction!r}")
     theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
                                              "SGHMC")
     r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
-    t2, r2 = _sghmc(theta, r, prior, counts, eps, float(friction), key)
+    totals = check_totals(totals, theta, counts, "SGHMC")
+    t2, r2 = _sghmc(theta, r, prior, counts, eps, float(friction), key, totals)
     return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
 
 
 @nb.njit(parallel=True, cache=True)
-def _sghmc(theta, r, prior, counts, eps, friction, key):
+def _sghmc(theta, r, prior, counts, eps, friction, key, totals):
     t_out = np.empty_like(theta)
     r_out = np.empty_like(r)
     noise = np.sqrt(2.0 * friction * eps)
     for i in nb.prange(theta.shape[0]):
         s = new_state(mix_in(key, i))
-        ratio = counts[i].sum() / theta[i].sum()
+        total_c, total_t = totals[1, i], totals[0, i]
+        ratio = total_c / total_t
         for w in range(theta.shape[1]):
             t = theta[i, w]
             grad = (prior[i, w] + counts[i, w] - 1.0) / t - 1.0 - ratio

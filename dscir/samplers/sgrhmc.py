@@ -26,7 +26,7 @@ import numba as nb
 import numpy as np
 
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, MomentumState, as_rows, init_momentum
+from dscir.samplers._expanded import TINY, MomentumState, as_rows, check_totals, init_momentum
 
 
 State = MomentumState
@@ -36,21 +36,24 @@ def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
     return init_momentum(theta0, r0, "gSGRHMC")
 
 
-def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
+         totals=None) -> State:
     theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
                                              "gSGRHMC")
     r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
-    t2, r2 = _sgrhmc(theta, r, prior, counts, eps, key)
+    totals = check_totals(totals, theta, counts, "gSGRHMC")
+    t2, r2 = _sgrhmc(theta, r, prior, counts, eps, key, totals)
     return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
 
 
 @nb.njit(parallel=True, cache=True)
-def _sgrhmc(theta, r, prior, counts, eps, key):
+def _sgrhmc(theta, r, prior, counts, eps, key, totals):
     t_out = np.empty_like(theta)
     r_out = np.empty_like(r)
     for i in nb.prange(theta.shape[0]):
         s = new_state(mix_in(key, i))
-        ratio = counts[i].sum() / theta[i].sum()
+        total_c, total_t = totals[1, i], totals[0, i]
+        ratio = total_c / total_t
         for w in range(theta.shape[1]):
             t = theta[i, w]
             st = np.sqrt(t)

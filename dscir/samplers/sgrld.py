@@ -14,7 +14,7 @@ import numba as nb
 import numpy as np
 
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, PositionState, as_rows, check_theta0
+from dscir.samplers._expanded import TINY, PositionState, as_rows, check_theta0, check_totals
 
 
 State = PositionState
@@ -24,20 +24,22 @@ def init(theta0: np.ndarray) -> State:
     return State(check_theta0(theta0, "SGRLD"))
 
 
-def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) -> State:
-    """One SGRLD step with step size epsilon = ``step_size``."""
+def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
+         totals=None) -> State:
+    """One SGRLD step with step size epsilon = ``step_size`` (``totals``: the whole
+    rows' theta and count sums, when the state holds some of their columns)."""
     theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
                                              "SGRLD")
-    return State(_sgrld(theta, prior, counts, eps, key).reshape(state.theta.shape))
+    totals = check_totals(totals, theta, counts, "SGRLD")
+    return State(_sgrld(theta, prior, counts, eps, key, totals).reshape(state.theta.shape))
 
 
 @nb.njit(parallel=True, cache=True)
-def _sgrld(theta, prior, counts, eps, key):
+def _sgrld(theta, prior, counts, eps, key, totals):
     out = np.empty_like(theta)
     for r in nb.prange(theta.shape[0]):
         s = new_state(mix_in(key, r))
-        total_t = theta[r].sum()
-        total_c = counts[r].sum()
+        total_c, total_t = totals[1, r], totals[0, r]
         for w in range(theta.shape[1]):
             t = theta[r, w]
             drift = prior[r, w] + counts[r, w] - t - total_c * t / total_t

@@ -1,6 +1,6 @@
 """LDA with its topics on the workers (``placement="workers"``), in vocabulary blocks.
 
-The executor holds the SCIR state in blocks of words (``DaskExecutor.blocked``,
+The executor holds the sampler state (momenta too) in blocks of words (``DaskExecutor.blocked``,
 ``dscir.engine.blocks``); the driver keeps the row normalisers (O(K) per
 block). Iteration ``m``: a task per worker cuts the phi columns of the words
 of the parts that worker holds from the blocks that hold them (normalised by
@@ -8,6 +8,9 @@ the driver's row values, rescaled per column as ``phi_columns`` does, float32
 on the wire), each part's Gibbs task takes them worker to worker and its integer counts stay on its
 worker; block b adds the counts of its own words exactly and steps with
 a_hat = beta + counts x D / |S| / n_kept and the stream (seed, SAMPLER, m, b).
+The samplers whose step reads the rows' totals (all but SCIR: theta_k. and
+c_k. in the expanded-mean gradient) get them from one ``row-totals`` task over
+all the minibatch's counts (O(K), worker to worker) and the driver's normalisers.
 Block b starts from Gamma(1, 1) draws of the stream (seed, INIT, b).
 
 Kept samples: only their running mean (each block sums its phi); the run has
@@ -50,10 +53,12 @@ def init_block(seed: int, n_topics: int, sampler, index: int, lo: int, hi: int):
 
 
 def step_block(sampler, beta: float, factor: float, h: float, seed: int, m: int, state,
-               counts: np.ndarray, index: int):
+               counts: np.ndarray, index: int, totals: np.ndarray | None = None):
     """Block ``index``'s sampler step at iteration ``m``: a_hat = beta + counts x
-    ``factor`` (D / |S| / n_kept), stream (seed, SAMPLER, m, index)."""
-    return sampler.step(state, beta, counts * factor, h, derive(seed, streams.SAMPLER, m, index))
+    ``factor`` (D / |S| / n_kept), stream (seed, SAMPLER, m, index); ``totals``: the
+    whole rows' theta and count sums, for the samplers that read them."""
+    return sampler.step(state, beta, counts * factor, h, derive(seed, streams.SAMPLER, m, index),
+                        totals)
 
 
 def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols: np.ndarray,
@@ -79,7 +84,7 @@ def gibbs_summary(result: tuple[GibbsResult, Any]) -> tuple[int, Any]:
 
 
 class LDAWorkersModel(LDAModel):
-    """An LDA chain whose SCIR state and kept-phi sum live on the workers."""
+    """An LDA chain whose sampler state and kept-phi sum live on the workers."""
 
     placement = "workers"
 
@@ -127,7 +132,8 @@ class LDAWorkersModel(LDAModel):
         factor = self.data.train.size / parts.docs.size / n_kept
         h = float(self.schedule(m))
         self.blocks.step(functools.partial(step_block, self.sampler, cfg.beta, factor, h,
-                                           cfg.seed, m), gibbs, words)
+                                           cfg.seed, m), gibbs, words,
+                         factor if self.sampler.row_totals else None)
         summaries = [ex.submit("gibbs-summary", gibbs_summary, g, j=j)
                      for j, g in enumerate(gibbs)]
         n_tokens = self.blocks.normalise(summaries)

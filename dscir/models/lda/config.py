@@ -90,7 +90,7 @@ class LDAConfig:
                              "or 'auto' with warm_start=True")
         from dscir.models.lda.placement import check_placement
 
-        check_placement(self.placement, self.sampler, self.warm_start)
+        check_placement(self.placement, self.warm_start)
         if isinstance(self.block_entries, bool) or not isinstance(self.block_entries, int) \
                 or self.block_entries < 1:
             raise DscirError(f"block_entries must be a positive integer, got "

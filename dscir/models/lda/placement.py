@@ -19,14 +19,10 @@ PLACEMENTS = ("auto", "driver", "workers")
 WORKERS_FROM_ENTRIES = 10**7
 
 
-def check_placement(placement: str, sampler: str, warm_start: bool) -> None:
+def check_placement(placement: str, warm_start: bool) -> None:
     """One clear error for a placement this chain cannot run."""
     if placement not in PLACEMENTS:
         raise DscirError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
-    if placement == "workers" and sampler != "scir":
-        raise DscirError(f"placement='workers' runs the SCIR sampler only (its step is entry "
-                         f"by entry; {sampler} needs the row totals of the whole matrix); "
-                         f"use placement='driver' with sampler={sampler!r}")
     if placement == "workers" and warm_start:
         raise DscirError("placement='workers' does not support warm starts or control "
                          "variates; use placement='driver' with warm_start=True")
@@ -35,8 +31,8 @@ def check_placement(placement: str, sampler: str, warm_start: bool) -> None:
 def resolve_placement(config, n_words: int) -> str:
     """``"driver"`` or ``"workers"``: the setting itself, or for ``"auto"`` the
     workers when K x W >= WORKERS_FROM_ENTRIES and the chain can run there."""
-    check_placement(config.placement, config.sampler, config.warm_start)
+    check_placement(config.placement, config.warm_start)
     if config.placement != "auto":
         return config.placement
     big = config.n_topics * n_words >= WORKERS_FROM_ENTRIES
-    return "workers" if big and config.sampler == "scir" and not config.warm_start else "driver"
+    return "workers" if big and not config.warm_start else "driver"
