@@ -321,25 +321,30 @@ class Estimator(ChainDiagnostics):
         """K of the K x W parameter arrays the driver holds (None: not known ahead)."""
         return None
 
+    def _driver_arrays(self, config) -> list[str]:
+        """The float64 K x W arrays the driver holds at once: the sampler state (with
+        a momentum if it has one), the running mean of the kept samples and the
+        per-iteration counts."""
+        from dscir.samplers.base import SAMPLERS
+
+        momentum = bool(getattr(SAMPLERS.get(config.sampler), "momentum", False))
+        return ["state", "running mean", "counts"] + (["momentum"] if momentum else [])
+
     def _check_memory(self, config, n_words: int) -> None:
-        """Refuse a fit whose K x W driver arrays (the sampler state, with a momentum
-        if it has one, the running mean of the kept samples and the per-iteration
-        counts, float64) would not fit in the memory available now."""
+        """Refuse a fit whose K x W driver arrays (``_driver_arrays``) would not fit
+        in the memory available now."""
         rows = self._parameter_rows(config)
         if not rows or os.environ.get(MEMORY_CHECK_ENV, "1").strip().lower() in (
                 "0", "off", "no", "false"):
             return
-        from dscir.samplers.base import SAMPLERS
-
-        sampler = SAMPLERS.get(config.sampler)
-        n_arrays = 3 + int(bool(getattr(sampler, "momentum", False)))
-        need = 8 * n_arrays * int(rows) * int(n_words)
+        arrays = self._driver_arrays(config)
+        need = 8 * len(arrays) * int(rows) * int(n_words)
         have = available_memory()
         if have is not None and need > have:
             raise DscirError(
                 f"{rows:,} x {n_words:,} parameters need about {_gb(need)} of driver memory "
-                f"({n_arrays} float64 K x W arrays: state, running mean, counts"
-                f"{', momentum' if n_arrays > 3 else ''}), more than the {_gb(have)} "
+                f"({len(arrays)} float64 K x W arrays: {', '.join(arrays)}), more than the "
+                f"{_gb(have)} "
                 f"available; use fewer topics/clusters or a smaller vocabulary, or set "
                 f"{MEMORY_CHECK_ENV}=0 to skip this check")
 

@@ -181,6 +181,13 @@ class LDA(Estimator):
     def _parameter_rows(self, config) -> int:
         return config.n_topics
 
+    def _driver_arrays(self, config) -> list[str]:
+        """With the topics on the workers the driver holds K x W only to build the
+        fitted ``topic_word_`` from the blocks' parts."""
+        if config.placement == "workers":
+            return ["fitted topics", "their blocks' parts"]
+        return super()._driver_arrays(config)
+
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
 

@@ -86,6 +86,11 @@ def block_from_arrays(index: int, lo: int, state, phi_sum) -> Block:
     return new_block(index, lo, state, np.asarray(phi_sum, dtype=np.float64))
 
 
+def block_output(block: Block, key: str, n_samples: int, norm: np.ndarray) -> np.ndarray:
+    """One of the block's ``block_outputs`` (for the driver)."""
+    return block_outputs(block, n_samples, norm)[key]
+
+
 def block_arrays(block: Block) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """A block's state fields by name and its phi sum (for the driver)."""
     return {k: np.asarray(v) for k, v in block.state._asdict().items()}, block.phi_sum
@@ -291,6 +296,18 @@ class BlockedState:
                                       for j, f in enumerate(self.futures)])
         fields = {k: np.concatenate([p[0][k] for p in parts], axis=1) for k in parts[0][0]}
         return fields, np.concatenate([p[1] for p in parts], axis=1)
+
+    def output(self, key: str, n_samples: int) -> np.ndarray:
+        """One of the blocks' outputs (``block_outputs``, e.g. ``phi_mean``) as a
+        dense K x W array on the driver, built block by block."""
+        parts = self.executor.gather([
+            self.executor.submit("block-output", block_output, f, key, n_samples, self.norm,
+                                 j=j)
+            for j, f in enumerate(self.futures)])
+        out = np.empty((self.norm.size, int(self.bounds[-1])))
+        for (_, lo, hi), part in zip(self._spans(), parts):
+            out[:, lo:hi] = part
+        return out
 
     def write(self, root: str, names: dict[str, str], n_samples: int) -> None:
         """Write the blocks' outputs (``block_outputs``: ``state/<field>``,

@@ -111,9 +111,9 @@ class LDAWorkersModel(LDAModel):
         return normalize_log(self.sampler.State(**fields).log_theta, axis=1)
 
     def mean_phi(self) -> np.ndarray:
-        if self.n_samples == 0:
-            return np.exp(self.log_phi())
-        return self._dense()[1] / self.n_samples
+        """The kept samples' mean phi (the current phi before any is kept), K x W
+        on the driver, one block at a time."""
+        return self.blocks.output("phi_mean", self.n_samples)
 
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, ex = self.config, self.executor
