@@ -9,19 +9,19 @@ import scipy.sparse as sp
 from dscir.corpus import split_heldout, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.dask import DaskExecutor
-from dscir.models.dpmm import model_type
-from dscir.models.lda import LDAModel
+from dscir.models import dpmm, lda
 
 
 def lda_chain(client, store: str, config) -> Chain:
     """An LDA chain of ``config`` on ``store`` with its tasks on ``client``."""
-    return Chain(LDAModel, config, store, DaskExecutor(client, store, "lda"))
+    return Chain(lda.model_type(config.placement), config, store,
+                 DaskExecutor(client, store, "lda"))
 
 
 def dpmm_chain(client, store: str, config, **options) -> Chain:
     """A DP-mixture chain (stochastic on ``client``) of ``config`` on ``store``."""
-    return Chain(model_type(config.sampler), config, store, DaskExecutor(client, store, "dpmm"),
-                 **options)
+    return Chain(dpmm.model_type(config.sampler), config, store,
+                 DaskExecutor(client, store, "dpmm"), **options)
 
 
 def topic_corpus(path, n_docs: int = 160, K: int = 3, W: int = 30) -> str:

@@ -17,6 +17,7 @@ What each test guards against:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -298,6 +299,32 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="workers", warm_start=True)
     with pytest.raises(DscirError, match="placement must be one of"):
         small_config(placement="cluster")
+
+
+def test_auto_placement_resolves_on_the_corpus_and_picks_the_model(synthetic_store,  # noqa: F811
+                                                                  monkeypatch):
+    """``chain_config(store)`` resolves "auto" by K x W (so the run records what
+    ran) and the estimator runs the model class of that placement; a model built
+    for the other placement is one clear error. Guards against "auto" left
+    unresolved (a large model silently on the driver) or the class not following it."""
+    from dscir.api import LDA
+    from dscir.models.base import Data
+    from dscir.models.lda import LDAModel, model_type, placement
+    from dscir.models.lda.blocked import LDAWorkersModel
+
+    store, _ = synthetic_store
+    est = LDA(n_topics=K, policy="reference")
+    assert est.chain_config(store).placement == "driver"
+    assert est._model_type(est.chain_config(store)) is LDAModel
+    monkeypatch.setattr(placement, "WORKERS_FROM_ENTRIES", K * W)
+    config = est.chain_config(store)
+    assert config.placement == "workers" and est._model_type(config) is LDAWorkersModel
+    assert model_type("workers") is LDAWorkersModel and model_type("driver") is LDAModel
+    data = Data.open(store)
+    with pytest.raises(DscirError, match="runs with placement='workers'"):
+        LDAModel(dataclasses.replace(config, placement="auto"), data, None)
+    with pytest.raises(DscirError, match="runs with placement='driver'"):
+        LDAWorkersModel(small_config(placement="driver"), data, None)
 
 
 def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811

@@ -301,7 +301,6 @@ class Estimator(ChainDiagnostics):
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
-        config = self._resolve(config, data.n_words)
         self._check_memory(config, data.n_words)
         ckpt = None
         if resume is not None:
@@ -311,11 +310,6 @@ class Estimator(ChainDiagnostics):
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")
         return config, store, model_type, ckpt
-
-    def _resolve(self, config, n_words: int):
-        """The configuration with settings that depend on the corpus resolved (so the
-        run records what ran)."""
-        return config
 
     def _parameter_rows(self, config) -> int | None:
         """K of the K x W parameter arrays the driver holds (None: not known ahead)."""

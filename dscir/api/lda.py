@@ -16,7 +16,7 @@ from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
 from dscir.models.lda.policy import POLICIES, CorpusSize, choose, needs_corpus
-from dscir.models.lda.placement import PLACEMENTS, resolve_placement
+from dscir.models.lda.placement import PLACEMENTS, model_type, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -148,17 +148,18 @@ class LDA(Estimator):
         return True
 
     def _make_config(self, store: str | None = None) -> LDAConfig:
-        size = corpus_size(store) if store is not None and needs_corpus(self.policy) else None
-        chosen = choose(self.policy, self.sampler, int(self.n_topics), int(self.batch_size), size)
-        pick = lambda name: self._reference(chosen, name)  # noqa: E731
-        tau = chosen["tau"] if self.tau == "default" else self.tau
-        Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
         options = dict(self.sampler_options or {})
         Mapping().check("sampler_options", options)
         from dscir.samplers import get_sampler
 
         get_sampler(self.sampler, **options)  # unknown options: one clear error
-        return LDAConfig(
+        size = corpus_size(store) if store is not None else None
+        chosen = choose(self.policy, self.sampler, int(self.n_topics), int(self.batch_size),
+                        size if needs_corpus(self.policy) else None)
+        pick = lambda name: self._reference(chosen, name)  # noqa: E731
+        tau = chosen["tau"] if self.tau == "default" else self.tau
+        Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
+        config = LDAConfig(
             n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(pick("alpha")),
             beta=float(pick("beta")), batch_size=int(self.batch_size),
             step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
@@ -170,13 +171,13 @@ class LDA(Estimator):
             sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel,
             placement=self.placement, block_entries=int(self.block_entries),
             policy=self.policy)
+        if store is None:
+            return config
+        # "auto" is resolved on the corpus, so the run records the placement that ran.
+        return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
 
     def _model_type(self, config):
-        return LDAModel
-
-    def _resolve(self, config, n_words: int):
-        """The configuration with ``placement="auto"`` resolved on this corpus."""
-        return dataclasses.replace(config, placement=resolve_placement(config, n_words))
+        return model_type(config.placement)
 
     def _parameter_rows(self, config) -> int:
         return config.n_topics

@@ -36,6 +36,7 @@ from dscir.errors import DscirError
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.model import LDAModel
+from dscir.models.lda.placement import check_model_placement
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -89,6 +90,7 @@ class LDAWorkersModel(LDAModel):
     placement = "workers"
 
     def __init__(self, config, data, executor):
+        check_model_placement(self.placement, config, data.n_words)
         if not hasattr(executor, "blocked"):
             raise DscirError("placement='workers' needs a Dask cluster (the topics live on "
                              "its workers); use placement='driver' here")

@@ -26,7 +26,7 @@ from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import phi_columns, resolve_kernel
-from dscir.models.lda.placement import resolve_placement
+from dscir.models.lda.placement import check_model_placement
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
@@ -66,17 +66,8 @@ class LDAModel:
     minibatch = True
     placement = "driver"
 
-    def __new__(cls, config: LDAConfig, data: Data, executor, **options):
-        """The model of the placement the configuration resolves to (on this
-        corpus): this class, or ``blocked.LDAWorkersModel`` with the topics on
-        the workers."""
-        if cls is LDAModel and resolve_placement(config, data.n_words) == "workers":
-            from dscir.models.lda.blocked import LDAWorkersModel
-
-            cls = LDAWorkersModel
-        return super().__new__(cls)
-
     def __init__(self, config: LDAConfig, data: Data, executor):
+        check_model_placement(self.placement, config, data.n_words)
         self.config, self.data, self.executor = config, data, executor
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
