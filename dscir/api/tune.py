@@ -100,7 +100,8 @@ def _fit_one(estimator, store: str, client, out: Path, i: int, h: float):
     return model
 
 
-def _score(model, executor, words: np.ndarray, batch_size: int | str | None) -> tuple[float, float]:
+def _score(model, executor, words: np.ndarray,
+           batch_size: int | str | None) -> tuple[float, float]:
     from dscir.api.stein import run_ksd
     from dscir.runs.chains import open_chains
 
