@@ -36,7 +36,8 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("HELDOUT", 7, "(): the random held-out split of a store", "corpus"),
     Domain("CHAINS", 8, "(chain): the seed of chain c >= 1 of a multi-chain fit", "engine"),
     Domain("KSD", 9, "(sample): the scoring minibatch and T of a kept sample; then "
-           "(sample, document) inside the kernel", "diagnostics"),
+           "(sample, document) inside the kernel; (sample, 1): a DP sample's completing "
+           "sticks and components", "diagnostics"),
     Domain("DIRICHLET_DATA", 10, "(): minibatch labels of the study", "dirichlet study"),
     Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
     Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),

@@ -58,6 +58,16 @@ STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterio
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
                    "biased_a_large_one")
 TUNE = "tests/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
+DP_STEIN = "tests/test_dp_stein.py"
+DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
+DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
+                "large_one")
+DP_RESPONSIBILITIES = DP_STEIN + "::test_responsibilities_are_the_users_exact_ones"
+DP_MINIBATCH = (DP_STEIN + "::test_minibatch_estimate_averages_to_the_full_data_and_all_is_"
+                "exact")
+DP_CHAIN = DP_STEIN + "::test_chain_ksd_of_all_users_is_the_exact_scores_ksd"
+DP_COMPLETION = DP_STEIN + "::test_a_sample_with_few_sticks_is_completed_by_prior_draws"
+DP_DIAGNOSE = DP_STEIN + "::test_diagnose_gives_each_dp_chains_ksd"
 TUNE_CHOOSE = "tests/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/test_warm_start.py"
@@ -170,6 +180,27 @@ MUTANTS = [
     Mutant("stein-minibatch-scale-dropped", "dscir/api/stein.py",
            "counts * (train.size / batch.size / results[0].n_kept)",
            "counts / results[0].n_kept", (STEIN_UNBIASED,)),
+    # -- the KSD of DP-mixture runs: the sticks' score in logit v and its estimate --
+    Mutant("dp-stein-jacobian-dropped", "dscir/diagnostics/dp_stein.py",
+           "return 1.0 + m - (1.0 + float(alpha) + tail) * v",
+           "return m - (float(alpha) - 1.0 + tail) * v", (DP_GRADIENT, DP_CONJUGATE)),
+    Mutant("dp-stein-tail-after-j", "dscir/diagnostics/dp_stein.py",
+           "tail = scale * np.cumsum(r[::-1])[::-1][: u.size]",
+           "tail = scale * (np.cumsum(r[::-1])[::-1] - r)[: u.size]",
+           (DP_GRADIENT, DP_CONJUGATE)),
+    Mutant("dp-stein-rest-column-dropped", "dscir/models/dpmm/kernels.py",
+           "rest[:, None]], axis=1)", "rest[:, None] - np.inf], axis=1)",
+           (DP_RESPONSIBILITIES, DP_GRADIENT)),
+    Mutant("dp-stein-minibatch-scale-dropped", "dscir/api/stein.py",
+           "return sums * (train.size / batch.size)", "return sums",
+           (DP_MINIBATCH,)),
+    Mutant("dp-stein-alpha-not-the-samples", "dscir/api/stein.py",
+           "stick_score(u, sample.alpha, sums)", "stick_score(u, 1.0, sums)", (DP_CHAIN,)),
+    Mutant("dp-stein-completion-weights", "dscir/api/stein.py",
+           "log_rest + log_v + before", "log_rest + log_v", (DP_COMPLETION,)),
+    Mutant("ksd-batch-all-ignored", "dscir/api/stein.py",
+           "if batch_size == ALL:\n        return n_train",
+           "if batch_size == ALL:\n        batch_size = default", (DP_DIAGNOSE, TUNE)),
     Mutant("tune-picks-the-largest-ksd", "dscir/api/tune.py",
            "best = min(rows, key=lambda r: (r.ksd, r.step_size))",
            "best = max(rows, key=lambda r: (r.ksd, r.step_size))", (TUNE, TUNE_CHOOSE)),

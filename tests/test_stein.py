@@ -140,3 +140,27 @@ def test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts(tmp_path)
     mean, se = draws.mean(axis=0), draws.std(axis=0) / np.sqrt(len(draws))
     assert np.all(np.abs(mean - want) < 5 * se + 1e-9), (mean, want, se)
     assert draws.sum(axis=(1, 2)).mean() == pytest.approx(sum(map(len, DOCS)), rel=0.05)
+
+
+def test_full_data_counts_have_no_minibatch_noise(tmp_path):
+    """With every document (batch "all": scale 1) each estimate's word totals are the
+    corpus's exactly, and its mean over the Gibbs task's streams is the exact
+    enumeration; only the within-document Gibbs average remains random."""
+    from dscir.api.stein import check_batch_size, estimated_counts
+    from dscir.engine.local import LocalExecutor
+    from dscir.models.lda import LDAConfig
+
+    store = tiny_store(tmp_path / "tiny.zarr")
+    cfg = LDAConfig(n_topics=K, sampler="scir", alpha=ALPHA, beta=BETA, batch_size=2,
+                    step_size=0.1, tau=None, kappa=0.0, sweeps=20, seed=1, kernel="dense")
+    phi = np.array([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7]])
+    _, want = exact(phi)
+    executor = LocalExecutor(store, "lda")
+    train = np.arange(len(DOCS))
+    assert check_batch_size("all", cfg.batch_size, train.size, "documents") == train.size
+    draws = np.array([estimated_counts(executor, train, cfg, phi, train, i)
+                      for i in range(200)])
+    words = np.bincount(np.concatenate(DOCS), minlength=W)
+    np.testing.assert_allclose(draws.sum(axis=1), np.tile(words, (len(draws), 1)), rtol=1e-12)
+    mean, se = draws.mean(axis=0), draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(mean - want) < 5 * se + 1e-9), (mean, want, se)

@@ -13,6 +13,7 @@ import pytest
 from chains import topic_corpus
 from dscir.api.diagnose import diagnose
 from dscir.cli import main
+from dscir.corpus import Corpus
 
 GRID = [1e-5, 1e-3, 0.1]  # SGLD: 1e-5 barely leaves its random start in 20 iterations
 ARGS = ["--sampler", "sgld", "--topics", "3", "--iterations", "20", "--burn-in", "8",
@@ -55,6 +56,10 @@ def test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain(tuned, capsys):
     assert len(d.ksd.words) == 10 and "KSD over 10 most frequent words" in d.table()
     wide = diagnose(run, None, score=False, ksd=True, ksd_batch_size=100, address=tuned[2])
     assert wide.ksd.batch_size == 100 and wide.ksd.values[0] != d.ksd.values[0]
+    full = diagnose(run, None, score=False, ksd=True, ksd_batch_size="all", address=tuned[2])
+    n_train = Corpus.open(store).train_docs().size
+    assert full.ksd.full and full.ksd.batch_size == n_train and not d.ksd.full
+    assert f"scores from the full data ({n_train} documents)" in full.table()
     capsys.readouterr()
     assert main(["diagnose", run, "--no-score", "--ksd", "--address", tuned[2]]) == 0
     assert f"chain 0: {rows[-1]['ksd']:.4g}" in capsys.readouterr().out
@@ -79,6 +84,14 @@ def test_bad_grid_is_one_clear_error(tuned, capsys, grid, message, tmp_path):
     assert main(["tune", store, "--out", str(tmp_path / "o"), "--grid", grid, *ARGS]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_ksd_batch_size_is_one_clear_error(tuned, capsys, tmp_path):
+    assert main(["tune", tuned[0], "--out", str(tmp_path / "o"), "--ksd-batch-size", "most",
+                 *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "whole number or 'all'" in err
     assert not (tmp_path / "o").exists()
 
 

@@ -13,9 +13,10 @@ gives R-hat and bulk ESS (``dscir.diagnostics.convergence``) of:
   the worst R-hat and the smallest ESS over them;
 - DP mixture: alpha and the number of clusters of each kept sample.
 
-With ``ksd`` (LDA), also each chain's kernel Stein discrepancy over every topic x
-the most frequent words (``dscir.api.stein``): R-hat and ESS assume an exact
-kernel; the KSD sees the bias of a stochastic-gradient chain.
+With ``ksd``, also each chain's kernel Stein discrepancy (``dscir.api.stein``;
+LDA: over every topic x the most frequent words; DP mixture: over the logits of
+the leading stick breaks): R-hat and ESS assume an exact kernel; the KSD sees
+the bias of a stochastic-gradient chain.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dscir.api.stein import KSDResult, run_ksd
+from dscir.api.stein import KSDResult, check_options, run_ksd
 from dscir.diagnostics import convergence as cv
 from dscir.diagnostics.matching import align_chains
 from dscir.errors import DscirError
@@ -48,7 +49,7 @@ class Diagnosis(NamedTuple):
     rows: list[Row]
     perms: list[np.ndarray] | None  # LDA: chain c's topic perm[k] is chain 0's topic k
     scores: np.ndarray | None  # [chain, draw] held-out score of each kept sample
-    ksd: KSDResult | None = None  # LDA with ksd=True: each chain's KSD
+    ksd: KSDResult | None = None  # with ksd=True: each chain's KSD
 
     def table(self) -> str:
         """The rows as a plain-text table."""
@@ -58,10 +59,8 @@ class Diagnosis(NamedTuple):
         lines += [f"{r.quantity:<{width}}  {r.rhat:7.3f}  {r.ess:8.1f}  {r.note}"
                   for r in self.rows]
         if self.ksd is not None:
-            k = self.ksd
-            lines.append(f"KSD over {len(k.words)} most frequent words x all topics "
-                         f"(log theta; scores from {k.batch_size}-document minibatches):")
-            lines += [f"  chain {c}: {v:.4g}" for c, v in enumerate(k.values)]
+            lines.append(self.ksd.describe())
+            lines += [f"  chain {c}: {v:.4g}" for c, v in enumerate(self.ksd.values)]
         return "\n".join(lines)
 
 
@@ -122,13 +121,15 @@ def sample_scores(runs, executor) -> np.ndarray:
 
 
 def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
-             ksd: bool = False, ksd_words: int = 10, ksd_batch_size: int | None = None,
-             local: bool = False, **cluster) -> Diagnosis:
+             ksd: bool = False, ksd_words: int = 10, ksd_batch_size: int | str | None = None,
+             ksd_sticks: int = 10, local: bool = False, **cluster) -> Diagnosis:
     """R-hat and ESS of the run's chains (see the module); ``score`` computes the
     held-out score of every kept sample on the cluster (``client`` or the
-    ``cluster`` keywords of ``fit``; ``local``: in this process); ``ksd`` (LDA)
-    each chain's KSD over all topics x the ``ksd_words`` most frequent words, scores
-    from ``ksd_batch_size`` documents (default the run's batch size)."""
+    ``cluster`` keywords of ``fit``; ``local``: in this process); ``ksd`` each
+    chain's KSD over all topics x the ``ksd_words`` most frequent words (LDA) or the
+    logits of the ``ksd_sticks`` leading stick breaks (DP mixture), scores from
+    ``ksd_batch_size`` documents or users (an int, or "all" for the full data;
+    default the run's batch size, a Gibbs DP run's "all")."""
     from dscir.api.base import executor_for
 
     runs = open_chains(run)
@@ -138,14 +139,14 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
     if runs[0].n_samples < 4:
         raise DscirError(f"{run} kept {runs[0].n_samples} samples per chain; R-hat and ESS "
                          "need at least 4 (more iterations after burn_in, or a smaller thin)")
-    if ksd and model != "lda":
-        raise DscirError(f"{run} is a {model} run; the KSD is implemented for LDA runs")
+    if ksd:
+        check_options(runs, ksd_batch_size, ksd_words, ksd_sticks)
     rows, perms, scores, stein = [], None, None, None
     if score or ksd:
         with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:
             scores = sample_scores(runs, executor) if score else None
-            stein = (run_ksd(runs, executor, n_words=ksd_words, batch_size=ksd_batch_size)
-                     if ksd else None)
+            stein = (run_ksd(runs, executor, n_words=ksd_words, batch_size=ksd_batch_size,
+                             n_sticks=ksd_sticks) if ksd else None)
     if score:
         what = "per-token log likelihood" if model == "lda" else "mean log predictive"
         rows.append(_row("held-out score", scores, what))

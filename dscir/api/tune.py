@@ -100,7 +100,8 @@ def _fit_one(estimator, store: str, client, out: Path, i: int, h: float):
     return model
 
 
-def _score(model, executor, words: np.ndarray, batch_size: int | None) -> tuple[float, float]:
+def _score(model, executor, words: np.ndarray,
+           batch_size: int | str | None) -> tuple[float, float]:
     from dscir.api.stein import run_ksd
     from dscir.runs.chains import open_chains
 
@@ -112,12 +113,12 @@ def _score(model, executor, words: np.ndarray, batch_size: int | None) -> tuple[
 
 
 def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words: int = 10,
-         ksd_batch_size: int | None = None, progress: bool = True, **cluster) -> TuneResult:
+         ksd_batch_size: int | str | None = None, progress: bool = True, **cluster) -> TuneResult:
     """Fit ``estimator`` (an unfitted ``LDA``, with n_iter / burn_in / thin of a short
     chain) at each step size of ``grid`` on ``store`` and choose by KSD (see the
     module); the runs are written under ``out`` (as h0, h1, ...; runs already there
     are replaced). ``ksd_batch_size``: documents per
-    score estimate (default the chains' batch size; larger is less noisy)."""
+    score estimate, or "all" (default the chains' batch size; larger is less noisy)."""
     from tqdm.auto import tqdm
 
     from dscir.api.base import executor_for, store_path
@@ -132,9 +133,9 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
     grid = check_grid(grid, estimator.chain_config(store).step_size)
     if not (isinstance(ksd_words, int) and ksd_words >= 1):
         raise DscirError(f"ksd_words must be an int >= 1, got {ksd_words!r}")
-    if ksd_batch_size is not None and not (isinstance(ksd_batch_size, int)
-                                           and ksd_batch_size >= 1):
-        raise DscirError(f"ksd_batch_size must be an int >= 1, got {ksd_batch_size!r}")
+    if ksd_batch_size not in (None, "all") and not (isinstance(ksd_batch_size, int)
+                                                    and ksd_batch_size >= 1):
+        raise DscirError(f"ksd_batch_size must be an int >= 1 or 'all', got {ksd_batch_size!r}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []

@@ -17,12 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="LDA: top words per matched topic whose probabilities are diagnosed")
     p.add_argument("--no-score", action="store_true", help="skip the held-out score of "
                    "every kept sample (the only part that needs the cluster)")
-    p.add_argument("--ksd", action="store_true", help="LDA: also each chain's kernel Stein "
-                   "discrepancy over all topics x the most frequent words (on the cluster)")
+    p.add_argument("--ksd", action="store_true", help="also each chain's kernel Stein "
+                   "discrepancy (on the cluster): LDA over all topics x the most frequent "
+                   "words, DP mixture over the leading stick breaks")
     p.add_argument("--ksd-words", type=int, default=10,
-                   help="with --ksd: how many of the store's most frequent words")
-    p.add_argument("--ksd-batch-size", type=int, help="with --ksd: documents per score "
-                   "estimate (default: the run's batch size; larger is less noisy)")
+                   help="LDA, with --ksd: how many of the store's most frequent words")
+    p.add_argument("--ksd-sticks", type=int, default=10,
+                   help="DP mixture, with --ksd: how many leading sticks (in label order)")
+    p.add_argument("--ksd-batch-size", help="with --ksd: documents (users) per score "
+                   "estimate, or 'all' for the full data (default: the run's batch size, a "
+                   "Gibbs DP run's all; larger is less noisy)")
     p.add_argument("--plot", metavar="PNG", help="also draw R-hat and ESS per row to PNG")
     options.cluster_options(p)
     p.set_defaults(func=_diagnose)
@@ -31,20 +35,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _diagnose(args: argparse.Namespace) -> int:
     from dscir.api.diagnose import diagnose
     from dscir.api.params import Interval
+    from dscir.api.stein import check_options, parse_batch_size
     from dscir.diagnostics.convergence import arviz
-    from dscir.errors import DscirError
     from dscir.runs.chains import open_chains
 
     Interval(numbers.Integral, 1).check("--top", args.top)
     Interval(numbers.Integral, 1).check("--ksd-words", args.ksd_words)
+    Interval(numbers.Integral, 1).check("--ksd-sticks", args.ksd_sticks)
+    batch_size = parse_batch_size(args.ksd_batch_size)
     arviz()  # a missing extra is named before any cluster starts
     runs = open_chains(args.run)  # so is a path that is no run
-    if args.ksd and runs[0].model != "lda":
-        raise DscirError(f"{args.run} is a {runs[0].model} run; --ksd reads LDA runs")
+    if args.ksd:
+        check_options(runs, batch_size, args.ksd_words, args.ksd_sticks)
     score = not args.no_score
     with options.cluster(args, score or args.ksd) as client:
         d = diagnose(args.run, client, top=args.top, score=score, ksd=args.ksd,
-                     ksd_words=args.ksd_words, ksd_batch_size=args.ksd_batch_size)
+                     ksd_words=args.ksd_words, ksd_batch_size=batch_size,
+                     ksd_sticks=args.ksd_sticks)
     print(d.table())
     if d.n_chains == 1:
         print("one chain: R-hat compares its halves only; fit with --chains 4 to compare "

@@ -36,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ksd-words", type=int, default=10,
                    help="the KSD is over all topics x this many most frequent words")
-    p.add_argument("--ksd-batch-size", type=int, help="documents per score estimate "
-                   "(default: --batch-size; larger is less noisy)")
+    p.add_argument("--ksd-batch-size", help="documents per score estimate, or 'all' for "
+                   "the full data (default: --batch-size; larger is less noisy)")
     p.add_argument("--no-progress", action="store_true")
     options.cluster_options(p)
     p.set_defaults(func=_tune)
@@ -49,6 +49,7 @@ def _tune(args: argparse.Namespace) -> int:
 
     from dscir.api import LDA
     from dscir.api.params import Interval
+    from dscir.api.stein import parse_batch_size
     from dscir.api.tune import check_grid, tune
     from dscir.corpus import Corpus
 
@@ -61,12 +62,13 @@ def _tune(args: argparse.Namespace) -> int:
     reference = model.chain_config(args.store).step_size
     if args.grid is not None:
         check_grid(args.grid, reference)
-    for flag, value in (("--ksd-words", args.ksd_words), ("--ksd-batch-size", args.ksd_batch_size)):
-        if value is not None:
-            Interval(numbers.Integral, 1).check(flag, value)
+    Interval(numbers.Integral, 1).check("--ksd-words", args.ksd_words)
+    batch_size = parse_batch_size(args.ksd_batch_size)
+    if batch_size not in (None, "all"):
+        Interval(numbers.Integral, 1).check("--ksd-batch-size", batch_size)
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
-                      ksd_words=args.ksd_words, ksd_batch_size=args.ksd_batch_size,
+                      ksd_words=args.ksd_words, ksd_batch_size=batch_size,
                       progress=not args.no_progress)
     print(result.table())
     path = args.json or str(Path(args.out) / "tune.json")

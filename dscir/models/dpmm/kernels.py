@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 import numba as nb
 import numpy as np
+from scipy.special import gammaln
 
 from dscir.errors import DscirError
 from dscir.rng import mix_in, new_state, uniform
@@ -206,3 +207,22 @@ def cluster_log_likelihood(indptr, indices, data, log_w: np.ndarray,
     out = np.zeros((indptr.size - 1, log_w.size))
     np.add.at(out, rows, np.asarray(data)[:, None] * log_phi[:, np.asarray(indices)].T)
     return out + log_w
+
+
+def responsibility_sums(indptr, indices, data, log_w: np.ndarray, log_phi: np.ndarray,
+                        log_rest: float, a0: float, n_words: int) -> np.ndarray:
+    """sum_i r_ij [K + 1] over the users: r_ij ∝ w_j Mult(x_i | phi_j) for the K
+    represented components and, last, ∝ rest DirMult(x_i | a0) for the others
+    (their likelihood averaged over the prior, as in ``log_predictive``).
+    ``log_phi`` [K, U]: the columns ``indices`` points into."""
+    indptr = np.asarray(indptr, np.int64)
+    x = np.asarray(data, np.float64)
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    n = np.bincount(rows, weights=x, minlength=indptr.size - 1)
+    prior = np.bincount(rows, weights=gammaln(x + a0) - gammaln(a0), minlength=n.size)
+    rest = log_rest + prior + gammaln(n_words * a0) - gammaln(n + n_words * a0)
+    logs = np.concatenate([cluster_log_likelihood(indptr, indices, x, log_w, log_phi),
+                           rest[:, None]], axis=1)
+    logs -= logs.max(axis=1, keepdims=True)
+    r = np.exp(logs)
+    return (r / r.sum(axis=1, keepdims=True)).sum(axis=0)

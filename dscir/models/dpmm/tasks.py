@@ -1,4 +1,5 @@
-"""The DP mixture's worker tasks: allocations and held-out scores of a batch of users."""
+"""The DP mixture's worker tasks: allocations, held-out scores and responsibilities
+(for the KSD, ``dscir.api.stein``) of a batch of users."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.dpmm.kernels import Sample, allocate, component_counts, log_predictive
+from dscir.models.dpmm.kernels import (Sample, allocate, component_counts, log_predictive,
+                                       responsibility_sums)
 
 
 class AllocationResult(NamedTuple):
@@ -36,3 +38,13 @@ def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,
     return log_predictive(batch.indptr, batch.indices, batch.data, sample.log_w, sample.log_phi,
                           sample.log_rest, a0, sample.log_phi.shape[1])
 
+
+
+def user_responsibilities(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
+                          log_w: np.ndarray, log_rest: float, a0: float,
+                          n_words: int) -> np.ndarray:
+    """sum over a batch of users of their responsibilities [K + 1] under one sample
+    (``responsibility_sums``; the last column: the components not represented)."""
+    local = np.searchsorted(words, batch.indices)
+    return responsibility_sums(batch.indptr, local, batch.data, log_w, log_phi_cols, log_rest,
+                               a0, n_words)
