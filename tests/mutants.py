@@ -262,7 +262,7 @@ MUTANTS = [
            (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
     # -- the large-K kernel's block word proposal (issue 14, kernel speed) --
     Mutant("sparse-word-proposal-skips-the-block-alias", "dscir/models/lda/_sparse.py",
-           "prop[i, c] = int(table[w, b, 1])", "prop[i, c] = b",
+           "                b = int(table[w, b, 1])\n", "",
            (SPARSE_WORD, SPARSE_TOKEN)),
     Mutant("sparse-in-block-target-not-scaled-by-the-block-sum", "dscir/models/lda/_sparse.py",
            "k = _in_block(rows, w, b, unif[i, 2 * c + 1] * sums[w, b])",

@@ -66,38 +66,40 @@ def _initial_topics(n, rows, sums, table, key):
     """The initial topics (word-proposal draws) of n tokens of word 0."""
     tokens = np.zeros(n, dtype=np.int32)
     buf = _sparse.proposal_buffers(n)
-    _sparse._propose(tokens, 0, n, n, True, rows, sums, table, rows.shape[1], 0.1,
-                     new_state(key), buf)
+    _sparse._propose(tokens, 0, n, n, True, np.zeros(n, dtype=np.int32), rows, sums, table,
+                     rows.shape[1], 0.1, new_state(key), buf)
     return buf[0][:, 0].copy(), buf[1][:, 0].copy()
 
 
-def test_word_rows_are_float32_phi_scaled_by_a_power_of_two():
-    # Column w is scaled by 2^-e, e the exponent of its maximum (exact), then
-    # rounded to float32; blocks are zero-padded, and a block sum is the float64
-    # sum of its float32 weights.
+def test_word_rows_are_phi_in_blocks_with_their_sums():
+    # phi's columns as rows, zero-padded to whole blocks; a block's sum adds its
+    # weights in order, as the search inside the block does (so its last partial
+    # sum is the sum, bit for bit).
     phi = np.random.default_rng(3).gamma(0.3, size=(37, 4)) * np.array([1e-200, 1.0, 3e5, 7.0])
     rows, sums = _sparse.word_rows(phi)
-    assert rows.dtype == np.float32 and rows.shape == (4, 48)
-    scale = 2.0 ** -np.frexp(phi.max(axis=0))[1]
-    np.testing.assert_array_equal(rows[:, :37], (phi * scale).T.astype(np.float32))
-    assert np.all(rows[:, 37:] == 0.0) and np.all((rows.max(axis=1) >= 0.5) & (rows.max(axis=1) < 1))
-    np.testing.assert_array_equal(sums, rows.astype(np.float64).reshape(4, 3, 16).sum(axis=2))
+    width = 5 * _sparse.BLOCK
+    assert rows.shape == (4, width) and rows.ctypes.data % 64 == 0
+    np.testing.assert_array_equal(rows[:, :37], phi.T)
+    assert np.all(rows[:, 37:] == 0.0)
+    blocks = rows.reshape(4, 5, _sparse.BLOCK)
+    np.testing.assert_array_equal(sums, np.cumsum(blocks, axis=2)[:, :, -1])
 
 
 @pytest.mark.parametrize("n_topics", [5, 40])
 def test_word_proposal_draws_the_word_row(n_topics):
     # Block alias then a search inside the block: topic k with probability
     # phi_kw / Σ phi_w, zeros never (chi-square over 60,000 draws; weights from
-    # 1e-3 to 1 over several blocks, some zero, one block all zero).
+    # 1e-3 to 1 over several blocks, some zero, one block all zero), and the
+    # drawn topic's phi alongside.
     row = np.random.default_rng(4).uniform(1e-3, 1.0, size=n_topics)
     row[::7] = 0.0
     if n_topics > 32:
-        row[16:32] = 0.0
+        row[16:24] = 0.0
     rows, sums = _sparse.word_rows(row[:, None])
     table = _sparse.alias_tables(sums)
     topics, phis = _initial_topics(60_000, rows, sums, table, 5)
-    law = rows[0, :n_topics].astype(np.float64)
-    np.testing.assert_array_equal(phis, rows[0, topics])
+    law = row
+    np.testing.assert_array_equal(phis, row[topics])
     counts = np.bincount(topics, minlength=n_topics)
     assert counts.size == n_topics and np.all(counts[law == 0] == 0)
     assert _chi2_p(counts, law / law.sum()) > 1e-3
@@ -121,7 +123,7 @@ def _transitions(starts, i, z, rows, sums, table, ndk_other, alpha, key):
         z_phi[i] = rows[0, starts[c]]
         ndk[:] = ndk_other
         ndk[starts[c]] += 1.0
-        _sparse._propose(tokens, i, i + 1, n_tok, False, rows, sums, table, ndk.size, alpha,
+        _sparse._propose(tokens, i, i + 1, n_tok, False, z, rows, sums, table, ndk.size, alpha,
                          state, buf)
         _sparse._moves(tokens, i, i + 1, False, z, z_phi, rows, ndk, alpha, buf)
         out[c] = z[i]
@@ -275,6 +277,21 @@ def test_outputs_are_consistent_integer_counts():
     word_totals = np.bincount(indices, weights=data, minlength=phi.shape[1])
     np.testing.assert_array_equal(tw.sum(axis=0), word_totals * n_kept)
     assert np.all(tw[phi == 0] == 0)
+
+
+def test_power_of_two_rescaling_gives_identical_output():
+    # As for the dense kernel: scaling a column by 2^j scales every weight, block
+    # sum, alias probability's numerator and denominator and search target exactly.
+    indptr, indices, data, phi = _random_batch()
+    docs = np.arange(indptr.size - 1)
+    words = np.unique(indices)
+    local = np.searchsorted(words, indices).astype(np.int32)
+    cols = phi[:, words]
+    scaled = cols * 2.0 ** np.random.default_rng(1).integers(-900, 900, size=words.size)
+    a, b = (gibbs_expectations(indptr, indices, data, docs, c, local, 0.2, 10, 1, 1, "sparse")
+            for c in (cols, scaled))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
 
 
 def test_document_result_independent_of_batch_and_reproducible():

@@ -21,35 +21,57 @@ stationary law is the conditional itself (the ratios above are exactly
 π(t) q(s) / (π(s) q(t))), so a sweep leaves p(z | w, phi) invariant, as the
 dense sweep does.
 
-phi is held as float32 rows ([U, K], word-major), each column first scaled by
-the power of two that brings its maximum into [1/2, 1) (exact; the conditional
-does not depend on a column's scale): the kernel samples the conditional of
-these float32 values (relative change <= 2^-24 per entry, the rounding the
-workers placement already applies on the wire; entries below 2^-149 of their
-column's maximum become 0). Every weight of the proposals and acceptances is
-one of these values, and sums and comparisons run in float64, so proposals and
-targets agree to float64 rounding.
+phi is held as word-major rows [U, K] (zero-padded to whole blocks, aligned so
+that a block is one cache line), and block sums are summed in the order the
+search inside a block adds, so the word proposal draws phi_{k,w} / Σ_k phi_{k,w}
+to float64 rounding, as the alias table alone did.
 
 Speed: a token costs O(MH_CYCLES) whatever K, but its reads land at random in
 its word's row, so at large K the cost is memory latency. The proposals do not
-depend on the chain's state, so a sweep first draws all of them (random numbers,
-block alias entries, then the rows' lines: loops of independent reads, which
-the core overlaps) and then moves the tokens one by one with few reads left.
+depend on the chain's state, so a sweep of a document first draws all of them,
+in passes that each prefetch what the next one reads (random numbers, then the
+block alias entries, then the rows' lines), and then moves the tokens one by
+one, their few remaining reads (the phi of other tokens' topics) prefetched too.
 """
 
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from dscir.models.lda._kernels import _expand, _longest
 from dscir.rng import mix_in, new_state, uniform_regs
 
 MH_CYCLES = 2
-#: Topics per block of the word proposal: 16 float32 weights, one 64-byte line.
-BLOCK = 16
+#: Topics per block of the word proposal: 8 float64 weights, one 64-byte line.
+BLOCK = 8
+
+
+@intrinsic
+def _prefetch(typingctx, arr, index):
+    """Hint the CPU to load arr[index] (a tuple of integers) into cache: no
+    result, no fault, and unlike a load it never holds the core up."""
+    sig = types.void(arr, index)
+
+    def codegen(context, builder, signature, args):
+        arr_type, index_type = signature.args
+        array = context.make_array(arr_type)(context, builder, args[0])
+        index = [context.cast(builder, v, t, types.intp)
+                 for v, t in zip(cgutils.unpack_tuple(builder, args[1]), index_type)]
+        ptr = cgutils.get_item_pointer(context, builder, arr_type, array, index,
+                                       wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep, data
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @nb.njit(cache=True, nogil=True)
@@ -108,32 +130,25 @@ def alias_tables(rows):
 
 @nb.njit(cache=True, nogil=True)
 def word_rows(phi_cols):
-    """The float32 rows [U, K rounded up to BLOCK] (zero-padded, 64-byte aligned)
-    of ``phi_cols`` [K, U], column w scaled by 2^-e with e the exponent of its
-    maximum, and their block sums float64 [U, K / BLOCK] (summed in the order
-    ``_in_block`` searches, so a block's last partial sum is its sum)."""
+    """The rows [U, K rounded up to BLOCK] of ``phi_cols`` [K, U] (zero-padded,
+    64-byte aligned) and their block sums [U, K / BLOCK] (added in the order
+    ``_in_block`` adds, so a block's last partial sum is its sum)."""
     n_topics, n_cols = phi_cols.shape
     n_blocks = (n_topics + BLOCK - 1) // BLOCK
     width = n_blocks * BLOCK
-    col_max = np.zeros(n_cols)
-    for k in range(n_topics):
-        for w in range(n_cols):
-            col_max[w] = max(col_max[w], phi_cols[k, w])
-    scale = np.empty(n_cols)
-    for w in range(n_cols):
-        scale[w] = math.ldexp(1.0, -math.frexp(col_max[w])[1])
-    flat = np.zeros(n_cols * width + 16, dtype=np.float32)
-    start = ((-flat.ctypes.data) % 64) // 4
+    flat = np.empty(n_cols * width + BLOCK, dtype=np.float64)
+    start = ((-flat.ctypes.data) % 64) // 8
     rows = flat[start:start + n_cols * width].reshape(n_cols, width)
-    for k in range(n_topics):
-        for w in range(n_cols):
-            rows[w, k] = phi_cols[k, w] * scale[w]
     sums = np.empty((n_cols, n_blocks))
-    for w in range(n_cols):
-        for b in range(n_blocks):
+    for b in range(n_blocks):  # a block of topics at a time: BLOCK rows of phi_cols read together
+        lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, n_topics)
+        for w in range(n_cols):
             c = 0.0
-            for j in range(b * BLOCK, b * BLOCK + BLOCK):
-                c += rows[w, j]
+            for k in range(lo, hi):
+                rows[w, k] = phi_cols[k, w]
+                c += phi_cols[k, w]
+            for k in range(hi, lo + BLOCK):
+                rows[w, k] = 0.0
             sums[w, b] = c
     return rows, sums
 
@@ -160,29 +175,32 @@ def proposal_buffers(longest):
     """Per-token scratch of a sweep's proposals: topics int32 [n, 2 MH_CYCLES + 1]
     (slot 0: the initial topic, slots 1..MH_CYCLES: word proposals, then the
     document proposals, a topic t >= 0 or −1 − j for token j's topic), their phi
-    float32 (same slots; document proposals of a token's topic are read when
-    moving), and uniforms float64 [n, 2 (MH_CYCLES + 1) + 2 MH_CYCLES]."""
+    (same slots; the phi of a token's topic is read when moving), and uniforms
+    [n, 2 (MH_CYCLES + 1) + 2 MH_CYCLES]."""
     slots = 2 * MH_CYCLES + 1
     return (np.empty((longest, slots), dtype=np.int32),
-            np.empty((longest, slots), dtype=np.float32),
+            np.empty((longest, slots), dtype=np.float64),
             np.empty((longest, 4 * MH_CYCLES + 2), dtype=np.float64))
 
 
 @nb.njit(cache=True, nogil=True)
-def _propose(tokens, lo, hi, n_tok, init, rows, sums, table, n_topics, alpha, state, buf):
+def _propose(tokens, lo, hi, n_tok, init, z, rows, sums, table, n_topics, alpha, state, buf):
     """Draw the proposals of tokens lo..hi-1 for one pass (the sequential start if
     ``init``: token i's document proposal picks among tokens 0..i-1, and slot 0
-    gets its initial topic; else among all n_tok tokens but i)."""
+    gets its initial topic; else among all n_tok tokens but i, whose current
+    topics z are prefetched for the moves)."""
     prop, phis, unif = buf
     k_alpha = n_topics * alpha
     n_blocks = sums.shape[1]
     first = 0 if init else 1
     s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
     for i in range(lo, hi):
+        w = tokens[i]
         for c in range(first, MH_CYCLES + 1):
             u, s0, s1, s2, s3 = uniform_regs(s0, s1, s2, s3)
             u *= n_blocks
             b = min(int(u), n_blocks - 1)
+            _prefetch(table, (w, b, 0))
             prop[i, c] = b
             unif[i, 2 * c] = u - b
             u, s0, s1, s2, s3 = uniform_regs(s0, s1, s2, s3)
@@ -193,6 +211,7 @@ def _propose(tokens, lo, hi, n_tok, init, rows, sums, table, n_topics, alpha, st
             u *= k_alpha + n_other
             if u < k_alpha:
                 t = min(int(u / alpha), n_topics - 1)
+                _prefetch(rows, (w, t))
             else:
                 j = min(int(u - k_alpha), n_other - 1)
                 if j >= i:
@@ -210,7 +229,10 @@ def _propose(tokens, lo, hi, n_tok, init, rows, sums, table, n_topics, alpha, st
         for c in range(first, MH_CYCLES + 1):
             b = prop[i, c]
             if unif[i, 2 * c] >= table[w, b, 0]:
-                prop[i, c] = int(table[w, b, 1])
+                b = int(table[w, b, 1])
+                prop[i, c] = b
+            _prefetch(rows, (w, b * BLOCK))
+            _prefetch(sums, (w, b))
     for i in range(lo, hi):  # the rows' lines
         w = tokens[i]
         for c in range(first, MH_CYCLES + 1):
@@ -219,7 +241,11 @@ def _propose(tokens, lo, hi, n_tok, init, rows, sums, table, n_topics, alpha, st
             prop[i, c] = k
             phis[i, c] = rows[w, k]
         for c in range(MH_CYCLES + 1, 2 * MH_CYCLES + 1):
-            phis[i, c] = rows[w, max(prop[i, c], 0)]
+            t = prop[i, c]
+            if t >= 0:
+                phis[i, c] = rows[w, t]
+            elif not init:
+                _prefetch(rows, (w, z[-1 - t]))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -272,11 +298,11 @@ def _mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, stat
     """
     n_topics = ndk.size
     ndk[:] = 0.0
-    _propose(tokens, 0, n_tok, n_tok, True, rows, sums, table, n_topics, alpha, state, buf)
+    _propose(tokens, 0, n_tok, n_tok, True, z, rows, sums, table, n_topics, alpha, state, buf)
     _moves(tokens, 0, n_tok, True, z, z_phi, rows, ndk, alpha, buf)
     burn = sweeps // 2
     for sweep in range(sweeps):
-        _propose(tokens, 0, n_tok, n_tok, False, rows, sums, table, n_topics, alpha, state, buf)
+        _propose(tokens, 0, n_tok, n_tok, False, z, rows, sums, table, n_topics, alpha, state, buf)
         _moves(tokens, 0, n_tok, False, z, z_phi, rows, ndk, alpha, buf)
         if sweep >= burn:
             kept[sweep - burn, :n_tok] = z[:n_tok]
@@ -301,7 +327,7 @@ def sparse_gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, 
     longest = _longest(indptr, data)
     tokens = np.empty(longest, dtype=np.int32)
     z = np.empty(longest, dtype=np.int32)
-    z_phi = np.empty(longest, dtype=np.float32)
+    z_phi = np.empty(longest, dtype=np.float64)
     buf = proposal_buffers(longest)
     kept = np.empty((sweeps - sweeps // 2, longest), dtype=np.int32)
     ndk = np.zeros(n_topics, dtype=np.float64)
