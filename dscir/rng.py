@@ -11,7 +11,8 @@ whatever order tasks finish in.
 All functions here are ``numba.njit`` and can be called from other kernels;
 ``derive`` is also usable from Python.
 
-Draws from a state ``s``: ``uniform``, ``normal`` (Box-Muller), ``ziggurat_normal``
+Draws from a state ``s``: ``uniform`` (``uniform_regs`` on a state held in
+scalars), ``normal`` (Box-Muller), ``ziggurat_normal``
 (faster), ``exponential``, ``gamma`` / ``log_gamma`` (any shape > 0; the log form
 stays finite where the value underflows), ``gamma_mt`` (one shape, constants
 precomputed), ``log_beta`` and ``poisson`` (any lam >= 0). The draw functions
@@ -103,6 +104,23 @@ def next_u64(s):
 def uniform(s):
     """Uniform double in the open interval (0, 1): never 0, so ``log`` is safe."""
     return (np.float64(next_u64(s) >> _U11) + 0.5) * _TWO53
+
+
+@nb.njit(inline="always", cache=True)
+def uniform_regs(s0, s1, s2, s3):
+    """``uniform`` on a state held in four scalars: returns (u, s0, s1, s2, s3).
+    The same numbers as ``uniform`` on the array [s0, s1, s2, s3]; in a hot loop
+    the scalars stay in registers, where the array form reloads and stores the
+    state on every draw (load the state once before the loop, store it after)."""
+    result = _rotl(s1 * _FIVE, 7) * _NINE
+    t = s1 << _U17
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return (np.float64(result >> _U11) + 0.5) * _TWO53, s0, s1, s2, s3
 
 
 @nb.njit(cache=True)

@@ -78,6 +78,7 @@ SPARSE = "tests/test_lda_sparse_kernel.py"
 BLOCKED = "tests/test_blocked.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
+SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
 
 MUTANTS = [
@@ -276,13 +277,13 @@ MUTANTS = [
            ("tests/test_time_split.py",)),
     # -- the large-K Gibbs kernel (issue 14, part 2) --
     Mutant("sparse-word-acceptance-dropped", "dscir/models/lda/_sparse.py",
-           "if t != s and uniform(state) * (alpha + ndk[s]) < alpha + ndk[t]:",
-           "if t != s:", (SPARSE_TOKEN, SPARSE_JOINT)),
+           "if unif[i, a] * (alpha + ndk[s]) < alpha + ndk[t]:", "if True:",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-doc-acceptance-dropped", "dscir/models/lda/_sparse.py",
-           "if uniform(state) * phi_s < phi_t:", "if phi_t > 0.0:",
+           "if unif[i, a + 1] * phi_s < phi_t:", "if phi_t > 0.0:",
            (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-doc-proposal-includes-the-token", "dscir/models/lda/_sparse.py",
-           "            if j >= i:\n                j += 1\n", "",
+           "                if j >= i:\n                    j += 1\n", "",
            (SPARSE_TOKEN, SPARSE_JOINT)),
     Mutant("sparse-doc-proposal-uniform-weight", "dscir/models/lda/_sparse.py",
            "k_alpha = n_topics * alpha", "k_alpha = alpha",
@@ -290,6 +291,22 @@ MUTANTS = [
     Mutant("sparse-alias-leftover-kept-at-zero", "dscir/models/lda/_sparse.py",
            "table[g, 0] = (table[g, 0] + table[s, 0]) - 1.0", "table[g, 0] = table[g, 0] - 1.0",
            (SPARSE + "::test_alias_table_draws_exactly_the_weights", SPARSE_JOINT)),
+    # -- the large-K kernel's block word proposal (issue 14, kernel speed) --
+    Mutant("sparse-word-proposal-skips-the-block-alias", "dscir/models/lda/_sparse.py",
+           "                b = int(table[w, b, 1])\n", "",
+           (SPARSE_WORD, SPARSE_TOKEN)),
+    Mutant("sparse-in-block-target-not-scaled-by-the-block-sum", "dscir/models/lda/_sparse.py",
+           "k = _in_block(rows, w, b, unif[i, 2 * c + 1] * sums[w, b])",
+           "k = _in_block(rows, w, b, unif[i, 2 * c + 1])",
+           (SPARSE_WORD, SPARSE_TOKEN)),
+    Mutant("sparse-stale-phi-after-a-word-move", "dscir/models/lda/_sparse.py",
+           "                s = t\n                phi_s = phis[i, 1 + c]\n",
+           "                s = t\n",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
+    Mutant("sparse-doc-proposal-phi-of-the-current-topic", "dscir/models/lda/_sparse.py",
+           "                t = z[-1 - t]\n                phi_t = rows[w, t]\n",
+           "                t = z[-1 - t]\n                phi_t = rows[w, s]\n",
+           (SPARSE_TOKEN, SPARSE_JOINT)),
     # -- LDA's default policy (issue 16, item 3) --
     Mutant("policy-prior-not-scaled-by-w", "dscir/models/lda/policy.py",
            "PRIOR_SHARE * per_topic / size.n_words", "PRIOR_SHARE * per_topic",

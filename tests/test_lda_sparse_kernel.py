@@ -59,14 +59,74 @@ def test_alias_table_draws_exactly_the_weights(weights):
     assert np.all(prob[zero] == 0.0) and not np.any(zero[alias][prob < 1.0])
 
 
+# -- the word proposal -----------------------------------------------------------
+
+@nb.njit(cache=True)
+def _initial_topics(n, rows, sums, table, key):
+    """The initial topics (word-proposal draws) of n tokens of word 0."""
+    tokens = np.zeros(n, dtype=np.int32)
+    buf = _sparse.proposal_buffers(n)
+    _sparse._propose(tokens, 0, n, n, True, np.zeros(n, dtype=np.int32), rows, sums, table,
+                     rows.shape[1], 0.1, new_state(key), buf)
+    return buf[0][:, 0].copy(), buf[1][:, 0].copy()
+
+
+def test_word_rows_are_phi_in_blocks_with_their_sums():
+    # phi's columns as rows, zero-padded to whole blocks; a block's sum adds its
+    # weights in order, as the search inside the block does (so its last partial
+    # sum is the sum, bit for bit).
+    phi = np.random.default_rng(3).gamma(0.3, size=(37, 4)) * np.array([1e-200, 1.0, 3e5, 7.0])
+    rows, sums = _sparse.word_rows(phi)
+    width = 5 * _sparse.BLOCK
+    assert rows.shape == (4, width) and rows.ctypes.data % 64 == 0
+    np.testing.assert_array_equal(rows[:, :37], phi.T)
+    assert np.all(rows[:, 37:] == 0.0)
+    blocks = rows.reshape(4, 5, _sparse.BLOCK)
+    np.testing.assert_array_equal(sums, np.cumsum(blocks, axis=2)[:, :, -1])
+
+
+@pytest.mark.parametrize("n_topics", [5, 40])
+def test_word_proposal_draws_the_word_row(n_topics):
+    # Block alias then a search inside the block: topic k with probability
+    # phi_kw / Σ phi_w, zeros never (chi-square over 60,000 draws; weights from
+    # 1e-3 to 1 over several blocks, some zero, one block all zero), and the
+    # drawn topic's phi alongside.
+    row = np.random.default_rng(4).uniform(1e-3, 1.0, size=n_topics)
+    row[::7] = 0.0
+    if n_topics > 32:
+        row[16:24] = 0.0
+    rows, sums = _sparse.word_rows(row[:, None])
+    table = _sparse.alias_tables(sums)
+    topics, phis = _initial_topics(60_000, rows, sums, table, 5)
+    law = row
+    np.testing.assert_array_equal(phis, row[topics])
+    counts = np.bincount(topics, minlength=n_topics)
+    assert counts.size == n_topics and np.all(counts[law == 0] == 0)
+    assert _chi2_p(counts, law / law.sum()) > 1e-3
+
+
 # -- one token's transition -----------------------------------------------------
 
 @nb.njit(cache=True)
-def _transitions(starts, i, n_other, z, rows, table, ndk, alpha, key):
+def _transitions(starts, i, z, rows, sums, table, ndk_other, alpha, key):
+    """Token i (word 0) moved once from each start: its proposals drawn, then
+    its MH cycles; the other tokens' topics z and counts ndk_other stay fixed."""
     out = np.empty(starts.size, dtype=np.int64)
+    n_tok = z.size
+    tokens = np.zeros(n_tok, dtype=np.int32)
+    z_phi = np.empty(n_tok, dtype=np.float32)
+    buf = _sparse.proposal_buffers(n_tok)
+    ndk = ndk_other.copy()
     for c in range(starts.size):
         state = new_state(mix_in(key, c))
-        out[c] = _sparse._mh_token(i, 0, starts[c], n_other, z, rows, table, ndk, alpha, state)
+        z[i] = starts[c]
+        z_phi[i] = rows[0, starts[c]]
+        ndk[:] = ndk_other
+        ndk[starts[c]] += 1.0
+        _sparse._propose(tokens, i, i + 1, n_tok, False, z, rows, sums, table, ndk.size, alpha,
+                         state, buf)
+        _sparse._moves(tokens, i, i + 1, False, z, z_phi, rows, ndk, alpha, buf)
+        out[c] = z[i]
     return out
 
 
@@ -91,7 +151,8 @@ def test_token_transition_leaves_its_conditional_invariant(alpha, start):
     # acceptance term, a document proposal that counts the token itself, or a
     # wrong uniform-topic weight.
     z, i, ndk, row, target = _token_case(alpha)
-    table = _sparse.alias_tables(row[None, :].copy())
+    rows, sums = _sparse.word_rows(row[:, None])
+    table = _sparse.alias_tables(sums)
     rng = np.random.default_rng(1)
     n = 40_000
     if start == "stationary":
@@ -99,11 +160,9 @@ def test_token_transition_leaves_its_conditional_invariant(alpha, start):
     else:
         starts = np.full(n, int(np.argmin(np.where(target > 0, target, 2.0))))
     z_state = z.copy()
-    z_state[i] = starts[0]  # the document proposal never reads token i
-    rows = row[None, :].copy()
-    ends = _transitions(starts, i, z.size - 1, z_state, rows, table, ndk, alpha, 7)
+    ends = _transitions(starts, i, z_state, rows, sums, table, ndk, alpha, 7)
     for move in range(29 if start == "worst" else 0):
-        ends = _transitions(ends, i, z.size - 1, z_state, rows, table, ndk, alpha, 8 + move)
+        ends = _transitions(ends, i, z_state, rows, sums, table, ndk, alpha, 8 + move)
     counts = np.bincount(ends, minlength=6)
     assert counts[2] == 0  # phi = 0: never proposed by the word, never accepted from the doc
     assert _chi2_p(counts, target) > 1e-3, (counts / n, target)
@@ -120,19 +179,23 @@ def test_token_transition_check_has_power():
 # -- the joint law of a tiny document -------------------------------------------
 
 @nb.njit(cache=True)
-def _final_topics(tokens, rows, table, alpha, sweeps, n_chains, key):
+def _final_topics(tokens, phi, alpha, sweeps, n_chains, key):
     n_tok = tokens.size
-    n_cols, n_topics = rows.shape
+    n_topics, n_cols = phi.shape
+    rows, sums = _sparse.word_rows(phi)
+    table = _sparse.alias_tables(sums)
     out = np.empty((n_chains, n_tok), dtype=np.int32)
     z = np.empty(n_tok, dtype=np.int32)
+    z_phi = np.empty(n_tok, dtype=np.float32)
+    buf = _sparse.proposal_buffers(n_tok)
     ndk = np.zeros(n_topics)
     kept = np.empty((sweeps - sweeps // 2, n_tok), dtype=np.int32)
     topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
     doc_acc = np.zeros(n_topics, dtype=np.int64)
     for c in range(n_chains):
         state = new_state(mix_in(key, c))
-        _sparse._mh_document(tokens, n_tok, z, rows, table, alpha, sweeps, state, ndk, kept,
-                             topic_word, doc_acc)
+        _sparse._mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, state,
+                             ndk, buf, kept, topic_word, doc_acc)
         out[c] = z
     return out
 
@@ -147,14 +210,12 @@ def test_joint_topics_of_a_tiny_document_match_brute_force():
                     [0.30, 0.60, 0.15, 0.05],
                     [0.20, 0.30, 0.80, 0.65]])
     tokens = np.arange(4, dtype=np.int32)
-    rows = np.ascontiguousarray(phi.T)
-    table = _sparse.alias_tables(rows)
     zs = np.array(list(itertools.product(range(3), repeat=4)))
     counts = np.stack([(zs == k).sum(axis=1) for k in range(3)], axis=1)
     logp = np.log(phi[zs, tokens]).sum(axis=1) + (gammaln(ALPHA + counts)
                                                   - gammaln(ALPHA)).sum(axis=1)
     exact = np.exp(logp - logsumexp(logp))
-    final = _final_topics(tokens, rows, table, ALPHA, 60, 30_000, 11)
+    final = _final_topics(tokens, phi, ALPHA, 60, 30_000, 11)
     cell = (final * 3 ** np.arange(3, -1, -1)).sum(axis=1)
     observed = np.bincount(cell, minlength=81)
     assert _chi2_p(observed, exact) > 1e-3
@@ -216,6 +277,21 @@ def test_outputs_are_consistent_integer_counts():
     word_totals = np.bincount(indices, weights=data, minlength=phi.shape[1])
     np.testing.assert_array_equal(tw.sum(axis=0), word_totals * n_kept)
     assert np.all(tw[phi == 0] == 0)
+
+
+def test_power_of_two_rescaling_gives_identical_output():
+    # As for the dense kernel: scaling a column by 2^j scales every weight, block
+    # sum, alias probability's numerator and denominator and search target exactly.
+    indptr, indices, data, phi = _random_batch()
+    docs = np.arange(indptr.size - 1)
+    words = np.unique(indices)
+    local = np.searchsorted(words, indices).astype(np.int32)
+    cols = phi[:, words]
+    scaled = cols * 2.0 ** np.random.default_rng(1).integers(-900, 900, size=words.size)
+    a, b = (gibbs_expectations(indptr, indices, data, docs, c, local, 0.2, 10, 1, 1, "sparse")
+            for c in (cols, scaled))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
 
 
 def test_document_result_independent_of_batch_and_reproducible():

@@ -23,6 +23,26 @@ def test_uniform_is_uniform_and_open():
     assert stats.kstest(u, "uniform").pvalue > 1e-3
 
 
+def test_uniform_regs_gives_the_stream_of_uniform():
+    import numba as nb
+
+    from dscir.rng import uniform_regs
+
+    @nb.njit
+    def both(key, n):
+        s = new_state(key)
+        s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+        a, b = np.empty(n), np.empty(n)
+        for i in range(n):
+            a[i], s0, s1, s2, s3 = uniform_regs(s0, s1, s2, s3)
+            b[i] = uniform(s)
+        return a, b, np.array([s0, s1, s2, s3]), s
+
+    a, b, regs, s = both(np.uint64(derive(7)), 1000)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(regs, s)
+
+
 def test_neighbouring_streams_are_independent():
     a = new_state(np.uint64(derive(7, 0)))
     b = new_state(np.uint64(derive(7, 1)))

@@ -21,11 +21,11 @@ KERNELS = ("auto", "dense", "sparse")
 
 #: From this many topics on, ``kernel="auto"`` samples with the Metropolis-Hastings
 #: kernel. Measured on wiki batches with fitted topics (benchmarks/lda_kernel_large_k.py,
-#: benchmarks/README.md "LDA kernels at large K"): at K = 400 the dense kernel
-#: is still ahead (2.85 vs 2.37 M token-sweeps per CPU second), at K = 1,000 the
-#: sparse one runs 2.2x; near parity the dense kernel wins, as its exact draws
-#: mix faster per sweep.
-SPARSE_FROM_K = 500
+#: benchmarks/README.md "LDA kernels at large K"): the sparse kernel runs 1.6x the
+#: dense one at K = 200 and 3.3x at K = 400, but its chains mix more slowly per sweep
+#: (a rough estimate from the same run: 2.1x and 2.6x the dense kernel's Monte Carlo
+#: variance per sweep), so per unit of error the dense kernel is still ahead at 200.
+SPARSE_FROM_K = 400
 
 
 def resolve_kernel(kernel: str, n_topics: int) -> str:
