@@ -18,7 +18,9 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
   Newsgroups SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2, and
   with 30 components instead of 100);
 * a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
-  so small corpora still get a stochastic minibatch);
+  so small corpora still get a stochastic minibatch; on 20 Newsgroups a
+  minibatch of N / 4 or N / 2, or 200 components, kept more clusters at the
+  same NMI, so neither is the default);
 
 and below ``TEXT_WORDS`` (msweb-like data) the reference settings with the
 same minibatch rule. ``policy="reference"`` gives the reference settings
