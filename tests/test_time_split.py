@@ -48,8 +48,11 @@ def test_parts_never_exceed_the_wait_and_add_up_to_it():
 def test_queued_task_on_a_one_thread_worker_is_compute_not_wait(one_worker):
     # Two tasks that each sleep 0.3 s on a worker with one thread: the second
     # waits behind the first, and the driver waits for both. The critical path
-    # is the two tasks (>= 0.6 s of compute), not the slowest one (0.3 s): the
-    # old split reported the second task's 0.3 s as "wait".
+    # is the two tasks (0.6 s of compute), not the slowest one (0.3 s): the old
+    # split reported the second task's 0.3 s as "wait". Compute is clipped to the
+    # driver's wait, which starts a moment after the first task may have (so not
+    # ">= 0.6"); more than one task's 0.3 s plus half the other's tells the two
+    # splits apart.
     def nap(batch, words, seconds):
         import time
 
@@ -61,7 +64,7 @@ def test_queued_task_on_a_one_thread_worker_is_compute_not_wait(one_worker):
     assert executor.run("nap", nap, parts, [(0.3,), (0.3,)]) == [0.3, 0.3]
     t = executor.timing
     assert t.compute_sum >= 0.6
-    assert t.compute >= 0.6
+    assert t.compute >= 0.45
     assert t.compute + t.transfer + t.queue == pytest.approx(t.blocked, abs=1e-9)
 
 
