@@ -138,17 +138,19 @@ def test_outputs_are_consistent_integer_counts():
     np.testing.assert_array_equal(tw.sum(axis=0), word_totals * n_kept)
 
 
-def test_power_of_two_rescaling_gives_identical_output():
+@pytest.mark.parametrize("kernel", ["dense", "sparse"])
+def test_power_of_two_rescaling_gives_identical_output(kernel):
     # Multiplying a column by 2^j is exact in floating point, so every weight,
-    # sum and comparison scales exactly and the draws are bit-identical.
+    # sum and comparison scales exactly and the draws are bit-identical (the
+    # sparse kernel's block sums, alias probabilities and search targets too).
     indptr, indices, data, phi = _random_batch()
     docs = np.arange(indptr.size - 1)
     words = np.unique(indices)
     local = np.searchsorted(words, indices).astype(np.int32)
     cols = phi[:, words]
     scaled = cols * 2.0 ** np.random.default_rng(1).integers(-900, 900, size=words.size)
-    a = gibbs_expectations(indptr, indices, data, docs, cols, local, 0.2, 10, 1, 1)
-    b = gibbs_expectations(indptr, indices, data, docs, scaled, local, 0.2, 10, 1, 1)
+    a, b = (gibbs_expectations(indptr, indices, data, docs, c, local, 0.2, 10, 1, 1, kernel)
+            for c in (cols, scaled))
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
 

@@ -279,21 +279,6 @@ def test_outputs_are_consistent_integer_counts():
     assert np.all(tw[phi == 0] == 0)
 
 
-def test_power_of_two_rescaling_gives_identical_output():
-    # As for the dense kernel: scaling a column by 2^j scales every weight, block
-    # sum, alias probability's numerator and denominator and search target exactly.
-    indptr, indices, data, phi = _random_batch()
-    docs = np.arange(indptr.size - 1)
-    words = np.unique(indices)
-    local = np.searchsorted(words, indices).astype(np.int32)
-    cols = phi[:, words]
-    scaled = cols * 2.0 ** np.random.default_rng(1).integers(-900, 900, size=words.size)
-    a, b = (gibbs_expectations(indptr, indices, data, docs, c, local, 0.2, 10, 1, 1, "sparse")
-            for c in (cols, scaled))
-    np.testing.assert_array_equal(a[0], b[0])
-    np.testing.assert_array_equal(a[1], b[1])
-
-
 def test_document_result_independent_of_batch_and_reproducible():
     indptr, indices, data, phi = _random_batch()
     docs = np.arange(indptr.size - 1) + 40
