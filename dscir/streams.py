@@ -42,6 +42,8 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
     Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),
     Domain("DIRICHLET_EXACT", 13, "(): exact posterior draws", "dirichlet study"),
+    Domain("DIRICHLET_KSD", 14, "(): the totals T completing kept phi samples for the KSD",
+           "dirichlet study"),
     Domain("DP_SLICE", 20, "(iteration), then user", "dpmm"),
     Domain("DP_EXTEND", 21, "(iteration), then block", "dpmm"),
     Domain("DP_ALLOCATE", 22, "(iteration), then user", "dpmm, mixture"),
@@ -75,6 +77,7 @@ DIRICHLET_DATA = _BY_NAME["DIRICHLET_DATA"]
 DIRICHLET_INIT = _BY_NAME["DIRICHLET_INIT"]
 DIRICHLET_SAMPLER = _BY_NAME["DIRICHLET_SAMPLER"]
 DIRICHLET_EXACT = _BY_NAME["DIRICHLET_EXACT"]
+DIRICHLET_KSD = _BY_NAME["DIRICHLET_KSD"]
 DP_SLICE = _BY_NAME["DP_SLICE"]
 DP_EXTEND = _BY_NAME["DP_EXTEND"]
 DP_ALLOCATE = _BY_NAME["DP_ALLOCATE"]

@@ -58,6 +58,7 @@ STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterio
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
                    "biased_a_large_one")
 TUNE = "tests/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
+DIRICHLET_KSD = "tests/test_dirichlet_ksd.py"
 DP_STEIN = "tests/test_dp_stein.py"
 DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
 DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
@@ -120,6 +121,18 @@ MUTANTS = [
            '"scir": [1, 0.5, 0.1, 0.05, 0.01, 0.005, 0.001]',
            '"scir": [1e-3, 5e-4, 1e-4, 5e-5, 1e-5, 5e-6, 1e-6]',
            (STUDY,)),
+    Mutant("dirichlet-ksd-score-without-counts", "dscir/diagnostics/stein.py",
+           "return eta, alpha + counts - np.exp(eta)", "return eta, alpha - np.exp(eta)",
+           (DIRICHLET_KSD + "::test_score_is_the_gradient_of_the_log_density_of_eta",)),
+    Mutant("dirichlet-ksd-totals-from-the-prior", "dscir/diagnostics/stein.py",
+           "rng.gamma(counts.size * alpha + counts.sum(), 1.0, size=size)",
+           "rng.gamma(counts.size * alpha, 1.0, size=size)",
+           (DIRICHLET_KSD + "::test_completion_gives_the_exact_gamma_totals_and_gamma_thetas",
+            DIRICHLET_KSD + "::test_exact_draws_get_a_smaller_ksd_than_biased_ones")),
+    Mutant("dirichlet-ksd-of-the-last-step-size", "dscir/experiments/dirichlet.py",
+           '"ksd": best[3]', '"ksd": d',
+           (DIRICHLET_KSD + "::test_study_reports_the_ksd_of_the_chosen_chain_and_the_grids_"
+            "smallest",)),
     # -- more --
     Mutant("mixture-scale-dropped", "dscir/models/mixture/model.py",
            "scale = self.data.train.size / docs.size", "scale = 1.0",

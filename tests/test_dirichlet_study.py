@@ -57,9 +57,11 @@ def test_study_runs_through_the_cli(tmp_path, capsys):
     data = json.loads((out / "dirichlet_study.json").read_text())
     assert len(data["distances"]) == 2 * 2 * 2  # posteriors x fractions x methods
     assert all(0 <= r["ks"] <= 1 for r in data["distances"])
-    for name in ("dirichlet_boxplots.png", "dirichlet_ks.png"):
+    assert all(0 < r["ksd_best"] <= r["ksd"] < np.inf for r in data["distances"])
+    for name in ("dirichlet_boxplots.png", "dirichlet_ks.png", "dirichlet_ksd.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG"
-    assert "sparse fraction 0.05" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "sparse fraction 0.05" in printed and "KSD scir" in printed
 
 
 @pytest.mark.parametrize("fraction", ["-0.1", "1.5"])

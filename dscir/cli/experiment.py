@@ -30,5 +30,6 @@ def _dirichlet(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     for row in dirichlet.summary(result):
         print(f"{row['posterior']:6s} fraction {row['fraction']:<6g} KS scir {row['scir']:.3f}"
-              f"  sgrld {row['sgrld']:.3f}  exact {row['exact']:.3f}")
+              f"  sgrld {row['sgrld']:.3f}  exact {row['exact']:.3f}  |  KSD scir "
+              f"{row['scir_ksd']:.3g}  sgrld {row['sgrld_ksd']:.3g}  exact {row['exact_ksd']:.3g}")
     return 0

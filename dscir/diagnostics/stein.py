@@ -32,6 +32,21 @@ given subset (``dscir.api.stein`` uses the most frequent words of the store),
 with the kernel on those coordinates only: Stein's identity
 E[s_j(x) f(x) + d_j f(x)] = 0 holds for every f, including functions of a subset
 of the coordinates, as long as s_j is the score of the full posterior.
+
+The Dirichlet posterior itself (the sparse/dense study, ``dirichlet_score``).
+Dirichlet(a), a_j = alpha + n_j, is the law of phi = theta / T for independent
+theta_j ~ Gamma(a_j, 1), the stationary law SCIR's CIR processes target; then
+T = sum_j theta_j ~ Gamma(sum_j a_j, 1) independently of phi (Lukacs). In
+eta_j = log theta_j the log density is sum_j [a_j eta_j - exp(eta_j)], so
+
+    s_j(eta) = alpha + n_j - theta_j,
+
+exact (the counts are the data's). A kept phi is completed by an exact draw of
+T (``dirichlet_totals``). This is a different expanded mean from
+``conjugate_score``'s (Gamma(alpha, 1) prior, likelihood through phi, T ~
+Gamma(W alpha, 1)): both give phi ~ Dirichlet(a), but here log T has sd about
+1 / sqrt(sum_j a_j) (0.03 in the study) instead of about 1, so the exact T adds
+little spread to every coordinate.
 """
 
 from __future__ import annotations
@@ -79,3 +94,29 @@ def conjugate_score(theta: np.ndarray, beta: float, counts: np.ndarray) -> np.nd
     out = [lda_score(t[None] / T, np.array([T]), np.asarray(counts)[None], beta,
                      np.arange(theta.shape[1]))[1] for t, T in zip(theta, totals)]
     return np.array(out)
+
+
+def dirichlet_totals(rng: np.random.Generator, size: int, alpha: float,
+                     counts: np.ndarray) -> np.ndarray:
+    """``size`` exact draws of T = sum_j theta_j for the Dirichlet(alpha + counts)
+    posterior: Gamma(sum_j (alpha + n_j), 1), independent of phi (see the module)."""
+    counts = np.asarray(counts, np.float64)
+    return rng.gamma(counts.size * alpha + counts.sum(), 1.0, size=size)
+
+
+def dirichlet_score(log_phi: np.ndarray, totals: np.ndarray, alpha: float,
+                    counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(eta, s) [S, d] of phi samples (``log_phi`` [S, d]) completed by their
+    ``totals`` [S]: eta = log T + log phi, s = alpha + n_j - theta_j (module
+    docstring). Works in logs, so components far below 1e-308 stay finite."""
+    log_phi = np.asarray(log_phi, np.float64)
+    totals = np.asarray(totals, np.float64)
+    counts = np.asarray(counts, np.float64)
+    if (log_phi.ndim != 2 or totals.shape != (log_phi.shape[0],)
+            or counts.shape != (log_phi.shape[1],)):
+        raise DscirError(f"dirichlet_score: log_phi {log_phi.shape}, totals {totals.shape} "
+                         f"and counts {counts.shape} must be [S, d], [S] and [d]")
+    if np.any(totals <= 0):
+        raise DscirError("dirichlet_score: the totals must be positive")
+    eta = np.log(totals)[:, None] + log_phi
+    return eta, alpha + counts - np.exp(eta)

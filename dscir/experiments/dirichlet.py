@@ -5,6 +5,12 @@ the chain for ``burn_in + kept`` steps at every step size of the method's grid,
 keep the step size with the smallest KS distance (Rosenblatt transform) of the
 kept samples to the true Dirichlet posterior, and record that distance. Exact
 posterior draws of the same number give the KS floor.
+
+Next to it, the kernel Stein discrepancy with the posterior's exact score
+(``ksd_of``): of the chain the KS distance chose, and the smallest over the grid
+with its step size (the step a KSD-tuned run would take), for every kept sample
+(no thinning). It needs no exact samples, only the score, so it is the
+diagnostic that carries over to models without an exact posterior.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import numpy as np
 
 from dscir import streams
 from dscir.diagnostics.ks import rosenblatt_ks
+from dscir.diagnostics.ksd import ksd
+from dscir.diagnostics.stein import dirichlet_score, dirichlet_totals
 from dscir.errors import DscirError
 from dscir.models import dirichlet as model
 from dscir.rng import derive
@@ -53,6 +61,16 @@ def exact_log_phi(counts: np.ndarray, size: int, seed: int) -> np.ndarray:
     return normalize_log(cir.sample_stationary(a, derive(seed, streams.DIRICHLET_EXACT)))
 
 
+def ksd_of(log_phi: np.ndarray, counts: np.ndarray, seed: int) -> float:
+    """KSD (IMQ kernel, c = 1, beta = -1/2) of kept phi samples with the exact score of
+    Dirichlet(alpha + counts) in eta = log theta, each sample completed by an exact
+    total T from stream (seed, DIRICHLET_KSD) (``dscir.diagnostics.stein``). Every
+    chain of a seed gets the same totals: common random numbers for the comparison."""
+    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_KSD)))
+    totals = dirichlet_totals(rng, log_phi.shape[0], model.ALPHA, counts)
+    return ksd(*dirichlet_score(log_phi, totals, model.ALPHA, counts))
+
+
 def study(*, seeds: int = 5, fractions=FRACTIONS, burn_in: int = 1000, kept: int = 1000,
           progress: bool = False) -> dict:
     """All distances, with the chosen step size per seed, and the 5th component's
@@ -73,17 +91,24 @@ def study(*, seeds: int = 5, fractions=FRACTIONS, burn_in: int = 1000, kept: int
         for f in fractions:
             n = max(1, int(round(f * model.N)))
             for seed in range(seeds):
-                exact = rosenblatt_ks(exact_log_phi(counts, kept, seed), post)
+                draws = exact_log_phi(counts, kept, seed)
+                exact = rosenblatt_ks(draws, post)
+                exact_ksd = ksd_of(draws, counts, seed)
                 for method, grid in GRIDS.items():
-                    best = None
+                    best, by_ksd = None, None
                     for h in grid:
                         lp = run_chain(method, counts, n, h, seed, burn_in, kept)
                         ks = rosenblatt_ks(lp, post)
+                        d = ksd_of(lp, counts, seed)
                         if best is None or ks < best[0]:
-                            best = (ks, h, lp)
+                            best = (ks, h, lp, d)
+                        if by_ksd is None or d < by_ksd[0]:
+                            by_ksd = (d, h)
                     rows.append({"posterior": kind, "fraction": f, "minibatch": n,
                                  "seed": seed, "method": method, "ks": best[0],
-                                 "step_size": best[1], "exact_ks": exact})
+                                 "step_size": best[1], "exact_ks": exact,
+                                 "ksd": best[3], "ksd_best": by_ksd[0],
+                                 "ksd_step_size": by_ksd[1], "exact_ksd": exact_ksd})
                     if f == fractions[0] and seed == 0:
                         fifth[kind][method] = best[2][:, 4].tolist()
                 bar.update(1)
@@ -96,7 +121,9 @@ def study(*, seeds: int = 5, fractions=FRACTIONS, burn_in: int = 1000, kept: int
 
 
 def summary(result: dict) -> list[dict]:
-    """Median KS per posterior, fraction and method (and the exact floor)."""
+    """Median KS per posterior, fraction and method (and the exact floor); the same
+    for the KSD of the KS-chosen chain (``<method>_ksd``, ``exact_ksd``) and the
+    grid's smallest KSD (``<method>_ksd_best``)."""
     out = []
     rows = result["distances"]
     for kind in POSTERIORS:
@@ -106,12 +133,17 @@ def summary(result: dict) -> list[dict]:
             for method in GRIDS:
                 row[method] = float(np.median([r["ks"] for r in sel if r["method"] == method]))
             row["exact"] = float(np.median([r["exact_ks"] for r in sel]))
+            for method in GRIDS:
+                for key in ("ksd", "ksd_best"):
+                    row[f"{method}_{key}"] = float(np.median(
+                        [r[key] for r in sel if r["method"] == method]))
+            row["exact_ksd"] = float(np.median([r["exact_ksd"] for r in sel]))
             out.append(row)
     return out
 
 
 def write(result: dict, out: Path) -> list[Path]:
-    """JSON of the distances and the two figures, written into ``out``."""
+    """JSON of the distances and the three figures, written into ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,7 +151,7 @@ def write(result: dict, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "dirichlet_study.json", out / "dirichlet_boxplots.png",
-             out / "dirichlet_ks.png"]
+             out / "dirichlet_ks.png", out / "dirichlet_ksd.png"]
     paths[0].write_text(json.dumps({**result, "summary": summary(result)}, indent=1))
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -134,17 +166,19 @@ def write(result: dict, out: Path) -> list[Path]:
     fig.savefig(paths[1], dpi=120)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     summ = summary(result)
-    for ax, kind in zip(axes, POSTERIORS):
-        sel = [r for r in summ if r["posterior"] == kind]
-        for method in (*GRIDS, "exact"):
-            ax.plot([r["fraction"] for r in sel], [r[method] for r in sel], marker="o",
-                    label=method, linestyle="--" if method == "exact" else "-")
-        ax.set(xscale="log", title=kind, xlabel="minibatch fraction",
-               ylabel="KS distance (median over seeds)")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(paths[2], dpi=120)
-    plt.close(fig)
+    for path, suffix, label, yscale in ((paths[2], "", "KS distance", "linear"),
+                                        (paths[3], "_ksd", "KSD, exact score", "log")):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, kind in zip(axes, POSTERIORS):
+            sel = [r for r in summ if r["posterior"] == kind]
+            for method in (*GRIDS, "exact"):
+                ax.plot([r["fraction"] for r in sel], [r[method + suffix] for r in sel],
+                        marker="o", label=method, linestyle="--" if method == "exact" else "-")
+            ax.set(xscale="log", yscale=yscale, title=kind, xlabel="minibatch fraction",
+                   ylabel=f"{label} (median over seeds)")
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
     return paths
