@@ -6,9 +6,12 @@ store on LocalClusters of 1 and 2 single-threaded worker processes (one task
 per 256-document store chunk, ``--sweeps`` Gibbs sweeps per document, the
 first half burn-in), timing the transform only (the numba kernels are
 compiled on each worker first). Writes benchmarks/results/transform.json and
-.png.
+.png. ``--generated N`` instead transforms a generated corpus of N documents of
+300 Zipf-distributed words (``scale.make_corpus``; 33,334 documents are 10 M
+tokens), written to transform_generated.json and .png.
 
     python benchmarks/transform.py [--store /tmp/wiki.zarr] [--sweeps 100]
+    python benchmarks/transform.py --generated 33334 [--words 10000]
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ def main() -> None:
     p.add_argument("--topics", type=int, default=50)
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--sweeps", type=int, default=100, help="transform sweeps per document")
+    p.add_argument("--generated", type=int, default=0,
+                   help="documents of a generated Zipf corpus instead of wiki (0: wiki)")
+    p.add_argument("--words", type=int, default=10_000, help="vocabulary of --generated")
     args = p.parse_args()
 
     from distributed import Client, LocalCluster
@@ -52,7 +58,14 @@ def main() -> None:
     from dscir.corpus import Corpus, ingest_ldac
 
     tmp = Path(tempfile.mkdtemp(prefix="dscir-transform-bench-"))
-    store = Path(args.store) if args.store else tmp / "wiki.zarr"
+    name = "transform_generated" if args.generated else "transform"
+    if args.generated:
+        from scale import make_corpus
+
+        store = tmp / "generated.zarr"
+        make_corpus(store, args.generated, args.words)
+    else:
+        store = Path(args.store) if args.store else tmp / "wiki.zarr"
     if not store.exists():
         data = shared_data() / "wiki"
         ingest_ldac(data / "wiki.ldac.gz", data / "vocab.txt", store)
@@ -84,8 +97,8 @@ def main() -> None:
                       "chunk_docs": corpus.chunk_docs},
            "args": vars(args), "results": results}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "transform.json").write_text(json.dumps(out, indent=1))
-    plot(results, RESULTS / "transform.png", args)
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
+    plot(results, RESULTS / f"{name}.png", args)
 
 
 def plot(results, path: Path, args) -> None:
@@ -98,7 +111,8 @@ def plot(results, path: Path, args) -> None:
     ax.bar([str(r["workers"]) for r in results], [r["docs_per_s"] for r in results])
     ax.set_xlabel("worker processes (1 thread each)")
     ax.set_ylabel("documents / s")
-    ax.set_title(f"LDA.transform, wiki, K={args.topics}, {args.sweeps} sweeps", fontsize=9)
+    corpus = f"generated ({args.generated} docs)" if args.generated else "wiki"
+    ax.set_title(f"LDA.transform, {corpus}, K={args.topics}, {args.sweeps} sweeps", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
