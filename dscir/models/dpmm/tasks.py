@@ -39,7 +39,6 @@ def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,
                           sample.log_rest, a0, sample.log_phi.shape[1])
 
 
-
 def user_responsibilities(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
                           log_w: np.ndarray, log_rest: float, a0: float,
                           n_words: int) -> np.ndarray:
