@@ -65,7 +65,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     from dscir.models.lda import model_type
 
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
-              placement=placement, policy="reference").chain_config()
+              placement=placement, kernel=args.kernel, policy="reference").chain_config()
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(model_type(cfg.placement), cfg, store, DaskExecutor(client, store, "lda"))
@@ -77,7 +77,8 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     h = chain.history[args.warmup:]
     med = {f: float(np.median([s[f] for s in h])) for f in SPLIT}
     tokens = float(np.median([s["n_tokens"] for s in h]))
-    return {"placement": chain.model.placement, "s_per_iteration": med["wall"],
+    return {"placement": chain.model.placement, "kernel": chain.model.kernel,
+            "s_per_iteration": med["wall"],
             "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
             "docs_per_s": batch / med["wall"], "split": med,
             "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -90,6 +91,7 @@ def cell_main(argv: list[str]) -> None:
     for name in ("topics", "batch", "workers", "sweeps", "warmup", "iterations"):
         p.add_argument(f"--{name}", type=int, required=True)
     p.add_argument("--placement", required=True)
+    p.add_argument("--kernel", required=True)
     a = p.parse_args(argv)
     out = run_cell(a.store, a.topics, a.batch, a.placement, a.workers, a)
     print("RESULT " + json.dumps(out))
@@ -104,6 +106,8 @@ def main() -> None:
     p.add_argument("--placements", nargs="+", default=["driver", "workers"])
     p.add_argument("--docs", type=int, default=2000)
     p.add_argument("--sweeps", type=int, default=20)
+    p.add_argument("--kernel", default="auto", choices=("auto", "dense", "sparse"),
+                   help="the Gibbs kernel of every cell (auto: by K)")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per cell")
@@ -128,7 +132,7 @@ def main() -> None:
               "cpu": cpu_model(), "n_cpus": os.cpu_count(),
               "note": "shared machine: other jobs ran beside it (see each cell's load)",
               "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
-              "sweeps": args.sweeps, "warmup": args.warmup, "iterations": args.iterations,
+              "sweeps": args.sweeps, "kernel": args.kernel, "warmup": args.warmup, "iterations": args.iterations,
               "cells": cells}
     Path(args.out).write_text(json.dumps(result, indent=1))
     plot(result, Path(args.out).with_suffix(".png"))
@@ -140,7 +144,8 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
             "asked_placement": placement, "load_before": os.getloadavg()}
     cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}", f"--batch={batch}",
            f"--workers={workers}", f"--sweeps={args.sweeps}", f"--warmup={args.warmup}",
-           f"--iterations={args.iterations}", f"--placement={placement}"]
+           f"--iterations={args.iterations}", f"--placement={placement}",
+           f"--kernel={args.kernel}"]
     start = time.time()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
