@@ -370,6 +370,10 @@ MUTANTS = [
            "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, lo:lo + width] = out[key]",
            "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, :width] = out[key]",
            (BLOCKED + "::test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain",)),
+    # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
+    Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
+           "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",
+           ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
 ]
 
 

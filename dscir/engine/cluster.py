@@ -38,6 +38,12 @@ def _capped_message_logs():
     return dask.config.set({key: min(dask.config.get(key), MESSAGE_LOG_LENGTH)})
 
 
+def _worker_env(threads: int) -> dict[str, str]:
+    """Environment of a worker process with ``threads`` threads: numba's and
+    OpenMP's thread pools of that size."""
+    return {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+
+
 @contextlib.contextmanager
 def dask_client(
     client: Client | None = None,
@@ -54,7 +60,11 @@ def dask_client(
 
     The embedded default is one single-threaded worker process per core: the
     Gibbs kernel holds the GIL-free numba loop, but process workers keep numba
-    and zarr caches apart and match how a real cluster behaves. ``security``
+    and zarr caches apart and match how a real cluster behaves. Each worker
+    process's numba (and OpenMP) threads are capped at its own threads, as the
+    cluster recipes do: otherwise every worker's parallel kernels (the
+    samplers' steps of the topic blocks) spread over all cores and contend with
+    the other workers. Results do not depend on it (streams are per row). ``security``
     is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM
     files (see ``tls_security``).
     """
@@ -85,6 +95,7 @@ def dask_client(
             dashboard_address=dashboard_address,
             silence_logs=40,
             security=security,
+            **({"env": _worker_env(threads_per_worker)} if processes else {}),
         )
         c = Client(cluster)
     try:
