@@ -182,7 +182,8 @@ def _normalise(phi) -> np.ndarray:
     return phi / phi.sum(axis=1, keepdims=True)
 
 
-def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int):
+def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
+                policy: str = "reference"):
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
@@ -191,8 +192,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int)
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
-              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy="reference",
-              progress=False).chain_config()
+              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy=policy,
+              progress=False).chain_config(store)
     with dask_client(n_workers=2, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         wall = 0.0
@@ -308,7 +309,7 @@ def child(args) -> None:
             steps = sorted({max(1, round(f * n_iter)) for f in budgets["one_pass"]})
         else:
             steps = budgets["dscir"]
-        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed)
+        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed, args.policy)
     else:
         from dscir.corpus import Corpus
 
@@ -381,7 +382,8 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
 
     cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", args.corpus,
            "--topics", str(args.topics), "--seed", str(args.seed), "--train", system,
-           "--store", str(store), "--out", str(out)] + (["--quick"] if args.quick else [])
+           "--store", str(store), "--out", str(out), "--policy", args.policy] + (
+               ["--quick"] if args.quick else [])
     print(f"== {system}", flush=True)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=HERE)
@@ -523,6 +525,9 @@ def main() -> None:
     p.add_argument("--topics", type=int, default=None, help="K (default: wiki/big 100, ap 50)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="tiny budgets: a smoke run")
+    p.add_argument("--policy", choices=["reference", "default"], default="reference",
+                   help="dscir's settings: the papers' (reference) or LDA's default policy "
+                        "(results then in peers_{corpus}_default.json)")
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     p.add_argument("--train", default=None, help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, help=argparse.SUPPRESS)
@@ -566,10 +571,14 @@ def main() -> None:
 
     versions = {m.__name__: getattr(m, "__version__", "?")
                 for m in (dscir, gensim, lda, sklearn, tomotopy)}
-    name = f"peers_{args.corpus}{'_quick' if args.quick else ''}"
+    name = (f"peers_{args.corpus}{'_default' if args.policy == 'default' else ''}"
+            f"{'_quick' if args.quick else ''}")
     settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
                 "dscir": {"batch_size": DSCIR_BATCH, "sweeps": DSCIR_SWEEPS,
-                          "priors": "dscir.api.LDA_DEFAULTS per sampler"},
+                          "policy": args.policy,
+                          "priors": ("dscir.api.LDA_DEFAULTS per sampler"
+                                     if args.policy == "reference"
+                                     else "LDA's default policy on this corpus")},
                 "score": {"alpha": SCORE_ALPHA, "sweeps": SCORE_SWEEPS, "every": SCORE_EVERY,
                           "seed": SCORE_SEED},
                 "budgets": BUDGETS["quick" if args.quick else args.corpus]}

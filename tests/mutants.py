@@ -81,6 +81,7 @@ SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invarian
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
+DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -370,6 +371,13 @@ MUTANTS = [
            "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, lo:lo + width] = out[key]",
            "zarr.open_array(f\"{root}/{path}\", mode=\"r+\")[:, :width] = out[key]",
            (BLOCKED + "::test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain",)),
+    # -- a diverged chain is one clear error --
+    Mutant("divergence-unchecked-on-the-driver", "dscir/models/lda/model.py",
+           "        check_finite(np.isfinite(self.state_.log_theta.max(axis=1)).all(), "
+           "cfg.sampler, m)\n", "", (DIVERGED + "[driver]",)),
+    Mutant("divergence-unchecked-on-the-workers", "dscir/models/lda/blocked.py",
+           "        check_finite(np.isfinite(self.blocks.norm).all(), cfg.sampler, m)\n", "",
+           (DIVERGED + "[workers]",)),
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
            "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",

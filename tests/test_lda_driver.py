@@ -125,6 +125,21 @@ def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):
         assert np.all(np.isfinite(driver.model.log_phi())), name
 
 
+@pytest.mark.parametrize("placement", ["driver", "workers"])
+def test_a_diverged_chain_is_one_clear_error(synthetic_store, two_workers, placement):
+    """gSGRHMC with a step far past its stability edge loses finite topics within a
+    few iterations: the step that did it raises one error naming the divergence
+    and the remedy (not the next Gibbs tasks' complaint about their columns)."""
+    path, _ = synthetic_store
+    config = small_config(sampler="gsgrhmc", beta=1e-4, step_size=20.0, tau=None,
+                          placement=placement, block_entries=10 * 3)
+    driver = lda_chain(two_workers, path, config)
+    with pytest.raises(DscirError, match="gsgrhmc chain diverged at iteration"):
+        for _ in range(30):
+            driver.step()
+    driver.close()
+
+
 def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers, tmp_path):
     path, _ = synthetic_store
     model = LDA(n_topics=K_TRUE, batch_size=30, sweeps=20, n_iter=20, thin=2, eval_every=10,

@@ -35,7 +35,7 @@ from dscir import streams
 from dscir.errors import DscirError
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
-from dscir.models.lda.model import LDAModel
+from dscir.models.lda.model import LDAModel, check_finite
 from dscir.models.lda.placement import check_model_placement
 from dscir.models.lda.tasks import GibbsResult, gibbs_counts
 from dscir.rng import derive
@@ -139,6 +139,7 @@ class LDAWorkersModel(LDAModel):
         summaries = [ex.submit("gibbs-summary", gibbs_summary, g, j=j)
                      for j, g in enumerate(gibbs)]
         n_tokens = self.blocks.normalise(summaries)
+        check_finite(np.isfinite(self.blocks.norm).all(), cfg.sampler, m)
         return {"n_docs": int(parts.docs.size), "n_tokens": int(sum(n_tokens)),
                 "step_size": h}
 

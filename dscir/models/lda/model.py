@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir import streams
+from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
@@ -54,6 +55,16 @@ def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored:
 class LDAEvaluation(NamedTuple):
     iteration: int
     perplexity: float
+
+
+def check_finite(finite: bool, sampler: str, m: int) -> None:
+    """One clear error when the topics stopped being finite numbers at iteration
+    ``m`` (a stochastic-gradient step too large for these counts), instead of
+    the worker tasks' complaint about their columns one iteration later."""
+    if not finite:
+        raise DscirError(f"the {sampler} chain diverged at iteration {m}: its topics are no "
+                         f"longer finite numbers; use a smaller step_size (or "
+                         f"policy='reference', the papers' settings)")
 
 
 class LDAModel:
@@ -117,6 +128,7 @@ class LDAModel:
         h = float(self.schedule(m))
         self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h,
                                         derive(cfg.seed, streams.SAMPLER, m))
+        check_finite(np.isfinite(self.state_.log_theta.max(axis=1)).all(), cfg.sampler, m)
         return {**stats, "step_size": h}
 
     def _zeros(self) -> np.ndarray:
