@@ -471,7 +471,7 @@ def summarise(metas: list[dict], corpus: str, time_budget: float | None) -> dict
     return {"target": target, "time_budget": time_budget, "rows": rows}
 
 
-def table(summary: dict, corpus: str, quick: bool) -> str:
+def table(summary: dict, corpus: str, quick: bool, policy: str = "reference") -> str:
     """The README table (markdown) of one run."""
     fmt = lambda x, f="{:,.0f}": "not reached" if x is None else f.format(x)  # noqa: E731
     budget = summary["time_budget"]
@@ -482,6 +482,7 @@ def table(summary: dict, corpus: str, quick: bool) -> str:
              "|---|---|---|---|---|---|---|"]
     for r in summary["rows"]:
         cmd = (f"`python benchmarks/peers.py --corpus {corpus} --systems {r['system']}"
+               f"{' --policy default' if policy == 'default' else ''}"
                f"{' --quick' if quick else ''}`")
         ratio = r.get("ratio_time_to_target")
         bound = "" if r.get("ratio_bound") in (None, "=") else r["ratio_bound"] + " "
@@ -586,7 +587,7 @@ def main() -> None:
                        "load_average_1_5_15_min": load},
            "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
            "versions": versions, "corpus": info, "settings": settings,
-           "summary": summary, "systems": metas, "table": table(summary, args.corpus, args.quick)}
+           "summary": summary, "systems": metas, "table": table(summary, args.corpus, args.quick, args.policy)}
     (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=1))
     plot(metas, summary, args.corpus, args.topics, RESULTS / f"{name}.png")
     print(out["table"])
