@@ -373,8 +373,8 @@ MUTANTS = [
            (BLOCKED + "::test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain",)),
     # -- a diverged chain is one clear error --
     Mutant("divergence-unchecked-on-the-driver", "dscir/models/lda/model.py",
-           "        check_finite(np.isfinite(self.state_.log_theta.max(axis=1)).all(), "
-           "cfg.sampler, m)\n", "", (DIVERGED + "[driver]",)),
+           "        check_finite(np.isfinite(self._row_log_max()).all(), cfg.sampler, m)\n",
+           "", (DIVERGED + "[driver]",)),
     Mutant("divergence-unchecked-on-the-workers", "dscir/models/lda/blocked.py",
            "        check_finite(np.isfinite(self.blocks.norm).all(), cfg.sampler, m)\n", "",
            (DIVERGED + "[workers]",)),

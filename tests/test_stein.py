@@ -118,11 +118,9 @@ def tiny_store(path) -> str:
     return str(path)
 
 
-def test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts(tmp_path):
-    """The average over many minibatches (2 of 6 documents, each scaled by D/|S| = 3)
-    is E[counts | w, phi] over all documents; a missing or wrong scale, or
-    expectations of the wrong documents, moves it by far more than 5 standard errors."""
-    from dscir.api.stein import estimated_counts
+def counts_problem(tmp_path):
+    """The tiny corpus on an in-process executor, an LDA configuration, a phi, the
+    exact expected counts under it and the training documents."""
     from dscir.engine.local import LocalExecutor
     from dscir.models.lda import LDAConfig
 
@@ -133,6 +131,16 @@ def test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts(tmp_path)
     _, want = exact(phi)
     executor = LocalExecutor(store, "lda")
     train = np.arange(len(DOCS))
+    return executor, cfg, phi, want, train
+
+
+def test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts(tmp_path):
+    """The average over many minibatches (2 of 6 documents, each scaled by D/|S| = 3)
+    is E[counts | w, phi] over all documents; a missing or wrong scale, or
+    expectations of the wrong documents, moves it by far more than 5 standard errors."""
+    from dscir.api.stein import estimated_counts
+
+    executor, cfg, phi, want, train = counts_problem(tmp_path)
     rng = np.random.default_rng(2)
     draws = np.array([estimated_counts(executor, train, cfg, phi,
                                        np.sort(rng.choice(train, 2, replace=False)), i)
@@ -147,16 +155,8 @@ def test_full_data_counts_have_no_minibatch_noise(tmp_path):
     corpus's exactly, and its mean over the Gibbs task's streams is the exact
     enumeration; only the within-document Gibbs average remains random."""
     from dscir.api.stein import check_batch_size, estimated_counts
-    from dscir.engine.local import LocalExecutor
-    from dscir.models.lda import LDAConfig
 
-    store = tiny_store(tmp_path / "tiny.zarr")
-    cfg = LDAConfig(n_topics=K, sampler="scir", alpha=ALPHA, beta=BETA, batch_size=2,
-                    step_size=0.1, tau=None, kappa=0.0, sweeps=20, seed=1, kernel="dense")
-    phi = np.array([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7]])
-    _, want = exact(phi)
-    executor = LocalExecutor(store, "lda")
-    train = np.arange(len(DOCS))
+    executor, cfg, phi, want, train = counts_problem(tmp_path)
     assert check_batch_size("all", cfg.batch_size, train.size, "documents") == train.size
     draws = np.array([estimated_counts(executor, train, cfg, phi, train, i)
                       for i in range(200)])

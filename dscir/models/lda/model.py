@@ -128,8 +128,16 @@ class LDAModel:
         h = float(self.schedule(m))
         self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h,
                                         derive(cfg.seed, streams.SAMPLER, m))
-        check_finite(np.isfinite(self.state_.log_theta.max(axis=1)).all(), cfg.sampler, m)
+        check_finite(np.isfinite(self._row_log_max()).all(), cfg.sampler, m)
         return {**stats, "step_size": h}
+
+    def _row_log_max(self) -> np.ndarray:
+        """log max_w theta_kw per row, O(K W) compares and only K logs for a
+        linear-scale state (its ``log_theta`` would take K W)."""
+        if self.sampler.log_scale:
+            return self.state_.log_theta.max(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(self.state_.theta.max(axis=1))
 
     def _zeros(self) -> np.ndarray:
         return np.zeros((self.config.n_topics, self.data.n_words), np.int64)
