@@ -33,7 +33,7 @@ from dscir.models.lda.blocked import init_block, step_block
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import gibbs_expectations, phi_columns
 from dscir.models.lda.model import add_counts
-from dscir.models.lda.tasks import GibbsResult
+from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
 from dscir.samplers.simplex import normalize_log
@@ -64,7 +64,8 @@ def gibbs_results(n_words: int, n_tasks: int, seed: int = 0) -> list[GibbsResult
     out = []
     for _ in range(n_tasks):
         words = np.sort(rng.choice(n_words, size=n_words // 2, replace=False)).astype(np.int64)
-        out.append(GibbsResult(words, rng.integers(0, 50, size=(K, words.size)), 10, 0))
+        counts = rng.integers(0, 50, size=(K, words.size)) * (rng.random((K, words.size)) < 0.4)
+        out.append(GibbsResult(words, counts, 10, 0))
     return out
 
 
@@ -80,7 +81,7 @@ def test_blocked_step_is_the_dense_step_on_the_block_columns():
     counts = add_counts(np.zeros((K, 40), np.int64), results)
     factor, h, m = 270 / 30 / 10, 0.4, 7
     step = functools.partial(step_block, sampler, 0.5, factor, h, 3, m)
-    timed = [(r, None) for r in results]
+    timed = [(sparse_counts(r), None) for r in results]
     for b in made:
         lo, hi = b.lo, b.lo + 10
         got = blocks.step_block(b, step, None, *timed)
@@ -120,7 +121,7 @@ def test_row_totals_are_the_dense_rows_totals():
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
     norm = blocks.combine([b.lse for b in made])
-    got = blocks.row_totals(norm, 2.5, *[(r, None) for r in results])
+    got = blocks.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
     np.testing.assert_allclose(got[0], np.exp(dense).sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(got[1], counts.sum(axis=1) * 2.5)
 
@@ -136,7 +137,9 @@ def test_columns_from_blocks_are_the_dense_phi_columns():
     _, _, made, dense = dense_blocks(40, 10)
     norm = blocks.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
-    got = blocks.columns(words, norm, "float64", *made)
+    bounds = np.array([b.lo for b in made] + [40])
+    got = blocks.join_columns(*[blocks.block_columns(made[b], part, norm, "float64")
+                                for b, part in blocks.words_by_block(words, bounds)])
     np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
                                rtol=1e-12, atol=0)
 
@@ -347,3 +350,18 @@ def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path
     np.testing.assert_array_equal(run.state["log_theta"], fields["log_theta"])
     sound, problems = verify(tmp_path / "run")
     assert not problems and any("phi_mean" in a for a in sound)
+
+
+def test_sparse_counts_are_the_nonzero_counts_by_word():
+    """What a Gibbs task sends the blocks: every nonzero count, exactly, ordered
+    by word (guards against entries dropped or out of order, which the blocks'
+    range lookups would then miss)."""
+    (result,) = gibbs_results(40, 1, seed=3)
+    sparse = sparse_counts(result)
+    assert np.all(np.diff(sparse.word_ids) >= 0)
+    dense = np.zeros((K, 40), np.int64)
+    dense[sparse.topics, sparse.word_ids] = sparse.values
+    want = np.zeros((K, 40), np.int64)
+    want[:, result.words] = result.topic_word
+    np.testing.assert_array_equal(dense, want)
+    assert sparse.values.size == np.count_nonzero(result.topic_word)

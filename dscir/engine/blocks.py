@@ -101,52 +101,55 @@ def block_lse(block: Block) -> tuple[np.ndarray, TaskTime | None]:
     return block.lse, block.task
 
 
-def columns(words: np.ndarray, norm: np.ndarray, dtype: str, *blocks: Block) -> np.ndarray:
-    """phi columns of ``words`` (sorted) from the ``blocks`` that hold them, each
-    rescaled by its maximum (as ``phi_columns``), as ``dtype``."""
-    out = np.empty((norm.size, words.size), dtype=dtype)
-    for b in blocks:
-        log_theta = np.asarray(b.state.log_theta)
-        sel = np.flatnonzero((words >= b.lo) & (words < b.lo + log_theta.shape[1]))
-        cols = log_theta[:, words[sel] - b.lo] - norm[:, None]
-        out[:, sel] = np.exp(cols - cols.max(axis=0, keepdims=True))
-    return out
+def words_by_block(words: np.ndarray, bounds: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The blocks (by ``bounds``) holding any of ``words`` (sorted), each with its
+    share of them, in block order."""
+    cuts = np.searchsorted(words, bounds)
+    return [(b, words[cuts[b]:cuts[b + 1]]) for b in range(bounds.size - 1)
+            if cuts[b + 1] > cuts[b]]
 
 
-def mean_log_columns(words: np.ndarray, n_samples: int, norm: np.ndarray,
-                     *blocks: Block) -> np.ndarray:
-    """float64 log columns of ``words`` of the kept samples' mean phi (the current
-    phi when ``n_samples`` is 0), from the ``blocks`` that hold them."""
-    out = np.empty((norm.size, words.size))
-    for b in blocks:
-        width = b.phi_sum.shape[1]
-        sel = np.flatnonzero((words >= b.lo) & (words < b.lo + width))
-        if n_samples:
-            with np.errstate(divide="ignore"):
-                out[:, sel] = np.log(b.phi_sum[:, words[sel] - b.lo] / n_samples)
-        else:
-            out[:, sel] = np.asarray(b.state.log_theta)[:, words[sel] - b.lo] - norm[:, None]
-    return out
+def block_columns(block: Block, words: np.ndarray, norm: np.ndarray, dtype: str) -> np.ndarray:
+    """phi columns of ``words`` (sorted, all held by ``block``), each rescaled by
+    its maximum (as ``phi_columns``), as ``dtype``: cut where the block lives, so
+    only the columns travel."""
+    cols = np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+    return np.exp(cols - cols.max(axis=0, keepdims=True)).astype(dtype)
+
+
+def block_mean_log_columns(block: Block, words: np.ndarray, n_samples: int,
+                           norm: np.ndarray) -> np.ndarray:
+    """float64 log columns of ``words`` (sorted, all held by ``block``) of the kept
+    samples' mean phi (the current phi when ``n_samples`` is 0)."""
+    if n_samples:
+        with np.errstate(divide="ignore"):
+            return np.log(block.phi_sum[:, words - block.lo] / n_samples)
+    return np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+
+
+def join_columns(*pieces: np.ndarray) -> np.ndarray:
+    """The columns of consecutive blocks side by side (in block order)."""
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
 
 
 def block_counts(block: Block, results: Sequence) -> np.ndarray:
-    """int64 [K, width]: the counts of the block's words in ``results`` (each with
-    ``words``, sorted global ids, and ``topic_word`` [K, U]), added exactly."""
+    """int64 [K, width]: the counts of the block's words in ``results`` (each a
+    ``SparseCounts``: nonzero entries ordered by global word id), added exactly."""
     width = block.phi_sum.shape[1]
     counts = np.zeros((block.lse.size, width), np.int64)
     for r in results:
-        sel = np.flatnonzero((r.words >= block.lo) & (r.words < block.lo + width))
-        counts[:, r.words[sel] - block.lo] += r.topic_word[:, sel]
+        a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))
+        counts[r.topics[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]
     return counts
 
 
 def row_totals(norm: np.ndarray, factor: float, *results: tuple[Any, TaskTime]) -> np.ndarray:
     """[2, K]: the rows' theta totals (exp of the row normalisers) and count totals
-    (every result's ``topic_word`` rows, added exactly, times ``factor``), which a
+    (every result's counts by topic, added exactly, times ``factor``), which a
     step reading whole-row totals needs in every block."""
     counts = np.zeros(norm.size, np.int64)
     for r, _ in results:
-        counts += r.topic_word.sum(axis=1)
+        np.add.at(counts, r.topics, r.values)
     return np.stack([np.exp(norm), counts * factor])
 
 
@@ -255,21 +258,30 @@ class BlockedState:
         """The blocks that hold any of ``words``."""
         return np.unique(np.searchsorted(self.bounds, words, side="right") - 1).tolist()
 
+    def _cut(self, what: str, fn: Callable, words: Sequence[np.ndarray], args: tuple,
+             near: Sequence[str | None]) -> list[Any]:
+        """Per ``words[j]``: ``fn(block, its words, *args)`` on each block holding
+        some of them (where the block lives), joined by one task near ``near[j]``."""
+        out = []
+        for j, w in enumerate(words):
+            pieces = [self.executor.submit(f"{what}-piece", fn, self.futures[b], part, *args,
+                                           j=j * self.n_blocks + b)
+                      for b, part in words_by_block(w, self.bounds)]
+            out.append(self.executor.submit(what, join_columns, *pieces, j=j, near=near[j]))
+        return out
+
     def columns(self, words: Sequence[np.ndarray], dtype: str,
                 near: Sequence[str | None] | None = None) -> list[Any]:
-        """Futures of the phi columns of each ``words`` (one task each), cut on
-        workers; task j runs near ``near[j]`` when given."""
-        near = near or [None] * len(words)
-        return [self.executor.submit("columns", columns, w, self.norm, dtype,
-                                     *(self.futures[b] for b in self.holding(w)), j=j,
-                                     near=near[j])
-                for j, w in enumerate(words)]
+        """Futures of the phi columns of each ``words`` (sorted; ``block_columns``),
+        cut on the blocks' workers and joined near ``near[j]`` when given."""
+        return self._cut("columns", block_columns, words, (self.norm, dtype),
+                         near or [None] * len(words))
 
     def mean_log_columns(self, words: Sequence[np.ndarray], n_samples: int) -> list[Any]:
-        """Futures of the log mean-phi columns of each ``words`` (``mean_log_columns``)."""
-        return [self.executor.submit("mean-columns", mean_log_columns, w, n_samples, self.norm,
-                                     *(self.futures[b] for b in self.holding(w)), j=j)
-                for j, w in enumerate(words)]
+        """Futures of the log mean-phi columns of each ``words`` (sorted;
+        ``block_mean_log_columns``)."""
+        return self._cut("mean-columns", block_mean_log_columns, words,
+                         (n_samples, self.norm), [None] * len(words))
 
     def step(self, step: Callable, results: Sequence[Any], words: Sequence[np.ndarray],
              factor: float | None = None) -> None:

@@ -252,3 +252,30 @@ def collapsed_sweep(doc_ptr, tok_word, z, nwk, ndk, nk, alpha, beta, n_words, ke
             nd[k] += 1
             nk[k] += 1
             inv[k] = 1.0 / (nk[k] + wbeta)
+
+
+@nb.njit(cache=True, nogil=True)
+def nonzero_by_column(m):
+    """(cols int32, rows int32, values int64) of the nonzero entries of the 2-d
+    integer array ``m``, ordered by column and, within one, by row: two passes
+    over ``m`` in memory order, no sort."""
+    n_rows, n_cols = m.shape
+    start = np.zeros(n_cols + 1, np.int64)
+    for r in range(n_rows):
+        for c in range(n_cols):
+            if m[r, c] != 0:
+                start[c + 1] += 1
+    for c in range(n_cols):
+        start[c + 1] += start[c]
+    cols = np.empty(start[n_cols], np.int32)
+    rows = np.empty(start[n_cols], np.int32)
+    values = np.empty(start[n_cols], np.int64)
+    at = start[:n_cols].copy()
+    for r in range(n_rows):
+        for c in range(n_cols):
+            v = m[r, c]
+            if v != 0:
+                i = at[c]
+                cols[i], rows[i], values[i] = c, r, v
+                at[c] = i + 1
+    return cols, rows, values

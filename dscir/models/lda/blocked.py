@@ -2,11 +2,13 @@
 
 The executor holds the sampler state (momenta too) in blocks of words (``DaskExecutor.blocked``,
 ``dscir.engine.blocks``); the driver keeps the row normalisers (O(K) per
-block). Iteration ``m``: a task per worker cuts the phi columns of the words
-of the parts that worker holds from the blocks that hold them (normalised by
+block). Iteration ``m``: for each worker, every block holding words of the
+parts that worker holds cuts their phi columns where it lives (normalised by
 the driver's row values, rescaled per column as ``phi_columns`` does, float32
-on the wire), each part's Gibbs task takes them worker to worker and its integer counts stay on its
-worker; block b adds the counts of its own words exactly and steps with
+on the wire) and one task joins them on that worker; each part's Gibbs task
+takes them and sends on only its nonzero integer counts (``SparseCounts``:
+at most tokens x kept sweeps entries of K x U); block b adds the counts of
+its own words exactly and steps with
 a_hat = beta + counts x D / |S| / n_kept and the stream (seed, SAMPLER, m, b).
 The samplers whose step reads the rows' totals (all but SCIR: theta_k. and
 c_k. in the expanded-mean gradient) get them from one ``row-totals`` task over
@@ -37,7 +39,7 @@ from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.model import LDAModel, check_finite
 from dscir.models.lda.placement import check_model_placement
-from dscir.models.lda.tasks import GibbsResult, gibbs_counts
+from dscir.models.lda.tasks import SparseCounts, gibbs_counts, sparse_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -63,11 +65,12 @@ def step_block(sampler, beta: float, factor: float, h: float, seed: int, m: int,
 
 
 def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols: np.ndarray,
-                       *args) -> GibbsResult:
+                       *args) -> SparseCounts:
     """``gibbs_counts`` of a part whose ``words`` are among ``cut_words``, the words
-    whose columns ``cut_cols`` were cut once for every part on this worker."""
+    whose columns ``cut_cols`` were cut once for every part on this worker; its
+    nonzero counts only, for the blocks (``sparse_counts``)."""
     cols = cut_cols[:, np.searchsorted(cut_words, words)]
-    return gibbs_counts(batch, words, cols, *args)
+    return sparse_counts(gibbs_counts(batch, words, cols, *args))
 
 
 def by_holder(holders: list[str | None]) -> list[list[int]]:
@@ -79,7 +82,7 @@ def by_holder(holders: list[str | None]) -> list[list[int]]:
     return list(groups.values())
 
 
-def gibbs_summary(result: tuple[GibbsResult, Any]) -> tuple[int, Any]:
+def gibbs_summary(result: tuple[SparseCounts, Any]) -> tuple[int, Any]:
     """What the driver sees of a Gibbs task: its tokens and its timing."""
     return result[0].n_tokens, result[1]
 

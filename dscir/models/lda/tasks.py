@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
+from dscir.models.lda._kernels import nonzero_by_column
 from dscir.models.lda.kernels import gibbs_expectations, topic_proportions
 
 
@@ -31,6 +32,26 @@ def gibbs_counts(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha
         alpha, sweeps, seed, iteration, kernel,
     )
     return GibbsResult(words, topic_word, int(n_kept), int(batch.data.sum()))
+
+
+class SparseCounts(NamedTuple):
+    """A Gibbs task's counts as the vocabulary blocks take them: its nonzero
+    (topic, word) entries, ordered by word. At most tokens x kept sweeps of the
+    K x U entries are nonzero (far fewer at large K), so this is what crosses
+    the wire and what a block adds, not the dense K x U matrix."""
+
+    word_ids: np.ndarray  # int32 [nnz] global word ids, ascending
+    topics: np.ndarray  # int32 [nnz]
+    values: np.ndarray  # int64 [nnz] counts summed over kept sweeps, > 0
+    n_kept: int
+    n_tokens: int
+
+
+def sparse_counts(result: GibbsResult) -> SparseCounts:
+    """``result``'s nonzero counts, exactly, ordered by word."""
+    cols, topics, values = nonzero_by_column(result.topic_word)
+    return SparseCounts(result.words.astype(np.int32)[cols], topics, values, result.n_kept,
+                        result.n_tokens)
 
 
 def block_topics(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha: float,
