@@ -35,6 +35,11 @@ from _common import ROOT, cpu_model
 RESULTS = ROOT / "benchmarks" / "results"
 SPLIT = ("wall", "compute", "transfer", "queue", "update", "compute_sum")
 DOC_TOKENS = 300
+RAM_SHARE = 0.6  # a cell whose K x W state needs more of the machine's RAM is not run
+
+
+def machine_ram_gb() -> float:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
 ZIPF = 1.07
 
 
@@ -65,7 +70,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     from dscir.models.lda import model_type
 
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
-              placement=placement, kernel=args.kernel, policy="reference").chain_config()
+              placement=placement, kernel=args.kernel, policy="reference").chain_config(store)
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(model_type(cfg.placement), cfg, store, DaskExecutor(client, store, "lda"))
@@ -142,6 +147,12 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
              args) -> dict:
     cell = {"topics": k, "words": w, "batch": batch, "workers": workers,
             "asked_placement": placement, "load_before": os.getloadavg()}
+    state_gb, ram_gb = k * w * 8 / 1e9, machine_ram_gb()
+    if state_gb > RAM_SHARE * ram_gb:
+        cell["error"] = (f"not run: the K x W float64 state alone is {state_gb:.0f} GB, more "
+                         f"than {RAM_SHARE:.0%} of this machine's {ram_gb:.0f} GB of RAM (the "
+                         f"blocks need {state_gb / workers:.0f} GB per worker on {workers})")
+        return cell
     cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}", f"--batch={batch}",
            f"--workers={workers}", f"--sweeps={args.sweeps}", f"--warmup={args.warmup}",
            f"--iterations={args.iterations}", f"--placement={placement}",

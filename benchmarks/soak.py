@@ -15,9 +15,10 @@ subprocess:
 Reports iterations completed, kills survived, iterations redone after the
 driver kill, and whether the disturbed run equals the undisturbed one (held-out
 perplexities, mean phi, final state and stored samples, compared exactly).
-Writes benchmarks/results/soak.json and soak.png.
+Writes benchmarks/results/<out>.json and .png (``--out``, default soak).
 
     cd benchmarks && python soak.py [--iterations 200] [--topics 50] [--sweeps 50]
+        [--placement workers --block-entries 25000 --out soak_workers]
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def fit_command(store: Path, address: str, args, *extra: str) -> list[str]:
         "--topics", str(args.topics), "--iterations", str(args.iterations),
         "--batch-size", "50", "--sweeps", str(args.sweeps), "--eval-sweeps",
         str(args.eval_sweeps), "--eval-every", str(args.eval_every), "--thin", "5",
-        "--seed", str(args.seed), "--top", "8", *extra,
+        "--seed", str(args.seed), "--top", "8", "--placement", args.placement,
+        *(["--block-entries", str(args.block_entries)] if args.block_entries else []), *extra,
     ]
 
 
@@ -208,12 +210,18 @@ def main() -> None:
     p.add_argument("--heldout", type=int, default=1000, help="held-out documents")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", type=Path, default=DATA, help="folder of wiki.ldac.gz, vocab.txt")
+    p.add_argument("--placement", choices=["auto", "driver", "workers"], default="auto",
+                   help="where the topics live (auto: the driver at this size)")
+    p.add_argument("--block-entries", type=int, default=None,
+                   help="parameters per vocabulary block with --placement workers")
+    p.add_argument("--out", default="soak", help="result name in benchmarks/results")
     args = p.parse_args()
 
     import dask
     from distributed import Client, LocalCluster
 
     RESULTS.mkdir(exist_ok=True)
+    load_before = os.getloadavg()
     # A LocalCluster closes a nanny whose worker has been gone for this long
     # (default 15 s); with a kill every few seconds one may be gone at that
     # moment, so the cluster would shrink for good. Keep both nannies.
@@ -235,6 +243,7 @@ def main() -> None:
         "args": {k: list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v
                  for k, v in vars(args).items()},
         "command": "cd benchmarks && python soak.py " + " ".join(sys.argv[1:]),
+        "load": {"before": load_before, "after": os.getloadavg()},
         "undisturbed": {"seconds": ref["seconds"], "stdout": ref["stdout"]},
         "disturbed": {
             "seconds": hit["seconds"], "stdout": hit["stdout"], "events": kills,
@@ -246,8 +255,8 @@ def main() -> None:
         "same_stdout": ref["stdout"] == hit["stdout"],
         "match": match,
     }
-    (RESULTS / "soak.json").write_text(json.dumps(result, indent=1))
-    plot(result, RESULTS / "soak.png")
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1))
+    plot(result, RESULTS / f"{args.out}.png")
     d = result["disturbed"]
     print(f"iterations completed {result['iterations_completed']}; survived "
           f"{d['worker_kills']} worker kills and {d['driver_kills']} driver kill(s) "

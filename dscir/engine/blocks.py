@@ -6,9 +6,11 @@ setting, never on the cluster, so the chain is the same on any number of
 workers. Each block (its sampler state, its running sum of kept phi and the
 row log-sum-exp of its log theta) is the result of a task, held by a worker
 as a Dask future. Per iteration the driver sees O(K) per block (``lse``) and
-combines the blocks' values in block order into the row normalisers; tasks
-cut phi columns from the blocks for the minibatch's tasks (worker to worker)
-and step each block with the counts of its own words, added exactly.
+combines the blocks' values in block order into the row normalisers; each
+block cuts the phi columns of the minibatch's words it holds where it lives,
+and one task per worker joins them (only columns travel, never blocks); each
+block steps with the counts of its own words, added exactly from the Gibbs
+tasks' nonzero entries.
 
 A lost block is recomputed by Dask from its lineage: every task is a pure
 function of its inputs (the store, the seed, the previous blocks), so the
