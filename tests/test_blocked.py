@@ -144,6 +144,23 @@ def test_columns_from_blocks_are_the_dense_phi_columns():
                                rtol=1e-12, atol=0)
 
 
+
+def test_mean_log_columns_from_blocks_are_the_dense_ones():
+    """Held-out scoring's columns: log of the kept phi's mean, or the current log
+    phi before any is kept, cut per block and joined (guards against a block's
+    columns taken at the wrong offset or the mean not divided)."""
+    _, _, made, dense = dense_blocks(40, 10)
+    norm = blocks.combine([b.lse for b in made])
+    words = np.array([1, 2, 12, 25, 26, 27, 38], np.int64)
+    bounds = np.array([b.lo for b in made] + [40])
+    kept = [blocks.keep_block(blocks.keep_block(b, norm), norm) for b in made]
+    log_phi = normalize_log(dense, axis=1)
+    for n_samples, source, want in ((0, made, log_phi), (2, kept, log_phi)):
+        got = blocks.join_columns(*[
+            blocks.block_mean_log_columns(source[b], part, n_samples, norm)
+            for b, part in blocks.words_by_block(words, bounds)])
+        np.testing.assert_allclose(got, want[:, words], rtol=1e-12, atol=1e-12)
+
 def test_float32_columns_give_the_float64_counts():
     counts, _ = synthetic_lda(200, 60, seed=4)
     batch = counts.tocsr()
