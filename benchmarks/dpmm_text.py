@@ -18,7 +18,8 @@ counts; the exact Gibbs slice sampler; the stochastic slice sampler with SCIR
 and SGRLD steps at the reference settings, each with ``init="random"`` (the
 reference start) or ``init="kmeans++"`` (components seeded on documents); and
 every sampler with ``DPMixture``'s default settings (``<sampler>/auto``: the
-policy of ``dscir.models.policy``, resolved on the store). The
+policy of ``dscir.models.policy``, resolved on the store; ``sgrld/auto`` is
+``DPMixture()``'s default on text, where the policy picks SGRLD). The
 stochastic chains run in this process (``LocalExecutor``): the chain is the
 same as on a Dask cluster, which only changes the seconds.
 

@@ -108,7 +108,16 @@ MUTANTS = [
            'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
            "out.update(n_init=TEXT_COMPONENTS)",
            ("tests/test_dpmm_policy.py::"
-            "test_default_scir_recovers_the_clusters_the_reference_merges",)),
+            "test_default_samplers_recover_the_clusters_the_reference_merges",)),
+    Mutant("dp-policy-scir-on-text", "dscir/models/policy.py",
+           "        return TEXT_SAMPLER\n", "        return DEFAULT_SAMPLER\n",
+           ("tests/test_dpmm_policy.py::"
+            "test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named",
+            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+    Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
+           'sampler=sampler, a0=float(value["a0"])',
+           'sampler=self.sampler or "scir", a0=float(value["a0"])',
+           ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
            'out["init"] = "kmeans++"', 'out["init"] = "random"',
            ("tests/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),

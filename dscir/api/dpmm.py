@@ -12,7 +12,7 @@ from dscir.api.params import Interval, Options, Pair
 from dscir.errors import DscirError
 from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)
-from dscir.models.policy import POLICIES, corpus_shape, default_settings
+from dscir.models.policy import POLICIES, corpus_shape, default_settings, dp_sampler
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
@@ -28,13 +28,15 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     Parameters
     ----------
-    sampler : "scir" (default) or "sgrld": the stochastic slice sampler on a
-        Dask cluster with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice
-        sampler on all training users in this process (no cluster).
+    sampler : "scir" or "sgrld": the stochastic slice sampler on a Dask cluster
+        with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice sampler on all
+        training users in this process (no cluster); None (default): the
+        policy's (SGRLD on text under "auto", else SCIR).
     policy : where unset (None) settings come from: "auto" (default: from the
-        corpus's vocabulary size and documents; on text, W >= 1000, 100 components
-        seeded by k-means++) or "reference" (the papers' msweb settings); see
-        ``dscir.models.policy``. The fit records the resolved settings.
+        corpus's vocabulary size and documents; on text, W >= 1000, SGRLD and 100
+        components seeded by k-means++) or "reference" (the papers' msweb
+        settings); see ``dscir.models.policy``. The fit records the resolved
+        settings.
     a0 : Dirichlet concentration of the components (None: the sampler's reference value).
     alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
     batch_size : users per minibatch (stochastic samplers; None: the policy's).
@@ -56,7 +58,7 @@ class DPMixture(HeldoutPredictive, Estimator):
     _unit = "users"
     _shown = ("sampler", "policy", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
     _parameter_constraints = {
-        "sampler": Options(tuple(REFERENCE)),
+        "sampler": Options((*REFERENCE, None)),
         "policy": Options(POLICIES),
         "a0": Interval(numbers.Real, 0, open_low=True, none=True),
         "alpha_prior": Pair(("{} shape", "{} rate"), _POSITIVE, _POSITIVE),
@@ -72,7 +74,8 @@ class DPMixture(HeldoutPredictive, Estimator):
         "seed": Interval(numbers.Integral, 0),
     }
 
-    def __init__(self, sampler: str = "scir", *, policy: str = "auto", a0: float | None = None,
+    def __init__(self, sampler: str | None = None, *, policy: str = "auto",
+                 a0: float | None = None,
                  alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int | None = None,
                  step_sizes: tuple[float, float] | None = None, n_init: int | None = None,
                  init: str | None = None,
@@ -95,13 +98,14 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     def _make_config(self, store: str | None = None) -> DPMMConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        defaults = default_settings(self.policy, self.sampler, *shape)
+        sampler = dp_sampler(self.policy, self.sampler, shape[0])
+        defaults = default_settings(self.policy, sampler, *shape)
         value = {k: self._reference(defaults, k) for k in defaults}
         steps = value["step_sizes"]
         h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
         shape, rate = self.alpha_prior
         return DPMMConfig(
-            sampler=self.sampler, a0=float(value["a0"]), alpha_shape=float(shape),
+            sampler=sampler, a0=float(value["a0"]), alpha_shape=float(shape),
             alpha_rate=float(rate), batch_size=int(value["batch_size"]),
             step_theta=float(h_theta), step_sticks=float(h_dp), n_init=int(value["n_init"]),
             seed=int(self.seed), burn_in=self._burn_in(), thin=int(self.thin),

@@ -17,13 +17,15 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit a DP mixture of multinomials on a corpus store (rows = users, "
         "columns = areas) by the stochastic slice sampler with SCIR or SGRLD steps on "
         "Dask, or by the exact Gibbs slice sampler in this process. Unset settings come "
-        "from --policy: 'auto' (default) seeds 100 components by k-means++ on corpora of "
-        "1000 words or more and takes a minibatch of min(1000, N/4) users; 'reference' "
-        "keeps the papers' values of the chosen sampler: "
+        "from --policy: 'auto' (default) runs SGRLD (unless --sampler names one) and seeds "
+        "100 components by k-means++ on corpora of 1000 words or more (else SCIR), with a "
+        "minibatch of min(1000, N/4) users; 'reference' keeps the papers' values of the "
+        "chosen sampler (default SCIR): "
         + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
     )
     p.add_argument("store", help="corpus store (see `dscir ingest`)")
-    p.add_argument("--sampler", default="scir", choices=sorted(DPMM_DEFAULTS))
+    p.add_argument("--sampler", choices=sorted(DPMM_DEFAULTS),
+                   help="default: the policy's (SGRLD on text under auto, else SCIR)")
     p.add_argument("--policy", default="auto", choices=["auto", "reference"],
                    help="where unset settings come from (see above)")
     p.add_argument("--iterations", type=int, default=1000)
@@ -61,7 +63,7 @@ def _fit_dpmm(args: argparse.Namespace) -> int:
         eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
     )
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
-    print(f"{model.n_iter_} iterations ({args.sampler}): {model.n_clusters_} occupied "
+    print(f"{model.n_iter_} iterations ({model.config_.sampler}): {model.n_clusters_} occupied "
           f"clusters, {model.n_components_} components represented, alpha = "
           f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept")
     if corpus.heldout_docs().size:
