@@ -32,8 +32,7 @@ corpora, rule by rule:
   with theta_k. near W (the reflected kicks of the words without counts):
   about ``TOP_SHARE`` x H, H = (N/K) W / (N/K + W). The papers' eps = 0.02
   sits at the edge (max eps theta 2.2-2.4 on rows at the scale of wiki, ap,
-  kos and news), so an LDA chain diverges by chance (ap, K = 50, at iteration
-  199). eps = min(reference, ``GSGRHMC_MARGIN`` / (TOP_SHARE x H)) keeps it at
+  kos and news), so an LDA chain diverges by chance (ap, K = 50). eps = min(reference, ``GSGRHMC_MARGIN`` / (TOP_SHARE x H)) keeps it at
   0.2-1.2 there (``benchmarks/gsgrhmc_stiffness.py --policy``); not on a
   corpus as small as reuters at K = 50 (2.1), where H underestimates. The
   price is slower mixing. SGRLD, SGLD and SGHMC keep their reference steps
