@@ -12,14 +12,17 @@ over 20,000 words with a Zipf base, see ``make_gen``). Every corpus holds out
 
 Each system trains on the training documents with K = 50 (both dscir runs:
 minibatch 50, 40 Gibbs sweeps per visit (half burn-in), 200 iterations;
-tomotopy: alpha 0.1, eta 0.01 as in peers.py, 200 iterations), snapshots its
+tomotopy: alpha 0.1, eta 0.01 as in peers.py, 200 iterations; ``--budgets``
+and ``--sweeps`` change dscir's), snapshots its
 topics at two budgets (kept small: the study ran on a shared 2-core machine),
 and every snapshot is scored after training by dscir's document-completion
 perplexity (every 10th token of each held-out document, completion alpha 0.1,
 50 sweeps, seed 0; ``dscir.models.lda.perplexity``) on one 2-worker
 LocalCluster. "junk" is the share of the final topics' top-10 words that occur
 in fewer than 5 training documents. ``--shares`` adds dscir runs whose beta is
-the policy's rule at other prior shares (the pilot that set PRIOR_SHARE).
+the policy's rule at other prior shares (the pilot that set PRIOR_SHARE),
+``--steps`` and ``--kappas`` runs with the policy's settings but SCIR's
+initial step h or its decay kappa given.
 Writes benchmarks/results/defaults_{corpus}.json and .png.
 
     python benchmarks/defaults.py --corpus ap
@@ -137,12 +140,13 @@ def make_gen(path: Path, seed: int, n_topics: int = 50, n_words: int = 20_000,
 # -- training ----------------------------------------------------------------------
 
 
-def dscir_config(store: str, policy: str, seed: int, beta: float | None = None):
+def dscir_config(store: str, policy: str, seed: int, beta: float | None = None,
+                 step: float | None = None, kappa: float | None = None):
     from dscir.api import LDA
 
     return LDA(n_topics=K, sampler="scir", batch_size=BATCH, sweeps=SWEEPS, beta=beta,
-               n_iter=max(DSCIR_BUDGETS), eval_sweeps=SCORE_SWEEPS, seed=seed, policy=policy,
-               progress=False).chain_config(store)
+               step_size=step, kappa=kappa, n_iter=max(DSCIR_BUDGETS), eval_sweeps=SCORE_SWEEPS,
+               seed=seed, policy=policy, progress=False).chain_config(store)
 
 
 def train_dscir(client, store: str, cfg):
@@ -215,12 +219,15 @@ def run(args) -> dict:
         print(info, flush=True)
         systems, snaps = [], {}
         with dask_client(n_workers=2, dashboard_address=None) as client:
-            plans = [(s, s, None) for s in args.systems if s != "tomotopy"]
+            plans = [(s, s, None, None, None) for s in args.systems if s != "tomotopy"]
             for share in args.shares:
                 size = info["train_tokens"] / K / c.n_words
-                plans.append((f"share {share:g}", "default", max(1e-4, min(0.5, share * size))))
-            for name, policy, beta in plans:
-                cfg = dscir_config(store, policy, args.seed, beta)
+                plans.append((f"share {share:g}", "default", max(1e-4, min(0.5, share * size)),
+                              None, None))
+            plans += [(f"step {h:g}", "default", None, h, None) for h in args.steps]
+            plans += [(f"kappa {k:g}", "default", None, None, k) for k in args.kappas]
+            for name, policy, beta, step, kappa in plans:
+                cfg = dscir_config(store, policy, args.seed, beta, step, kappa)
                 keep = ("alpha", "beta", "step_size", "tau", "kappa", "policy", "sweeps",
                         "batch_size")
                 load = os.getloadavg()
@@ -314,14 +321,24 @@ def table() -> str:
 
 
 def main() -> None:
+    global DSCIR_BUDGETS, SWEEPS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--table", action="store_true", help="print the README table and stop")
     p.add_argument("--corpus", choices=CORPORA)
     p.add_argument("--systems", default="default,reference,tomotopy")
     p.add_argument("--shares", default="", help="extra dscir runs: beta at these prior shares")
+    p.add_argument("--steps", default="",
+                   help="extra dscir runs: the policy's settings with SCIR's h at these values")
+    p.add_argument("--kappas", default="",
+                   help="extra dscir runs: the policy's settings with SCIR's kappa at these values")
+    p.add_argument("--budgets", default=",".join(map(str, DSCIR_BUDGETS)),
+                   help="dscir's snapshot iterations (the last is n_iter; burn-in its half)")
+    p.add_argument("--sweeps", type=int, default=SWEEPS, help="dscir's Gibbs sweeps per visit")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tag", default="", help="suffix of the result files")
     args = p.parse_args()
+    DSCIR_BUDGETS = sorted(int(x) for x in args.budgets.split(",") if x)
+    SWEEPS = args.sweeps
     if args.table:
         print(table())
         return
@@ -329,6 +346,8 @@ def main() -> None:
         p.error("--corpus is required")
     args.systems = [s for s in args.systems.split(",") if s]
     args.shares = [float(x) for x in args.shares.split(",") if x]
+    args.steps = [float(x) for x in args.steps.split(",") if x]
+    args.kappas = [float(x) for x in args.kappas.split(",") if x]
     RESULTS.mkdir(exist_ok=True)
     load = os.getloadavg()
     out = run(args)

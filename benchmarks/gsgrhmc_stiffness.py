@@ -15,6 +15,15 @@ same gSGRHMC with its friction and noise integrated exactly as an
 Ornstein-Uhlenbeck step (r -> e^{-eps theta} r + sqrt(1 - e^{-2 eps theta}) xi).
 
     python benchmarks/gsgrhmc_stiffness.py [--steps 2000]
+
+``--policy`` checks LDA's default policy's gSGRHMC step instead
+(``dscir.models.lda.policy``): one row per corpus of ``defaults.py`` (its
+stored sizes) and K = 50, 100, counts a Zipf(1.1) draw of N / K tokens over W
+words, the reference eps = 0.02 against the policy's; recorded: max eps x
+theta over the second half of the steps (or the step where theta stopped being
+finite) and the L1 to the posterior mean. Writes gsgrhmc_policy.json.
+
+    python benchmarks/gsgrhmc_stiffness.py --policy --steps 3000
 """
 
 from __future__ import annotations
@@ -33,9 +42,47 @@ RESULTS = Path(__file__).resolve().parent / "results"
 W, TOKENS, PRIOR = 6130, 50_000, 1e-4
 
 
-def topic_counts() -> np.ndarray:
-    p = 1.0 / np.arange(1, W + 1) ** 1.1
-    return np.random.default_rng(0).multinomial(TOKENS, p / p.sum()).astype(np.float64)
+def topic_counts(n_words: int = W, tokens: int = TOKENS) -> np.ndarray:
+    p = 1.0 / np.arange(1, n_words + 1) ** 1.1
+    return np.random.default_rng(0).multinomial(tokens, p / p.sum()).astype(np.float64)
+
+
+def edge(counts: np.ndarray, eps: float, steps: int) -> dict:
+    """gSGRHMC at a constant eps on one row: max eps x theta over the second half,
+    or the step at which theta stopped being finite."""
+    from dscir.rng import derive
+    from dscir.samplers import get_sampler
+
+    sampler = get_sampler("gsgrhmc")
+    state = sampler.init(np.random.default_rng(1).gamma(1.0, 1.0, size=(1, counts.size)))
+    top = 0.0
+    for m in range(steps):
+        state = sampler.step(state, PRIOR, counts[None], eps, derive(3, m))
+        if not np.all(np.isfinite(state.theta)):
+            return {"eps": eps, "diverged_at": m + 1}
+        if m >= steps // 2:
+            top = max(top, eps * float(state.theta.max()))
+    phi = state.theta[0] / state.theta.sum()
+    post = (PRIOR + counts) / (PRIOR + counts).sum()
+    return {"eps": eps, "max_eps_theta": top, "l1": float(np.abs(phi - post).sum())}
+
+
+def policy_check(steps: int) -> list[dict]:
+    """The reference step against the default policy's on each corpus's scale."""
+    from dscir.models.lda.policy import CorpusSize, choose
+
+    rows = []
+    for corpus in ("wiki", "ap", "kos", "reuters", "news"):
+        c = json.loads((RESULTS / f"defaults_{corpus}.json").read_text())["corpus"]
+        size = CorpusSize(c["n_train"], c["n_words"], c["train_tokens"])
+        for k in (50, 100):
+            counts = topic_counts(size.n_words, round(size.n_tokens / k))
+            eps = choose("default", "gsgrhmc", k, 50, size)["step_size"]
+            row = {"corpus": corpus, "K": k, "W": size.n_words, "tokens": int(counts.sum()),
+                   "reference": edge(counts, 0.02, steps), "policy": edge(counts, eps, steps)}
+            print(row, flush=True)
+            rows.append(row)
+    return rows
 
 
 def ou_friction_step(theta, r, counts, eps, rng):
@@ -100,7 +147,16 @@ def plot(results: list[dict], path: Path) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--policy", action="store_true",
+                   help="the default policy's gSGRHMC step against the reference's")
     args = p.parse_args()
+    if args.policy:
+        load = os.getloadavg()
+        out = {"command": "python " + " ".join(sys.argv), "load_before": load,
+               "machine": {"cpu": cpu_model(), "cores": os.cpu_count()}, "args": vars(args),
+               "rows": policy_check(args.steps), "load_after": os.getloadavg()}
+        (RESULTS / "gsgrhmc_policy.json").write_text(json.dumps(out, indent=1))
+        return
     from dscir.samplers.schedules import polynomial
 
     counts = topic_counts()

@@ -529,6 +529,7 @@ def main() -> None:
     p.add_argument("--policy", choices=["reference", "default"], default="reference",
                    help="dscir's settings: the papers' (reference) or LDA's default policy "
                         "(results then in peers_{corpus}_default.json)")
+    p.add_argument("--tag", default="", help="suffix of the result files")
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     p.add_argument("--train", default=None, help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, help=argparse.SUPPRESS)
@@ -573,7 +574,7 @@ def main() -> None:
     versions = {m.__name__: getattr(m, "__version__", "?")
                 for m in (dscir, gensim, lda, sklearn, tomotopy)}
     name = (f"peers_{args.corpus}{'_default' if args.policy == 'default' else ''}"
-            f"{'_quick' if args.quick else ''}")
+            f"{'_quick' if args.quick else ''}{args.tag}")
     settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
                 "dscir": {"batch_size": DSCIR_BATCH, "sweeps": DSCIR_SWEEPS,
                           "policy": args.policy,

@@ -339,6 +339,9 @@ MUTANTS = [
            'out["tau"] = None if ref["tau"] is None else ref["tau"] / scale',
            'out["tau"] = ref["tau"]',
            (POLICY + "::test_scir_step_per_document_seen_does_not_depend_on_the_minibatch",)),
+    Mutant("policy-gsgrhmc-step-not-bounded", "dscir/models/lda/policy.py",
+           'out["step_size"] = min(ref["step_size"],', 'out["step_size"] = max(ref["step_size"],',
+           (POLICY + "::test_gsgrhmc_step_leaves_the_euler_friction_a_margin",)),
     # -- the topics on the workers (issue 14, part 1) --
     Mutant("blocked-counts-overwritten", "dscir/engine/blocks.py",
            "counts[r.topics[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]",

@@ -127,3 +127,35 @@ def test_bad_policy_names_and_a_missing_corpus_are_one_clear_error(small_store, 
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'tuned'" in err and "Traceback" not in err
+
+
+def _gsgrhmc_edge(size: CorpusSize, k: int, eps: float, steps: int = 600) -> float:
+    """max eps x theta over the second half of a gSGRHMC chain on one topic row:
+    counts a Zipf(1.1) draw of the tokens a topic gets (N / K) over W words."""
+    from dscir.rng import derive
+    from dscir.samplers import get_sampler
+
+    p = 1.0 / np.arange(1, size.n_words + 1) ** 1.1
+    counts = np.random.default_rng(0).multinomial(round(size.n_tokens / k), p / p.sum())
+    sampler = get_sampler("gsgrhmc")
+    state = sampler.init(np.random.default_rng(1).gamma(1.0, 1.0, size=(1, size.n_words)))
+    top = 0.0
+    for m in range(steps):
+        state = sampler.step(state, 1e-4, counts[None].astype(float), eps, derive(3, m))
+        if not np.all(np.isfinite(state.theta)):
+            return np.inf
+        if m >= steps // 2:
+            top = max(top, eps * float(state.theta.max()))
+    return top
+
+
+def test_gsgrhmc_step_leaves_the_euler_friction_a_margin():
+    """gSGRHMC's friction step r - eps theta r is unstable beyond eps theta = 2; at
+    the papers' eps = 0.02 a topic row at ap's scale (K = 50) sits at that edge,
+    where ap's LDA chain diverged by chance, and at the policy's step well inside
+    it. Guards against the reference step kept, or a rule too weak for ap."""
+    size = SIZES[1]
+    assert _gsgrhmc_edge(size, 50, REFERENCE["gsgrhmc"]["step_size"]) >= 2.0
+    eps = choose("default", "gsgrhmc", 50, 50, size)["step_size"]
+    assert eps < REFERENCE["gsgrhmc"]["step_size"]
+    assert _gsgrhmc_edge(size, 50, eps) < 1.0
