@@ -172,6 +172,7 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
 
 
 def plot(result: dict, path: Path) -> None:
+    """Seconds per iteration and driver peak RSS of the cells that ran, in run order."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,14 +180,14 @@ def plot(result: dict, path: Path) -> None:
 
     ok = [c for c in result["cells"] if "error" not in c]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    x = np.arange(len(ok))
     for placement, marker in (("driver", "o"), ("workers", "s")):
-        cs = [c for c in ok if c["placement"] == placement]
-        x = np.arange(len(cs))
-        labels = [f"K{c['topics']} W{c['words']} B{c['batch']} w{c['workers']}" for c in cs]
-        axes[0].plot(x, [c["s_per_iteration"] for c in cs], marker, label=placement)
-        axes[1].plot(x, [c["driver_peak_rss_mb"] for c in cs], marker, label=placement)
-        for ax in axes:
-            ax.set_xticks(x, labels, rotation=90, fontsize=6)
+        at = [i for i, c in enumerate(ok) if c["placement"] == placement]
+        axes[0].plot(x[at], [ok[i]["s_per_iteration"] for i in at], marker, label=placement)
+        axes[1].plot(x[at], [ok[i]["driver_peak_rss_mb"] for i in at], marker, label=placement)
+    labels = [f"K{c['topics']} W{c['words']} B{c['batch']} w{c['workers']}" for c in ok]
+    for ax in axes:
+        ax.set_xticks(x, labels, rotation=90, fontsize=6)
     axes[0].set_ylabel("median seconds per iteration")
     axes[1].set_ylabel("driver peak RSS (MB)")
     axes[0].set_yscale("log")
@@ -201,5 +202,7 @@ def plot(result: dict, path: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--cell":
         cell_main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--plot":
+        plot(json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[2]).with_suffix(".png"))
     else:
         main()
