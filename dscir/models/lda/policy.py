@@ -14,7 +14,12 @@ corpora, rule by rule:
   iterations: |S| = ceil(D / PASS_ITERATIONS), at least ``REFERENCE_BATCH``
   (the papers', for small corpora) and at most ``BATCH_CAP`` (the Gibbs task
   of a minibatch stays a few seconds; one pass over a large corpus is then
-  D / BATCH_CAP iterations), and never more than D.
+  D / BATCH_CAP iterations), and never more than D. Measured at 40 sweeps
+  against tomotopy's 200 passes (``benchmarks/defaults.py --tag _batchrule``):
+  200 iterations went from +8.2 / +9.3 / +52.8 % (|S| = 50) to -3.7 / -3.5 /
+  +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
+  iterations; an iteration costs more, so dscir still takes 2-10x tomotopy's
+  time to its perplexity.
 * **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
   against about N / K tokens of the corpus (N training tokens). SCIR's beta =
   0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
@@ -35,7 +40,10 @@ corpora, rule by rule:
   minibatch size, and equal to the papers' at |S| = 50. Neither a smaller h
   nor a faster decay (kappa 0.6, 1) brings 20 Newsgroups closer to tomotopy
   (``benchmarks/README.md``); more passes over the data do, so the schedule
-  stays the papers'.
+  stays the papers'. At the large minibatches of the rule above h is large
+  (news: |S| = 989, h = 9.89, e^-h = 5e-5, each step nearly a fresh draw
+  from one minibatch's estimate); h = 1 there was 1.5 % better in one run,
+  far less than the gap to tomotopy, so h is not capped.
 * **gSGRHMC's step size.** Its explicit Euler friction r - eps theta r is
   unstable once eps theta > 2, and on one topic row the chain's theta for the
   most frequent word settles near its scaled count over 1 + c_k. / theta_k.,
