@@ -80,7 +80,7 @@ def test_an_unset_minibatch_makes_one_pass_in_pass_iterations(n_docs):
     PASS_ITERATIONS iterations where that needs between REFERENCE_BATCH and
     BATCH_CAP documents; else it is the nearer bound (and never more than D).
     Guards against the papers' 50 kept on every corpus (one pass over 20
-    Newsgroups was 173 iterations), a pass rounded to more iterations, or a
+    Newsgroups was 198 iterations), a pass rounded to more iterations, or a
     minibatch no corpus can hold."""
     size = CorpusSize(n_docs, 5000, 150 * n_docs)
     batch = choose_batch("default", size)

@@ -8,7 +8,7 @@ corpora, rule by rule:
 * **minibatch |S|.** The papers' 50 documents make one pass over D documents
   D / 50 iterations, and an iteration costs about the same whatever its
   Gibbs work at that size (a fixed per-iteration overhead of the cluster):
-  on 20 Newsgroups (D = 8,646) 200 iterations were one pass and 52.8 % worse
+  on 20 Newsgroups (D = 9,881) 200 iterations were one pass and 52.8 % worse
   than tomotopy's 200 passes, 1,000 iterations 23 % (``benchmarks/README.md``).
   So an unset minibatch is chosen so that one pass is ``PASS_ITERATIONS``
   iterations: |S| = ceil(D / PASS_ITERATIONS), at least ``REFERENCE_BATCH``
