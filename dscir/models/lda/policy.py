@@ -18,8 +18,8 @@ corpora, rule by rule:
   against tomotopy's 200 passes (``benchmarks/defaults.py --tag _batchrule``):
   200 iterations went from +8.2 / +9.3 / +52.8 % (|S| = 50) to -3.7 / -3.5 /
   +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
-  iterations; an iteration costs more, so dscir still takes 2-10x tomotopy's
-  time to its perplexity.
+  iterations; an iteration costs more, so on ap, kos and wiki dscir still
+  takes 2-11x tomotopy's time to reach tomotopy's perplexity.
 * **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
   against about N / K tokens of the corpus (N training tokens). SCIR's beta =
   0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
