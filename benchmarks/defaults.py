@@ -10,8 +10,10 @@ Corpora: ``ap``, ``kos``, ``wiki``, ``reuters`` (../shared/data), ``news``
 over 20,000 words with a Zipf base, see ``make_gen``). Every corpus holds out
 12.5 % of its documents (a seeded choice); wiki holds out 1,000 as peers.py.
 
-Each system trains on the training documents with K = 50 (both dscir runs:
-minibatch 50, 40 Gibbs sweeps per visit (half burn-in), 200 iterations;
+Each system trains on the training documents with K = 50 (dscir runs: the
+policy's minibatch (``default``, ``reference``: 50) or 50 documents
+(``batch50``: the default policy before its minibatch rule), 40 Gibbs sweeps
+per visit (half burn-in), 200 iterations;
 tomotopy: alpha 0.1, eta 0.01 as in peers.py, 200 iterations; ``--budgets``
 and ``--sweeps`` change dscir's), snapshots its
 topics at two budgets (kept small: the study ran on a shared 2-core machine),
@@ -27,6 +29,7 @@ Writes benchmarks/results/defaults_{corpus}.json and .png.
 
     python benchmarks/defaults.py --corpus ap
     python benchmarks/defaults.py --corpus ap --systems default --shares 0.01,0.03,0.3
+    python benchmarks/defaults.py --corpus ap --systems default,batch50,tomotopy --tag _batchrule
     python benchmarks/defaults.py --table     # the README table of the stored results
 """
 
@@ -141,10 +144,11 @@ def make_gen(path: Path, seed: int, n_topics: int = 50, n_words: int = 20_000,
 
 
 def dscir_config(store: str, policy: str, seed: int, beta: float | None = None,
-                 step: float | None = None, kappa: float | None = None):
+                 step: float | None = None, kappa: float | None = None,
+                 batch: int | None = None):
     from dscir.api import LDA
 
-    return LDA(n_topics=K, sampler="scir", batch_size=BATCH, sweeps=SWEEPS, beta=beta,
+    return LDA(n_topics=K, sampler="scir", batch_size=batch, sweeps=SWEEPS, beta=beta,
                step_size=step, kappa=kappa, n_iter=max(DSCIR_BUDGETS), eval_sweeps=SCORE_SWEEPS,
                seed=seed, policy=policy, progress=False).chain_config(store)
 
@@ -219,15 +223,19 @@ def run(args) -> dict:
         print(info, flush=True)
         systems, snaps = [], {}
         with dask_client(n_workers=2, dashboard_address=None) as client:
-            plans = [(s, s, None, None, None) for s in args.systems if s != "tomotopy"]
+            plans = [(s, s, None, None, None) for s in args.systems
+                     if s in ("default", "reference")]
             for share in args.shares:
                 size = info["train_tokens"] / K / c.n_words
                 plans.append((f"share {share:g}", "default", max(1e-4, min(0.5, share * size)),
                               None, None))
             plans += [(f"step {h:g}", "default", None, h, None) for h in args.steps]
             plans += [(f"kappa {k:g}", "default", None, None, k) for k in args.kappas]
-            for name, policy, beta, step, kappa in plans:
-                cfg = dscir_config(store, policy, args.seed, beta, step, kappa)
+            plans = [p + (None,) for p in plans]
+            if "batch50" in args.systems:
+                plans.append(("batch50", "default", None, None, None, BATCH))
+            for name, policy, beta, step, kappa, size in plans:
+                cfg = dscir_config(store, policy, args.seed, beta, step, kappa, size)
                 keep = ("alpha", "beta", "step_size", "tau", "kappa", "policy", "sweeps",
                         "batch_size")
                 load = os.getloadavg()
@@ -286,15 +294,16 @@ def plot(out: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def table() -> str:
-    """The README tables (markdown) of every stored result: per corpus and system
-    the settings, the final perplexity against the best peer's, and the junk."""
+def table(tag: str = "") -> str:
+    """The README tables (markdown) of every stored result with this tag: per
+    corpus and system the settings, the final perplexity against the best
+    peer's, and the junk."""
     head = ("| corpus (D train, W, tokens) | system | alpha | beta | beta x W / (N / K) | "
-            "h, tau, kappa | perplexity (s) | vs tomotopy | junk share (topics) | "
+            "\\|S\\|, h, tau, kappa | perplexity (s) | vs tomotopy | junk share (topics) | "
             "load 1 min |")
     lines = [head, "|---" * 10 + "|"]
     for corpus in CORPORA:
-        path = RESULTS / f"defaults_{corpus}.json"
+        path = RESULTS / f"defaults_{corpus}{tag}.json"
         if not path.exists():
             continue
         out = json.loads(path.read_text())
@@ -306,7 +315,8 @@ def table() -> str:
             dscir = "beta" in st
             share = (f"{st['beta'] * c['n_words'] / (c['train_tokens'] / K):.3f}"
                      if dscir else "-")
-            step = f"{st['step_size']:g}, {st['tau']:g}, {st['kappa']:g}" if dscir else "-"
+            step = (f"{st['batch_size']}, {st['step_size']:.3g}, {st['tau']:.3g}, {st['kappa']:g}"
+                    if dscir else "-")
             beta = f"{st['beta']:.3g}" if dscir else f"{st['eta']:g} (eta)"
             last = s["points"][-1]
             vs = "-" if s["vs_best_peer"] is None or not dscir \
@@ -340,7 +350,7 @@ def main() -> None:
     DSCIR_BUDGETS = sorted(int(x) for x in args.budgets.split(",") if x)
     SWEEPS = args.sweeps
     if args.table:
-        print(table())
+        print(table(args.tag))
         return
     if args.corpus is None:
         p.error("--corpus is required")
@@ -358,7 +368,7 @@ def main() -> None:
                         "load_average_1_5_15_min": {"before": load, "after": os.getloadavg()}},
                command="python benchmarks/defaults.py " + " ".join(sys.argv[1:]),
                versions={"dscir": dscir.__version__, "tomotopy": tomotopy.__version__},
-               settings={"K": K, "batch": BATCH, "sweeps": SWEEPS,
+               settings={"K": K, "batch": "per system (settings.batch_size)", "sweeps": SWEEPS,
                          "dscir_budgets": DSCIR_BUDGETS, "tomotopy_budgets": TOMO_BUDGETS,
                          "score": {"alpha": SCORE_ALPHA, "sweeps": SCORE_SWEEPS,
                                    "every": SCORE_EVERY, "seed": SCORE_SEED},

@@ -44,6 +44,7 @@ RESULTS = HERE / "results"
 # samplers keep their reference settings (policy="reference",
 # dscir.api.LDA_DEFAULTS), as the stored results were measured (LDA's default
 # policy is measured by defaults.py); the step-size schedules are tuned to them.
+# With --policy default, dscir's minibatch is the policy's too (dscir_batch).
 ALPHA, ETA = 0.1, 0.01
 # The one scorer: completion alpha, sweeps, held-out token period, seed.
 SCORE_ALPHA, SCORE_SWEEPS, SCORE_EVERY, SCORE_SEED = 0.1, 50, 10, 0
@@ -182,6 +183,15 @@ def _normalise(phi) -> np.ndarray:
     return phi / phi.sum(axis=1, keepdims=True)
 
 
+def dscir_batch(policy: str, store: str) -> int:
+    """dscir's minibatch: DSCIR_BATCH with the reference settings, the default
+    policy's (one pass in 10 iterations, 50 to 1,000 documents) with it."""
+    from dscir.api.lda import corpus_size
+    from dscir.models.lda.policy import choose_batch
+
+    return DSCIR_BATCH if policy == "reference" else choose_batch(policy, corpus_size(store))
+
+
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
                 policy: str = "reference"):
     from dscir.api import LDA
@@ -191,7 +201,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
     from dscir.models.lda import LDAModel
 
     n_iter = max(budgets)
-    cfg = LDA(n_topics=K, sampler=sampler, batch_size=DSCIR_BATCH, sweeps=DSCIR_SWEEPS,
+    cfg = LDA(n_topics=K, sampler=sampler, batch_size=dscir_batch(policy, store),
+              sweeps=DSCIR_SWEEPS,
               n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy=policy,
               progress=False).chain_config(store)
     with dask_client(n_workers=2, dashboard_address=None) as client:
@@ -305,7 +316,7 @@ def child(args) -> None:
         if one_pass:
             from dscir.corpus import Corpus
 
-            n_iter = Corpus.open(store).train_docs().size // DSCIR_BATCH
+            n_iter = Corpus.open(store).train_docs().size // dscir_batch(args.policy, store)
             steps = sorted({max(1, round(f * n_iter)) for f in budgets["one_pass"]})
         else:
             steps = budgets["dscir"]
@@ -557,6 +568,7 @@ def main() -> None:
                 "n_tokens": int(c.meta["n_tokens"]), "n_train": int(c.train_docs().size),
                 "n_heldout": int(c.heldout_docs().size),
                 "build_seconds": time.perf_counter() - t}
+        info["dscir_batch"] = dscir_batch(args.policy, str(store))
         print(f"store: {info}", flush=True)
         load = {"before": os.getloadavg()}
         metas = [run_system(s, args, store, Path(tmp)) for s in systems]
@@ -576,7 +588,7 @@ def main() -> None:
     name = (f"peers_{args.corpus}{'_default' if args.policy == 'default' else ''}"
             f"{'_quick' if args.quick else ''}{args.tag}")
     settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
-                "dscir": {"batch_size": DSCIR_BATCH, "sweeps": DSCIR_SWEEPS,
+                "dscir": {"batch_size": info["dscir_batch"], "sweeps": DSCIR_SWEEPS,
                           "policy": args.policy,
                           "priors": ("dscir.api.LDA_DEFAULTS per sampler"
                                      if args.policy == "reference"

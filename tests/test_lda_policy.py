@@ -12,8 +12,8 @@ from dscir.cli import main
 from dscir.corpus import split_heldout, write_corpus
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
-from dscir.models.lda.policy import (BETA_FLOOR, PRIOR_SHARE, REFERENCE_BATCH, CorpusSize,
-                                     choose)
+from dscir.models.lda.policy import (BATCH_CAP, BETA_FLOOR, PASS_ITERATIONS, PRIOR_SHARE,
+                                     REFERENCE_BATCH, CorpusSize, choose, choose_batch)
 from dscir.samplers.schedules import polynomial
 
 # (training documents, vocabulary, training tokens): wiki, ap, kos, reuters, a
@@ -74,6 +74,30 @@ def test_scir_step_per_document_seen_does_not_depend_on_the_minibatch():
             np.testing.assert_allclose(per_doc, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_docs", [30, 346, 1720, 2626, 6961, 8646, 9800, 60_000, 10**6])
+def test_an_unset_minibatch_makes_one_pass_in_pass_iterations(n_docs):
+    """The default minibatch passes over the D training documents in
+    PASS_ITERATIONS iterations where that needs between REFERENCE_BATCH and
+    BATCH_CAP documents; else it is the nearer bound (and never more than D).
+    Guards against the papers' 50 kept on every corpus (one pass over 20
+    Newsgroups was 198 iterations), a pass rounded to more iterations, or a
+    minibatch no corpus can hold."""
+    size = CorpusSize(n_docs, 5000, 150 * n_docs)
+    batch = choose_batch("default", size)
+    passes = -(-n_docs // batch)  # iterations per pass
+    if REFERENCE_BATCH * PASS_ITERATIONS <= n_docs <= BATCH_CAP * PASS_ITERATIONS:
+        assert passes == PASS_ITERATIONS
+        assert -(-n_docs // (batch - 1)) > PASS_ITERATIONS  # the smallest that does
+    elif n_docs > BATCH_CAP * PASS_ITERATIONS:
+        assert batch == BATCH_CAP
+    else:
+        assert batch == min(REFERENCE_BATCH, n_docs)
+    assert choose_batch("reference", size) == REFERENCE_BATCH
+    # SCIR's step follows the chosen minibatch: the same as choosing it explicitly.
+    assert choose("default", "scir", 50, None, size) == choose("default", "scir", 50, batch,
+                                                                size)
+
+
 @pytest.mark.parametrize("sampler", sorted(REFERENCE))
 def test_reference_policy_is_the_reference_exactly(sampler, small_store):
     for store in (None, small_store):
@@ -105,6 +129,31 @@ def test_the_estimator_reads_the_corpus_and_records_the_policy(small_store):
     assert {k: getattr(cfg, k) for k in want} == want
     assert cfg.to_dict()["policy"] == "default"
     assert cfg.beta < REFERENCE["scir"]["beta"]  # 0.5 x 400 words > 10 % of ~300 tokens
+
+
+@pytest.fixture(scope="module")
+def larger_store(tmp_path_factory):
+    """1,200 short documents (1,050 training): the default minibatch is 105."""
+    rng = np.random.default_rng(4)
+    counts = rng.poisson(0.05, size=(1200, 300))
+    counts[:, 0] += 1  # no empty document
+    path = tmp_path_factory.mktemp("policy") / "larger.zarr"
+    write_corpus(path, sp.csr_matrix(counts), vocabulary=[f"w{i}" for i in range(300)])
+    split_heldout(path, every=8)
+    return str(path)
+
+
+def test_the_estimator_chooses_the_minibatch_when_it_is_unset(larger_store):
+    """LDA() on 1,050 training documents runs minibatches of 105 (one pass in 10
+    iterations) with SCIR's step scaled to them; policy="reference" and an
+    explicit batch_size keep theirs."""
+    cfg = dscir.LDA(n_topics=20).chain_config(larger_store)
+    assert cfg.batch_size == 105
+    assert (cfg.step_size, cfg.tau) == pytest.approx((0.5 * 105 / 50, 10 * 50 / 105))
+    assert dscir.LDA(n_topics=20, policy="reference").chain_config(larger_store).batch_size == 50
+    given = dscir.LDA(n_topics=20, batch_size=30).chain_config(larger_store)
+    assert (given.batch_size, given.step_size) == (30, pytest.approx(0.5 * 30 / 50))
+    assert dscir.LDA(n_topics=20, policy="reference").chain_config().batch_size == 50
 
 
 def test_explicit_arguments_always_win(small_store):

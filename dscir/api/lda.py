@@ -15,7 +15,7 @@ from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
-from dscir.models.lda.policy import POLICIES, CorpusSize, choose, needs_corpus
+from dscir.models.lda.policy import POLICIES, CorpusSize, choose, choose_batch, needs_corpus
 from dscir.models.lda.placement import PLACEMENTS, model_type, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
@@ -40,7 +40,8 @@ class LDA(Estimator):
     sampler : "scir" (default), "sgrld", "gsgrhmc", "sgld" or "sghmc".
     alpha : document-topic Dirichlet concentration (None: the policy's value).
     beta : topic-word Dirichlet concentration (None: the policy's value).
-    batch_size : documents per minibatch.
+    batch_size : documents per minibatch (None: the policy's; "default": one pass
+        over the training documents in 10 iterations, 50 to 1,000 documents).
     step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
     tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant
         (``"default"`` / None: the policy's).
@@ -85,7 +86,7 @@ class LDA(Estimator):
         "sampler": Options(tuple(REFERENCE)),
         "alpha": Interval(numbers.Real, 0, open_low=True, none=True),
         "beta": Interval(numbers.Real, 0, open_low=True, none=True),
-        "batch_size": Interval(numbers.Integral, 1),
+        "batch_size": Interval(numbers.Integral, 1, none=True),
         "step_size": Interval(numbers.Real, 0, open_low=True, none=True),
         "kappa": Interval(numbers.Real, 0, 1, none=True),
         "sweeps": Interval(numbers.Integral, 2),
@@ -105,7 +106,8 @@ class LDA(Estimator):
     }
 
     def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
-                 alpha: float | None = None, beta: float | None = None, batch_size: int = 50,
+                 alpha: float | None = None, beta: float | None = None,
+                 batch_size: int | None = None,
                  step_size: float | None = None, tau: float | None | str = "default",
                  kappa: float | None = None, sweeps: int = 200,
                  burn_sweeps: int | None = None, warm_start: bool = False,
@@ -154,14 +156,16 @@ class LDA(Estimator):
 
         get_sampler(self.sampler, **options)  # unknown options: one clear error
         size = corpus_size(store) if store is not None else None
-        chosen = choose(self.policy, self.sampler, int(self.n_topics), int(self.batch_size),
-                        size if needs_corpus(self.policy) else None)
+        policy_size = size if needs_corpus(self.policy) else None
+        batch = int(self.batch_size) if self.batch_size is not None \
+            else choose_batch(self.policy, policy_size)
+        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size)
         pick = lambda name: self._reference(chosen, name)  # noqa: E731
         tau = chosen["tau"] if self.tau == "default" else self.tau
         Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
         config = LDAConfig(
             n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(pick("alpha")),
-            beta=float(pick("beta")), batch_size=int(self.batch_size),
+            beta=float(pick("beta")), batch_size=batch,
             step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
             kappa=float(pick("kappa")), sweeps=int(self.sweeps), seed=int(self.seed),
             burn_sweeps=None if self.burn_sweeps is None else int(self.burn_sweeps),

@@ -47,7 +47,9 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    "from the corpus's size; reference: the papers' values)")
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
-    p.add_argument("--batch-size", type=int, default=50)
+    p.add_argument("--batch-size", type=int,
+                   help="documents per minibatch (default: the policy's; 'default' makes "
+                   "one pass in 10 iterations, 50 to 1,000 documents)")
     p.add_argument("--step-size", type=float)
     p.add_argument("--tau", type=_tau, default="default",
                    help="schedule h(1+m/tau)^-kappa; 'none' for a constant step")

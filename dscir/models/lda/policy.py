@@ -5,6 +5,21 @@ The papers' settings (``REFERENCE``) were tuned on one Wikipedia corpus (W =
 6,130 words, K = 100). Policy ``"default"`` keeps what they mean on other
 corpora, rule by rule:
 
+* **minibatch |S|.** The papers' 50 documents make one pass over D documents
+  D / 50 iterations, and an iteration costs about the same whatever its
+  Gibbs work at that size (a fixed per-iteration overhead of the cluster):
+  on 20 Newsgroups (D = 9,881) 200 iterations were one pass and 52.8 % worse
+  than tomotopy's 200 passes, 1,000 iterations 23 % (``benchmarks/README.md``).
+  So an unset minibatch is chosen so that one pass is ``PASS_ITERATIONS``
+  iterations: |S| = ceil(D / PASS_ITERATIONS), at least ``REFERENCE_BATCH``
+  (the papers', for small corpora) and at most ``BATCH_CAP`` (the Gibbs task
+  of a minibatch stays a few seconds; one pass over a large corpus is then
+  D / BATCH_CAP iterations), and never more than D. Measured at 40 sweeps
+  against tomotopy's 200 passes (``benchmarks/defaults.py --tag _batchrule``):
+  200 iterations went from +8.2 / +9.3 / +52.8 % (|S| = 50) to -3.7 / -3.5 /
+  +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
+  iterations; an iteration costs more, so on ap, kos and wiki dscir still
+  takes 2-11x tomotopy's time to reach tomotopy's perplexity.
 * **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
   against about N / K tokens of the corpus (N training tokens). SCIR's beta =
   0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
@@ -25,7 +40,10 @@ corpora, rule by rule:
   minibatch size, and equal to the papers' at |S| = 50. Neither a smaller h
   nor a faster decay (kappa 0.6, 1) brings 20 Newsgroups closer to tomotopy
   (``benchmarks/README.md``); more passes over the data do, so the schedule
-  stays the papers'.
+  stays the papers'. At the large minibatches of the rule above h is large
+  (news: |S| = 989, h = 9.89, e^-h = 5e-5, each step nearly a fresh draw
+  from one minibatch's estimate); h = 1 there was 1.5 % better in one run,
+  far less than the gap to tomotopy, so h is not capped.
 * **gSGRHMC's step size.** Its explicit Euler friction r - eps theta r is
   unstable once eps theta > 2, and on one topic row the chain's theta for the
   most frequent word settles near its scaled count over 1 + c_k. / theta_k.,
@@ -57,6 +75,8 @@ PRIOR_SHARE = 0.1  # beta x W / (N / K) at most this (wiki at the reference: 0.1
 BETA_FLOOR = 1e-4  # the smallest topic prior of the papers (SGRLD, gSGRHMC)
 REFERENCE_K = 100  # the papers' number of topics
 REFERENCE_BATCH = 50  # the papers' minibatch (documents)
+PASS_ITERATIONS = 10  # iterations per pass over the training documents (unset minibatch)
+BATCH_CAP = 1000  # the largest minibatch the policy chooses (documents)
 TOP_SHARE = 0.05  # a topic's most frequent word's share of its tokens (gSGRHMC's rule)
 GSGRHMC_MARGIN = 1.0  # eps x theta of that word; the Euler friction is unstable beyond 2
 
@@ -86,10 +106,27 @@ def needs_corpus(policy: str) -> bool:
     return policy != "reference"
 
 
-def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
-           size: CorpusSize | None = None) -> dict[str, Any]:
-    """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa."""
+def choose_batch(policy: str, size: CorpusSize | None = None) -> int:
+    """The minibatch ``policy`` gives when none is set: the papers' 50 for
+    "reference"; for "default" one pass in PASS_ITERATIONS iterations, within
+    [REFERENCE_BATCH, BATCH_CAP] and at most D."""
     check_policy(policy)
+    if policy == "reference":
+        return REFERENCE_BATCH
+    if size is None:
+        raise DscirError(f"policy={policy!r} chooses settings from the corpus's size, the "
+                         "minibatch too; give the corpus (or policy='reference')")
+    batch = min(BATCH_CAP, max(REFERENCE_BATCH, -(-size.n_docs // PASS_ITERATIONS)))
+    return max(1, min(batch, size.n_docs))
+
+
+def choose(policy: str, sampler: str, n_topics: int, batch_size: int | None,
+           size: CorpusSize | None = None) -> dict[str, Any]:
+    """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa (for the
+    minibatch ``batch_size``; None: ``choose_batch``'s)."""
+    check_policy(policy)
+    if batch_size is None:
+        batch_size = choose_batch(policy, size)
     ref = dict(REFERENCE[sampler])
     if policy == "reference":
         return ref
