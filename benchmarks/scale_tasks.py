@@ -28,9 +28,9 @@ from scale import RESULTS, make_corpus
 
 
 def task_name(key) -> str:
-    """``dscir-lda-gibbs`` of a key such as ``('dscir-lda-gibbs-12', 3)``."""
-    name = key[0] if isinstance(key, tuple) else str(key)
-    return name.rsplit("-", 1)[0] if name.rsplit("-", 1)[-1].isdigit() else name
+    """``dscir-lda-gibbs`` of a key ``("dscir-lda-gibbs-<run token>", iteration,
+    serial, j)`` (``DaskExecutor._key``)."""
+    return (key[0] if isinstance(key, tuple) else str(key)).rsplit("-", 1)[0]
 
 
 def profile(store: str, args) -> dict:
