@@ -93,10 +93,16 @@ class LDAModel:
         self.local_values = config.n_topics if config.warm_start else None
         self.local = None
         self.stored = self._zeros() if config.control_variates else None
+        self._log_phi, self._log_phi_of = None, None
 
     def log_phi(self) -> np.ndarray:
-        """log phi of the current state."""
-        return normalize_log(self.state_.log_theta, axis=1)
+        """log phi of the current state (read-only; computed once per state: a kept
+        iteration's sample and the next step's columns share it)."""
+        if self._log_phi_of is not self.state_:
+            self._log_phi = normalize_log(self.state_.log_theta, axis=1)
+            self._log_phi.flags.writeable = False
+            self._log_phi_of = self.state_
+        return self._log_phi
 
     def mean_phi(self) -> np.ndarray:
         """Average of the kept phi samples (the current phi if none is kept yet)."""
