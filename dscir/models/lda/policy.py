@@ -77,6 +77,8 @@ REFERENCE_K = 100  # the papers' number of topics
 REFERENCE_BATCH = 50  # the papers' minibatch (documents)
 PASS_ITERATIONS = 10  # iterations per pass over the training documents (unset minibatch)
 BATCH_CAP = 1000  # the largest minibatch the policy chooses (documents)
+REFERENCE_SWEEPS = 200  # Gibbs sweeps per visit before the sweeps rule (half burn-in)
+POLICY_SWEEPS = 10  # Gibbs sweeps per visit under "default" (half burn-in)
 TOP_SHARE = 0.05  # a topic's most frequent word's share of its tokens (gSGRHMC's rule)
 GSGRHMC_MARGIN = 1.0  # eps x theta of that word; the Euler friction is unstable beyond 2
 
@@ -118,6 +120,13 @@ def choose_batch(policy: str, size: CorpusSize | None = None) -> int:
                          "minibatch too; give the corpus (or policy='reference')")
     batch = min(BATCH_CAP, max(REFERENCE_BATCH, -(-size.n_docs // PASS_ITERATIONS)))
     return max(1, min(batch, size.n_docs))
+
+
+def choose_sweeps(policy: str) -> int:
+    """The Gibbs sweeps per minibatch document and visit ``policy`` gives when none
+    are set: REFERENCE_SWEEPS for "reference", POLICY_SWEEPS for "default"."""
+    check_policy(policy)
+    return REFERENCE_SWEEPS if policy == "reference" else POLICY_SWEEPS
 
 
 def choose(policy: str, sampler: str, n_topics: int, batch_size: int | None,
