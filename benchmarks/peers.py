@@ -204,7 +204,7 @@ def dscir_sweeps(policy: str, sweeps: int | None = None) -> int:
 
 
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
-                policy: str = "reference", sweeps: int = DSCIR_SWEEPS):
+                policy: str = "reference", sweeps: int = DSCIR_SWEEPS, warm: bool = False):
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
@@ -213,8 +213,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=dscir_batch(policy, store),
-              sweeps=sweeps, n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy=policy,
-              progress=False).chain_config(store)
+              sweeps=sweeps, warm_start=warm, n_iter=n_iter, eval_sweeps=SCORE_SWEEPS,
+              seed=seed, policy=policy, progress=False).chain_config(store)
     with dask_client(n_workers=2, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         wall = 0.0
@@ -331,7 +331,7 @@ def child(args) -> None:
         else:
             steps = args.dscir_budgets or budgets["dscir"]
         gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed, args.policy,
-                          dscir_sweeps(args.policy, args.sweeps))
+                          dscir_sweeps(args.policy, args.sweeps), args.warm_start)
     else:
         from dscir.corpus import Corpus
 
@@ -407,6 +407,7 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
            "--store", str(store), "--out", str(out), "--policy", args.policy] + (
                ["--quick"] if args.quick else []) + (
                ["--sweeps", str(args.sweeps)] if args.sweeps else []) + (
+               ["--warm-start"] if args.warm_start else []) + (
                ["--dscir-budgets", ",".join(map(str, args.dscir_budgets))]
                if args.dscir_budgets else [])
     print(f"== {system}", flush=True)
@@ -557,6 +558,8 @@ def main() -> None:
     p.add_argument("--sweeps", type=int, default=None,
                    help=f"dscir's Gibbs sweeps per visit (default: {DSCIR_SWEEPS} with the "
                         "reference settings, the policy's with --policy default)")
+    p.add_argument("--warm-start", action="store_true",
+                   help="dscir's documents start each visit from their last one's assignments")
     p.add_argument("--dscir-budgets", default="",
                    help="dscir's snapshot iterations (the last is n_iter; default: the corpus's)")
     p.add_argument("--tag", default="", help="suffix of the result files")
@@ -610,6 +613,7 @@ def main() -> None:
     settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
                 "dscir": {"batch_size": info["dscir_batch"],
                           "sweeps": dscir_sweeps(args.policy, args.sweeps),
+                          "warm_start": args.warm_start,
                           "policy": args.policy,
                           "priors": ("dscir.api.LDA_DEFAULTS per sampler"
                                      if args.policy == "reference"

@@ -46,7 +46,8 @@ class LDA(Estimator):
     step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
     tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant
         (``"default"`` / None: the policy's).
-    policy : who chooses alpha, beta and the step schedule where they are not set:
+    policy : who chooses alpha, beta, the minibatch, the step schedule and the
+        sweeps where they are not set:
         "default" (from the corpus's size, K and the minibatch;
         ``dscir.models.lda.policy``) or "reference" (the papers' settings,
         ``LDA_DEFAULTS``). Explicit values always win; the run records the policy.

@@ -43,8 +43,8 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    "the store has held-out documents)")
     options.run_options(p)
     p.add_argument("--policy", choices=POLICIES, default="default",
-                   help="who chooses the unset alpha, beta and step schedule (default: "
-                   "from the corpus's size; reference: the papers' values)")
+                   help="who chooses the unset alpha, beta, minibatch, step schedule and "
+                   "sweeps (default: from the corpus's size; reference: the papers' values)")
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
     p.add_argument("--batch-size", type=int,

@@ -20,6 +20,22 @@ corpora, rule by rule:
   +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
   iterations; an iteration costs more, so on ap, kos and wiki dscir still
   takes 2-11x tomotopy's time to reach tomotopy's perplexity.
+* **Gibbs sweeps per visit.** An unset ``sweeps`` is ``POLICY_SWEEPS`` = 10
+  (half burn-in), not the 200 of the reference. With the minibatch rule
+  every document is visited every 10 iterations, so a run of a few hundred
+  iterations revisits it tens of times and the kept phi averages over those
+  visits; at the rule's minibatches an iteration's time grows with its Gibbs
+  work. Measured at 200 iterations against 40 sweeps (``benchmarks/defaults.py
+  --sweeps 10``): ap, kos and 20 Newsgroups 1.7-3.5 % worse in perplexity
+  (ap and kos still better than tomotopy) in 2.8-4.8x less time; on ap with
+  ``benchmarks/peers.py`` against 100 sweeps: time to the target 116.7 s ->
+  68.4 s, the final perplexity 2,517 -> 2,576, still the best of dscir,
+  lda and tomotopy; the time to target is still 3.4-19x tomotopy's (wiki,
+  ap). Warm starts are not part of the rule: on ap, warm starts
+  with 4 sweeps took 3.9x the time of cold visits with 10 for 200 iterations
+  and ended 3.4 % worse (reading and writing the stored assignments added
+  more time than the 6 sweeps saved), and they need the driver placement (the
+  workers placement keeps no local state) and a directory the workers share.
 * **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
   against about N / K tokens of the corpus (N training tokens). SCIR's beta =
   0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
@@ -56,8 +72,9 @@ corpora, rule by rule:
   price is slower mixing. SGRLD, SGLD and SGHMC keep their reference steps
   (no rule measured for them).
 
-Policy ``"reference"`` is ``REFERENCE`` unchanged. An explicit argument always
-wins over either; a run records the policy's name and the values it ran with.
+Policy ``"reference"`` is ``REFERENCE`` unchanged (minibatch 50, 200 sweeps).
+An explicit argument always wins over either; a run records the policy's
+name and the values it ran with.
 ``benchmarks/defaults.py`` measures the policy against the reference settings
 and tomotopy on six corpora (``benchmarks/README.md``).
 """
