@@ -44,7 +44,8 @@ RESULTS = HERE / "results"
 # samplers keep their reference settings (policy="reference",
 # dscir.api.LDA_DEFAULTS), as the stored results were measured (LDA's default
 # policy is measured by defaults.py); the step-size schedules are tuned to them.
-# With --policy default, dscir's minibatch is the policy's too (dscir_batch).
+# With --policy default, dscir's minibatch and Gibbs sweeps per visit are the
+# policy's too (dscir_batch, dscir_sweeps).
 ALPHA, ETA = 0.1, 0.01
 # The one scorer: completion alpha, sweeps, held-out token period, seed.
 SCORE_ALPHA, SCORE_SWEEPS, SCORE_EVERY, SCORE_SEED = 0.1, 50, 10, 0
@@ -192,8 +193,18 @@ def dscir_batch(policy: str, store: str) -> int:
     return DSCIR_BATCH if policy == "reference" else choose_batch(policy, corpus_size(store))
 
 
+def dscir_sweeps(policy: str, sweeps: int | None = None) -> int:
+    """dscir's Gibbs sweeps per visit: ``sweeps`` if given, else DSCIR_SWEEPS with
+    the reference settings, the default policy's with it."""
+    from dscir.models.lda.policy import choose_sweeps
+
+    if sweeps is not None:
+        return sweeps
+    return DSCIR_SWEEPS if policy == "reference" else choose_sweeps(policy)
+
+
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
-                policy: str = "reference"):
+                policy: str = "reference", sweeps: int = DSCIR_SWEEPS, warm: bool = False):
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
@@ -202,9 +213,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
 
     n_iter = max(budgets)
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=dscir_batch(policy, store),
-              sweeps=DSCIR_SWEEPS,
-              n_iter=n_iter, eval_sweeps=SCORE_SWEEPS, seed=seed, policy=policy,
-              progress=False).chain_config(store)
+              sweeps=sweeps, warm_start=warm, n_iter=n_iter, eval_sweeps=SCORE_SWEEPS,
+              seed=seed, policy=policy, progress=False).chain_config(store)
     with dask_client(n_workers=2, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         wall = 0.0
@@ -319,8 +329,9 @@ def child(args) -> None:
             n_iter = Corpus.open(store).train_docs().size // dscir_batch(args.policy, store)
             steps = sorted({max(1, round(f * n_iter)) for f in budgets["one_pass"]})
         else:
-            steps = budgets["dscir"]
-        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed, args.policy)
+            steps = args.dscir_budgets or budgets["dscir"]
+        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed, args.policy,
+                          dscir_sweeps(args.policy, args.sweeps), args.warm_start)
     else:
         from dscir.corpus import Corpus
 
@@ -394,7 +405,11 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", args.corpus,
            "--topics", str(args.topics), "--seed", str(args.seed), "--train", system,
            "--store", str(store), "--out", str(out), "--policy", args.policy] + (
-               ["--quick"] if args.quick else [])
+               ["--quick"] if args.quick else []) + (
+               ["--sweeps", str(args.sweeps)] if args.sweeps else []) + (
+               ["--warm-start"] if args.warm_start else []) + (
+               ["--dscir-budgets", ",".join(map(str, args.dscir_budgets))]
+               if args.dscir_budgets else [])
     print(f"== {system}", flush=True)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=HERE)
@@ -540,12 +555,20 @@ def main() -> None:
     p.add_argument("--policy", choices=["reference", "default"], default="reference",
                    help="dscir's settings: the papers' (reference) or LDA's default policy "
                         "(results then in peers_{corpus}_default.json)")
+    p.add_argument("--sweeps", type=int, default=None,
+                   help=f"dscir's Gibbs sweeps per visit (default: {DSCIR_SWEEPS} with the "
+                        "reference settings, the policy's with --policy default)")
+    p.add_argument("--warm-start", action="store_true",
+                   help="dscir's documents start each visit from their last one's assignments")
+    p.add_argument("--dscir-budgets", default="",
+                   help="dscir's snapshot iterations (the last is n_iter; default: the corpus's)")
     p.add_argument("--tag", default="", help="suffix of the result files")
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     p.add_argument("--train", default=None, help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     args.topics = args.topics or TOPICS[args.corpus]
+    args.dscir_budgets = sorted(int(x) for x in args.dscir_budgets.split(",") if x)
     if args.train:
         child(args)
         return
@@ -588,14 +611,17 @@ def main() -> None:
     name = (f"peers_{args.corpus}{'_default' if args.policy == 'default' else ''}"
             f"{'_quick' if args.quick else ''}{args.tag}")
     settings = {"K": args.topics, "peer_alpha": ALPHA, "peer_eta": ETA,
-                "dscir": {"batch_size": info["dscir_batch"], "sweeps": DSCIR_SWEEPS,
+                "dscir": {"batch_size": info["dscir_batch"],
+                          "sweeps": dscir_sweeps(args.policy, args.sweeps),
+                          "warm_start": args.warm_start,
                           "policy": args.policy,
                           "priors": ("dscir.api.LDA_DEFAULTS per sampler"
                                      if args.policy == "reference"
                                      else "LDA's default policy on this corpus")},
                 "score": {"alpha": SCORE_ALPHA, "sweeps": SCORE_SWEEPS, "every": SCORE_EVERY,
                           "seed": SCORE_SEED},
-                "budgets": BUDGETS["quick" if args.quick else args.corpus]}
+                "budgets": dict(BUDGETS["quick" if args.quick else args.corpus],
+                                **({"dscir": args.dscir_budgets} if args.dscir_budgets else {}))}
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_average_1_5_15_min": load},
            "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),

@@ -12,8 +12,9 @@ from dscir.cli import main
 from dscir.corpus import split_heldout, write_corpus
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
-from dscir.models.lda.policy import (BATCH_CAP, BETA_FLOOR, PASS_ITERATIONS, PRIOR_SHARE,
-                                     REFERENCE_BATCH, CorpusSize, choose, choose_batch)
+from dscir.models.lda.policy import (BATCH_CAP, BETA_FLOOR, PASS_ITERATIONS, POLICIES,
+                                     POLICY_SWEEPS, PRIOR_SHARE, REFERENCE_BATCH, CorpusSize,
+                                     choose, choose_batch, choose_sweeps)
 from dscir.samplers.schedules import polynomial
 
 # (training documents, vocabulary, training tokens): wiki, ap, kos, reuters, a
@@ -154,6 +155,24 @@ def test_the_estimator_chooses_the_minibatch_when_it_is_unset(larger_store):
     given = dscir.LDA(n_topics=20, batch_size=30).chain_config(larger_store)
     assert (given.batch_size, given.step_size) == (30, pytest.approx(0.5 * 30 / 50))
     assert dscir.LDA(n_topics=20, policy="reference").chain_config().batch_size == 50
+
+
+def test_unset_sweeps_are_the_policys(larger_store):
+    """LDA() runs POLICY_SWEEPS Gibbs sweeps per visit (half of them burn-in) under
+    "default", where the minibatch rule makes a pass every 10 iterations; policy
+    "reference" keeps the 200 it ran before the rule, and explicit sweeps win
+    under both. Guards against the old 200 under every policy."""
+    assert (choose_sweeps("default"), choose_sweeps("reference")) == (POLICY_SWEEPS, 200)
+    cfg = dscir.LDA(n_topics=20).chain_config(larger_store)
+    assert POLICY_SWEEPS < 200 and (cfg.sweeps, cfg.burn) == (POLICY_SWEEPS, POLICY_SWEEPS // 2)
+    ref = dscir.LDA(n_topics=20, policy="reference").chain_config(larger_store)
+    assert (ref.sweeps, ref.burn) == (200, 100)
+    assert dscir.LDA(policy="reference").chain_config().sweeps == 200
+    for policy in POLICIES:
+        assert dscir.LDA(n_topics=20, sweeps=40, policy=policy
+                         ).chain_config(larger_store).sweeps == 40
+    with pytest.raises(DscirError, match="must be in 0..sweeps-1"):
+        dscir.LDA(n_topics=20, burn_sweeps=POLICY_SWEEPS).chain_config(larger_store)
 
 
 def test_explicit_arguments_always_win(small_store):

@@ -15,7 +15,8 @@ from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
-from dscir.models.lda.policy import POLICIES, CorpusSize, choose, choose_batch, needs_corpus
+from dscir.models.lda.policy import (POLICIES, CorpusSize, choose, choose_batch, choose_sweeps,
+                                     needs_corpus)
 from dscir.models.lda.placement import PLACEMENTS, model_type, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
@@ -45,11 +46,13 @@ class LDA(Estimator):
     step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
     tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant
         (``"default"`` / None: the policy's).
-    policy : who chooses alpha, beta and the step schedule where they are not set:
+    policy : who chooses alpha, beta, the minibatch, the step schedule and the
+        sweeps where they are not set:
         "default" (from the corpus's size, K and the minibatch;
         ``dscir.models.lda.policy``) or "reference" (the papers' settings,
         ``LDA_DEFAULTS``). Explicit values always win; the run records the policy.
-    sweeps : Gibbs sweeps per minibatch document and visit.
+    sweeps : Gibbs sweeps per minibatch document and visit (None: the policy's;
+        "default" 10, "reference" 200).
     burn_sweeps : the first this many sweeps of a visit are discarded (None: half).
     warm_start : each document's chain starts from its topic assignments at the
         end of its last visit (kept in the run, or a temporary directory the
@@ -89,7 +92,7 @@ class LDA(Estimator):
         "batch_size": Interval(numbers.Integral, 1, none=True),
         "step_size": Interval(numbers.Real, 0, open_low=True, none=True),
         "kappa": Interval(numbers.Real, 0, 1, none=True),
-        "sweeps": Interval(numbers.Integral, 2),
+        "sweeps": Interval(numbers.Integral, 2, none=True),
         "burn_sweeps": Interval(numbers.Integral, 0, none=True),
         "warm_start": Options((False, True)),
         "control_variates": Options((False, True)),
@@ -109,7 +112,7 @@ class LDA(Estimator):
                  alpha: float | None = None, beta: float | None = None,
                  batch_size: int | None = None,
                  step_size: float | None = None, tau: float | None | str = "default",
-                 kappa: float | None = None, sweeps: int = 200,
+                 kappa: float | None = None, sweeps: int | None = None,
                  burn_sweeps: int | None = None, warm_start: bool = False,
                  control_variates: bool = False, n_iter: int = 1000,
                  burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
@@ -167,7 +170,8 @@ class LDA(Estimator):
             n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(pick("alpha")),
             beta=float(pick("beta")), batch_size=batch,
             step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
-            kappa=float(pick("kappa")), sweeps=int(self.sweeps), seed=int(self.seed),
+            kappa=float(pick("kappa")), seed=int(self.seed),
+            sweeps=int(choose_sweeps(self.policy) if self.sweeps is None else self.sweeps),
             burn_sweeps=None if self.burn_sweeps is None else int(self.burn_sweeps),
             warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
             burn_in=self._burn_in(),

@@ -43,8 +43,8 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
                    "the store has held-out documents)")
     options.run_options(p)
     p.add_argument("--policy", choices=POLICIES, default="default",
-                   help="who chooses the unset alpha, beta and step schedule (default: "
-                   "from the corpus's size; reference: the papers' values)")
+                   help="who chooses the unset alpha, beta, minibatch, step schedule and "
+                   "sweeps (default: from the corpus's size; reference: the papers' values)")
     p.add_argument("--alpha", type=float)
     p.add_argument("--beta", type=float)
     p.add_argument("--batch-size", type=int,
@@ -56,8 +56,9 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--kappa", type=float)
     p.add_argument("--friction", type=_friction, dest="sampler_options",
                    help="SGHMC's friction C (default 1)")
-    p.add_argument("--sweeps", type=int, default=200,
-                   help="Gibbs sweeps per document and visit")
+    p.add_argument("--sweeps", type=int,
+                   help="Gibbs sweeps per document and visit (default: the policy's; "
+                   "'default' 10, 'reference' 200)")
     p.add_argument("--burn-sweeps", type=int,
                    help="sweeps discarded per visit (default: half of --sweeps)")
     p.add_argument("--warm-start", action="store_true",

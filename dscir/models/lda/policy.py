@@ -20,6 +20,22 @@ corpora, rule by rule:
   +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
   iterations; an iteration costs more, so on ap, kos and wiki dscir still
   takes 2-11x tomotopy's time to reach tomotopy's perplexity.
+* **Gibbs sweeps per visit.** An unset ``sweeps`` is ``POLICY_SWEEPS`` = 10
+  (half burn-in), not the 200 of the reference. With the minibatch rule
+  every document is visited every 10 iterations, so a run of a few hundred
+  iterations revisits it tens of times and the kept phi averages over those
+  visits; at the rule's minibatches an iteration's time grows with its Gibbs
+  work. Measured at 200 iterations against 40 sweeps (``benchmarks/defaults.py
+  --sweeps 10``): ap, kos and 20 Newsgroups 1.7-3.5 % worse in perplexity
+  (ap and kos still better than tomotopy) in 2.8-4.8x less time; on ap with
+  ``benchmarks/peers.py`` against 100 sweeps: time to the target 116.7 s ->
+  68.4 s, the final perplexity 2,517 -> 2,576, still the best of dscir,
+  lda and tomotopy; the time to target is still 3.4-19x tomotopy's (wiki,
+  ap). Warm starts are not part of the rule: on ap, warm starts
+  with 4 sweeps took 3.9x the time of cold visits with 10 for 200 iterations
+  and ended 3.4 % worse (reading and writing the stored assignments added
+  more time than the 6 sweeps saved), and they need the driver placement (the
+  workers placement keeps no local state) and a directory the workers share.
 * **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
   against about N / K tokens of the corpus (N training tokens). SCIR's beta =
   0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
@@ -56,8 +72,9 @@ corpora, rule by rule:
   price is slower mixing. SGRLD, SGLD and SGHMC keep their reference steps
   (no rule measured for them).
 
-Policy ``"reference"`` is ``REFERENCE`` unchanged. An explicit argument always
-wins over either; a run records the policy's name and the values it ran with.
+Policy ``"reference"`` is ``REFERENCE`` unchanged (minibatch 50, 200 sweeps).
+An explicit argument always wins over either; a run records the policy's
+name and the values it ran with.
 ``benchmarks/defaults.py`` measures the policy against the reference settings
 and tomotopy on six corpora (``benchmarks/README.md``).
 """
@@ -77,6 +94,8 @@ REFERENCE_K = 100  # the papers' number of topics
 REFERENCE_BATCH = 50  # the papers' minibatch (documents)
 PASS_ITERATIONS = 10  # iterations per pass over the training documents (unset minibatch)
 BATCH_CAP = 1000  # the largest minibatch the policy chooses (documents)
+REFERENCE_SWEEPS = 200  # Gibbs sweeps per visit before the sweeps rule (half burn-in)
+POLICY_SWEEPS = 10  # Gibbs sweeps per visit under "default" (half burn-in)
 TOP_SHARE = 0.05  # a topic's most frequent word's share of its tokens (gSGRHMC's rule)
 GSGRHMC_MARGIN = 1.0  # eps x theta of that word; the Euler friction is unstable beyond 2
 
@@ -118,6 +137,13 @@ def choose_batch(policy: str, size: CorpusSize | None = None) -> int:
                          "minibatch too; give the corpus (or policy='reference')")
     batch = min(BATCH_CAP, max(REFERENCE_BATCH, -(-size.n_docs // PASS_ITERATIONS)))
     return max(1, min(batch, size.n_docs))
+
+
+def choose_sweeps(policy: str) -> int:
+    """The Gibbs sweeps per minibatch document and visit ``policy`` gives when none
+    are set: REFERENCE_SWEEPS for "reference", POLICY_SWEEPS for "default"."""
+    check_policy(policy)
+    return REFERENCE_SWEEPS if policy == "reference" else POLICY_SWEEPS
 
 
 def choose(policy: str, sampler: str, n_topics: int, batch_size: int | None,
