@@ -106,7 +106,13 @@ def test_default_samplers_recover_the_clusters_the_reference_merges(text_store):
     steps empty the surplus of seeds slowly); SCIR under the same policy
     0.994 with 9 (1.000 with 8 after 50); exact Gibbs, 30 sweeps, 0.925 with
     10; the reference settings (SCIR, minibatch 150, the only change), 0.010
-    with 2 clusters: they merge nearly everything."""
+    with 2 clusters: they merge nearly everything. SCIR recovers these
+    clusters too, so this test does not tell the two samplers apart: on no
+    small mixture tried (600-1,200 documents of 20-300 tokens, 3,000-10,000
+    words, K = 8, 12 or 20, two or three mixture seeds each, 40-80
+    iterations) did SGRLD reach ARI 0.9 where SCIR did not; the choice of
+    SGRLD is guarded by
+    test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named."""
     path, truth = text_store
     ari = {}
     for name, params, its in [("auto", {}, 40), ("scir", {"sampler": "scir"}, 40),
