@@ -256,10 +256,6 @@ class BlockedState:
         self.norm = combine([lse for lse, _ in out[:n]])
         return [v for v, _ in out[n:]]
 
-    def holding(self, words: np.ndarray) -> list[int]:
-        """The blocks that hold any of ``words``."""
-        return np.unique(np.searchsorted(self.bounds, words, side="right") - 1).tolist()
-
     def _cut(self, what: str, fn: Callable, words: Sequence[np.ndarray], args: tuple,
              near: Sequence[str | None]) -> list[Any]:
         """Per ``words[j]``: ``fn(block, its words, *args)`` on each block holding
@@ -291,7 +287,7 @@ class BlockedState:
         ``words`` fall in it; the new blocks stay on the workers. With ``factor``
         (the counts' scale), every block also gets the whole rows' totals
         (``row_totals``, one task over all results, worker to worker)."""
-        held = [set(self.holding(w)) for w in words]
+        held = [{b for b, _ in words_by_block(w, self.bounds)} for w in words]
         totals = None if factor is None else self.executor.submit(
             "row-totals", row_totals, self.norm, factor, *results)
         self.futures = [
