@@ -11,8 +11,8 @@ from dscir.api import LDA
 from dscir.corpus import Corpus, split_heldout, write_corpus
 from dscir.engine.minibatch import EpochPosition, next_minibatch
 from dscir.models.lda import LDAConfig
-from dscir.models.lda.model import add_counts
-from dscir.models.lda.tasks import GibbsResult
+from dscir.models.lda.model import add_counts, add_sparse_counts
+from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.runs import Run
 from dscir.errors import DscirError
 from chains import lda_chain
@@ -111,6 +111,24 @@ def test_reduction_is_exact_in_any_arrival_order():
         order = rng.permutation(len(results))
         assert np.array_equal(add_counts(np.zeros((3, W), np.int64),
                                          [results[i] for i in order]), first)
+
+
+def test_sparse_reduction_is_the_dense_one():
+    """The driver adds the tasks' nonzero counts (what crosses the wire) into the
+    same totals as their dense K x U matrices, in any order, where parts share
+    words. Guards against a part's counts overwriting another's."""
+    rng = np.random.default_rng(1)
+    results = []
+    for _ in range(4):
+        counts = rng.integers(0, 5, size=(3, 15)) * (rng.random((3, 15)) < 0.4)
+        results.append(GibbsResult(np.sort(rng.choice(W, 15, replace=False)), counts, 5, 0))
+    assert len(set().union(*(r.words for r in results))) < sum(r.words.size for r in results)
+    dense = add_counts(np.zeros((3, W), np.int64), results)
+    sparse = [sparse_counts(r) for r in results]
+    for _ in range(3):
+        order = rng.permutation(len(sparse))
+        assert np.array_equal(add_sparse_counts(np.zeros((3, W), np.int64),
+                                                [sparse[i] for i in order]), dense)
 
 
 def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):

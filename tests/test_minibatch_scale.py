@@ -86,7 +86,7 @@ def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size,
     model.step(0, parts)
     ints = np.zeros((cfg.n_topics, data.n_words), np.int64)
     for r in executor.results:
-        ints[:, r.words] += r.topic_word
+        np.add.at(ints, (r.topics, r.word_ids), r.values)
     n_kept = executor.results[0].n_kept
     assert ints.sum() > 0 and n_kept >= 1
     (counts,) = model.sampler.counts

@@ -1,7 +1,8 @@
 """Placement on a Dask cluster: reads on the workers, tasks beside their data, keys.
 
 The driver owns the chain; workers own data. A minibatch is split into parts
-(two per worker thread: enough to balance, few enough to stay cheap); each
+(one per worker thread: each task costs milliseconds of scheduler round trip,
+as much as a few hundred documents' Gibbs work); each
 part is read from the Zarr store by a task on a worker, which reports the
 distinct words it uses; a model's task for that part then runs on the batch
 where it lies and gets only the parameter columns of its words. Every task's
@@ -42,8 +43,8 @@ class DaskExecutor:
 
     @property
     def n_parts(self) -> int:
-        """Two tasks per worker thread."""
-        return max(2 * sum(self.client.nthreads().values()), 1)
+        """One task per worker thread."""
+        return max(sum(self.client.nthreads().values()), 1)
 
     def _key(self, what: str, iteration: int | None = None) -> Callable[[int], tuple]:
         name, serial = f"dscir-{self.model}-{what}-{self._token}", next(self._serial)

@@ -39,7 +39,7 @@ from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.model import LDAModel, check_finite
 from dscir.models.lda.placement import check_model_placement
-from dscir.models.lda.tasks import SparseCounts, gibbs_counts, sparse_counts
+from dscir.models.lda.tasks import SparseCounts, gibbs_sparse_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -68,9 +68,9 @@ def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols
                        *args) -> SparseCounts:
     """``gibbs_counts`` of a part whose ``words`` are among ``cut_words``, the words
     whose columns ``cut_cols`` were cut once for every part on this worker; its
-    nonzero counts only, for the blocks (``sparse_counts``)."""
+    nonzero counts only, for the blocks (``gibbs_sparse_counts``)."""
     cols = cut_cols[:, np.searchsorted(cut_words, words)]
-    return sparse_counts(gibbs_counts(batch, words, cols, *args))
+    return gibbs_sparse_counts(batch, words, cols, *args)
 
 
 def by_holder(holders: list[str | None]) -> list[list[int]]:

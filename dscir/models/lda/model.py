@@ -28,7 +28,7 @@ from dscir.models.lda.config import LDAConfig
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import phi_columns, resolve_kernel
 from dscir.models.lda.placement import check_model_placement
-from dscir.models.lda.tasks import GibbsResult, gibbs_counts
+from dscir.models.lda.tasks import GibbsResult, SparseCounts, gibbs_sparse_counts
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -39,6 +39,14 @@ def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
     """Add tasks' K x U integer counts into the K x W total (exact in any order)."""
     for r in results:
         counts[:, r.words] += r.topic_word
+    return counts
+
+
+def add_sparse_counts(counts: np.ndarray, results: list[SparseCounts]) -> np.ndarray:
+    """Add tasks' nonzero integer counts into the K x W total (exact in any order;
+    a (topic, word) entry occurs once in a result)."""
+    for r in results:
+        counts[r.topics, r.word_ids] += r.values
     return counts
 
 
@@ -121,9 +129,10 @@ class LDAModel:
             results = self.executor.run("gibbs", warm_gibbs_counts, parts, args, local=self.local)
         else:
             args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
-            results = self.executor.run("gibbs", gibbs_counts, parts, args)
+            results = self.executor.run("gibbs", gibbs_sparse_counts, parts, args)
         # Integer sums: exact whatever order the tasks finished or are added in.
-        counts = add_counts(self._zeros(), results)
+        add = add_counts if cfg.warm_start else add_sparse_counts
+        counts = add(self._zeros(), results)
         stats = {"n_docs": int(parts.docs.size),
                  "n_tokens": int(sum(r.n_tokens for r in results))}
         scale = self.data.train.size / parts.docs.size
