@@ -94,9 +94,6 @@ def test_an_unset_minibatch_makes_one_pass_in_pass_iterations(n_docs):
     else:
         assert batch == min(REFERENCE_BATCH, n_docs)
     assert choose_batch("reference", size) == REFERENCE_BATCH
-    # SCIR's step follows the chosen minibatch: the same as choosing it explicitly.
-    assert choose("default", "scir", 50, None, size) == choose("default", "scir", 50, batch,
-                                                                size)
 
 
 @pytest.mark.parametrize("sampler", sorted(REFERENCE))

@@ -146,13 +146,11 @@ def choose_sweeps(policy: str) -> int:
     return REFERENCE_SWEEPS if policy == "reference" else POLICY_SWEEPS
 
 
-def choose(policy: str, sampler: str, n_topics: int, batch_size: int | None,
+def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
            size: CorpusSize | None = None) -> dict[str, Any]:
-    """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa (for the
-    minibatch ``batch_size``; None: ``choose_batch``'s)."""
+    """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa, for the
+    minibatch ``batch_size`` (the user's, or ``choose_batch``'s)."""
     check_policy(policy)
-    if batch_size is None:
-        batch_size = choose_batch(policy, size)
     ref = dict(REFERENCE[sampler])
     if policy == "reference":
         return ref
