@@ -25,8 +25,9 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
   its cluster keeps its seed document alone (its words are that document's,
   which fit it better than its cluster at a0 W ~ 3-70 pseudo-counts, and
   steps of 0.001 hardly move them): 22 clusters for 8, 61 on 20 Newsgroups.
-  a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone or
-  larger steps alone did not (README). The other samplers keep their
+  a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone
+  kept more, larger steps alone merged two clusters of the policy test's
+  mixture (README). The other samplers keep their
   reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5; on 20 Newsgroups
   SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2 or 0.001, and
   with 30 components instead of 100);
