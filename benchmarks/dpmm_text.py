@@ -220,9 +220,10 @@ def seed_documents(store: str, cfg) -> np.ndarray:
     train = Data.open(store).train
     key = derive(cfg.seed, streams.DP_INIT, 2)
     rows = train[candidate_rows(train.size, derive(key, 0))]
-    docs = Corpus.open(store).read(rows)
-    picked = choose_seeds(docs.indptr, docs.indices, docs.data, Corpus.open(store).n_words,
-                          cfg.n_init, cfg.a0, derive(key, 1))
+    corpus = Corpus.open(store)
+    docs = corpus.read(rows)
+    picked = choose_seeds(docs.indptr, docs.indices, docs.data, corpus.n_words, cfg.n_init,
+                          cfg.a0, derive(key, 1))
     return rows[picked]
 
 
