@@ -40,6 +40,13 @@ ingested 20 Newsgroups store is kept in the cache folder and reused.
 ``causes`` runs the candidate causes of the collapse on one synthetic mixture:
 fresh minibatch draws (h large) against the full batch, small steps, a0 =
 0.01, and the stochastic sampler started from the exact Gibbs state.
+``surplus`` runs SGRLD (seeded, 100 components) with the candidate settings of
+``SURPLUS`` on one mixture per W and records where the occupied clusters beyond
+the true ones are: single documents (seed documents of the initial components
+or not), clusters under 10 documents, and the purity of the large ones.
+
+    python benchmarks/dpmm_text.py surplus --words 3000 --docs 600 --clusters 8 \
+        --seed 2 --iterations 40 --tag test_mixture
 
 Writes results/dpmm_text_<part>[_<tag>].json and .png; the machine was shared (the
 load average is recorded with every run).
@@ -176,6 +183,87 @@ def causes(args) -> list[dict]:
     return runs
 
 
+SURPLUS = [  # (label, overrides of sgrld/auto): SGRLD's candidate settings on text
+    ("a0 0.001, eps 0.001 (previous default)", dict(a0=0.001, step_theta=0.001)),
+    ("a0 0.001, eps 0.001, 30 components", dict(a0=0.001, step_theta=0.001, n_init=30)),
+    ("a0 0.001, eps 0.001, 50 components", dict(a0=0.001, step_theta=0.001, n_init=50)),
+    ("a0 0.001, eps 0.003", dict(a0=0.001, step_theta=0.003)),
+    ("a0 0.001, eps 0.03", dict(a0=0.001, step_theta=0.03)),
+    ("a0 0.01, eps 0.001", dict(a0=0.01, step_theta=0.001)),
+    ("a0 0.1, eps 0.001", dict(a0=0.1, step_theta=0.001)),
+    ("a0 0.1, eps 0.1", dict(a0=0.1, step_theta=0.1)),
+    ("a0 0.01, eps 0.03 (default)", dict(a0=0.01, step_theta=0.03)),
+]
+
+
+def surplus_trace(model, truth, seeds: np.ndarray) -> dict:
+    """Occupied clusters of a DP chain by size: single documents (and how many of
+    them are seed documents of the initial components), fewer than 10, and
+    the largest share of one true cluster among clusters of 10 or more (purity)."""
+    z = model.labels()
+    train = model.data.train
+    comps, sizes = np.unique(z[train], return_counts=True)
+    alone = {int(train[np.flatnonzero(z[train] == c)[0]]) for c in comps[sizes == 1]}
+    big = [np.bincount(truth[z == c]).max() / n for c, n in zip(comps, sizes) if n >= 10]
+    return {"singletons": len(alone), "seed_singletons": len(alone & set(seeds.tolist())),
+            "under_10": int(np.count_nonzero(sizes < 10)),
+            "min_purity_10": float(min(big)) if big else None}
+
+
+def seed_documents(store: str, cfg) -> np.ndarray:
+    """The documents the chain's initial components were seeded on (its streams)."""
+    from dscir import streams
+    from dscir.corpus import Corpus
+    from dscir.models.base import Data
+    from dscir.models.seeding import candidate_rows, choose_seeds
+    from dscir.rng import derive
+    train = Data.open(store).train
+    key = derive(cfg.seed, streams.DP_INIT, 2)
+    rows = train[candidate_rows(train.size, derive(key, 0))]
+    corpus = Corpus.open(store)
+    docs = corpus.read(rows)
+    picked = choose_seeds(docs.indptr, docs.indices, docs.data, corpus.n_words, cfg.n_init,
+                          cfg.a0, derive(key, 1))
+    return rows[picked]
+
+
+def surplus(args) -> list[dict]:
+    """Where SGRLD's surplus clusters come from, and the candidate settings, on
+    synthetic mixtures (one per W)."""
+    from dscir.api import DPMixture
+    from dscir.corpus import write_corpus
+    from dscir.engine.chain import Chain
+    from dscir.engine.local import LocalExecutor
+    from dscir.experiments.text_mixture import text_mixture
+    from dscir.models.dpmm import model_type
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n_words in args.words:
+            data = text_mixture(args.docs, n_words, args.clusters, seed=args.seed)
+            store = f"{tmp}/w{n_words}.zarr"
+            write_corpus(store, data.counts, chunk_docs=512)
+            for label, over in SURPLUS:
+                cfg = dataclasses.replace(
+                    DPMixture("sgrld", burn_in=10**9, seed=args.seed).chain_config(store), **over)
+                seeds = seed_documents(store, cfg)
+                chain = Chain(model_type(cfg.sampler), cfg, store, LocalExecutor(store, "dpmm"))
+                begin, trace = time.perf_counter(), []
+                for m in range(1, args.iterations + 1):
+                    chain.step()
+                    if m % max(args.iterations // 10, 1) == 0 or m == args.iterations:
+                        trace.append({"iteration": m, **scores(data.labels, chain.model.labels()),
+                                      **surplus_trace(chain.model, data.labels, seeds),
+                                      "seconds": time.perf_counter() - begin})
+                runs.append({"label": label, "method": "sgrld/auto", **trace[-1],
+                             "trace": trace, "config": cfg.to_dict(), "n_words": n_words,
+                             "n_docs": args.docs, "clusters_true": args.clusters,
+                             "load": os.getloadavg()})
+                print(n_words, label, {k: trace[-1][k] for k in (
+                    "nmi", "ari", "clusters", "singletons", "seed_singletons", "under_10")},
+                    flush=True)
+    return runs
+
+
 def synthetic(args) -> list[dict]:
     from dscir.corpus import write_corpus
     from dscir.experiments.text_mixture import text_mixture
@@ -186,7 +274,8 @@ def synthetic(args) -> list[dict]:
             store = f"{tmp}/w{n_words}.zarr"
             write_corpus(store, data.counts, chunk_docs=512)
             base = {"n_words": n_words, "n_docs": args.docs, "load": os.getloadavg()}
-            runs.append({**base, **kmeans_tfidf(data.counts, data.labels, args.seed)})
+            if not args.no_kmeans:
+                runs.append({**base, **kmeans_tfidf(data.counts, data.labels, args.seed)})
             for method in args.methods:
                 its = args.sweeps if method.startswith("gibbs") else args.iterations
                 r = run_chain(store, data.labels, method, its, max(its // 10, 1), args.seed)
@@ -284,9 +373,10 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["synthetic", "newsgroups", "causes"])
+    ap.add_argument("part", choices=["synthetic", "newsgroups", "causes", "surplus"])
     ap.add_argument("--words", type=int, nargs="+", default=[1000, 10000, 70000])
     ap.add_argument("--docs", type=int, default=10000)
+    ap.add_argument("--clusters", type=int, default=20, help="true clusters (surplus)")
     ap.add_argument("--iterations", type=int, default=200, help="stochastic iterations")
     ap.add_argument("--sweeps", type=int, default=30, help="exact Gibbs sweeps")
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -298,7 +388,8 @@ def main() -> None:
     ap.add_argument("--tag", help="suffix of the result files (keeps earlier results)")
     args = ap.parse_args()
     start = time.perf_counter()
-    runs = {"synthetic": synthetic, "newsgroups": newsgroups, "causes": causes}[args.part](args)
+    runs = {"synthetic": synthetic, "newsgroups": newsgroups, "causes": causes,
+            "surplus": surplus}[args.part](args)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"dpmm_text_{args.part}{'_' + args.tag if args.tag else ''}"
     meta = {"command": " ".join(["python", "benchmarks/dpmm_text.py"] + sys.argv[1:]),

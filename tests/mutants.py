@@ -114,6 +114,26 @@ MUTANTS = [
            ("tests/test_dpmm_policy.py::"
             "test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named",
             "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+    Mutant("dp-policy-sgrld-reference-on-text", "dscir/models/policy.py",
+           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.001, 0.005)}',
+           ("tests/test_dpmm_policy.py::test_default_sgrld_empties_the_surplus_seeds",
+            "tests/test_dpmm_policy.py::"
+            "test_default_samplers_recover_the_clusters_the_reference_merges")),
+    Mutant("dp-policy-sgrld-a0-kept", "dscir/models/policy.py",
+           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.03, 0.005)}',
+           ("tests/test_dpmm_policy.py::"
+            "test_default_samplers_recover_the_clusters_the_reference_merges",)),
+    Mutant("dp-policy-sgrld-step-kept", "dscir/models/policy.py",
+           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.001, 0.005)}',
+           ("tests/test_dpmm_policy.py::"
+            "test_default_samplers_recover_the_clusters_the_reference_merges",)),
+    Mutant("dp-full-conditional-a0-fixed", "dscir/models/dpmm/sticks.py",
+           "theta = sampler.step(theta, a0, counts, step_sizes[0], keys[1])",
+           "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
+           ("tests/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
     Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
            'sampler=sampler, a0=float(value["a0"])',
            'sampler=self.sampler or "scir", a0=float(value["a0"])',

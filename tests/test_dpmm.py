@@ -106,26 +106,34 @@ def test_scir_stick_and_component_steps_reach_the_exact_full_conditionals():
             assert stats.kstest(phi[:, j, w], exact.cdf).pvalue > 1e-3
 
 
-def test_global_step_with_infinite_steps_is_the_exact_gibbs_update():
+@pytest.mark.parametrize("a0", [0.5, 0.01])
+def test_global_step_with_infinite_steps_is_the_exact_gibbs_update(a0):
     """global_step(SCIR, h = inf) draws sticks and components afresh from the
-    Beta/Dirichlet full conditionals whatever the current state (KS)."""
+    Beta/Dirichlet full conditionals whatever the current state (KS); a0 = 0.5
+    is SCIR's and exact Gibbs's, 0.01 SGRLD's on text (``dscir.models.policy``).
+    The component gammas are tested themselves (Gamma(a0 + c), on the log scale:
+    at a0 = 0.01 an empty row's phi lies within 1e-16 of 0 or 1 about half the
+    time, below what a double resolves near 1)."""
     m = np.array([30.0, 5.0, 0.0])
     counts = np.array([[10.0, 0.0, 3.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
-    v, phi = [], []
+    v, phi, log_theta = [], [], []
     for r in range(1500):
         keys = [derive(9, r, d) for d in range(3)]
         sticks, theta, _ = dpmm.global_step(
             cir, cir.State(np.full((3, 2), 50.0 * (r % 2))), cir.State(np.zeros((3, 3))), 2.0,
-            m, counts, a0=0.5, alpha_prior=(1.0, 1.0), step_sizes=(math.inf, math.inf),
+            m, counts, a0=a0, alpha_prior=(1.0, 1.0), step_sizes=(math.inf, math.inf),
             keys=keys)
         v.append(np.exp(beta_from_log_gammas(*sticks.log_theta.T)[0]))
         phi.append(np.exp(normalize_log(theta.log_theta, axis=1)))
-    v, phi = np.array(v), np.array(phi)
+        log_theta.append(theta.log_theta)
+    v, phi, log_theta = np.array(v), np.array(phi), np.array(log_theta)
     after = dpmm.stick_counts(m)[:, 1]
     for j in range(3):
         assert stats.kstest(v[:, j], stats.beta(1 + m[j], 2.0 + after[j]).cdf).pvalue > 1e-3
-        a = 0.5 + counts[j]
-        assert stats.kstest(phi[:, j, 0], stats.beta(a[0], a.sum() - a[0]).cdf).pvalue > 1e-3
+        a = a0 + counts[j]
+        assert stats.kstest(log_theta[:, j, 0], stats.loggamma(a[0]).cdf).pvalue > 1e-3
+        if counts[j].any():
+            assert stats.kstest(phi[:, j, 0], stats.beta(a[0], a.sum() - a[0]).cdf).pvalue > 1e-3
 
 
 def test_alpha_conditional_is_consistent_with_its_prior():

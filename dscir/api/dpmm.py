@@ -33,14 +33,16 @@ class DPMixture(HeldoutPredictive, Estimator):
         training users in this process (no cluster); None (default): the
         policy's (SGRLD on text under "auto", else SCIR).
     policy : where unset (None) settings come from: "auto" (default: from the
-        corpus's vocabulary size and documents; on text, W >= 1000, SGRLD and 100
-        components seeded by k-means++) or "reference" (the papers' msweb
+        corpus's vocabulary size and documents; on text, W >= 1000, SGRLD with
+        a0 0.01 and step sizes (0.03, 0.005), and 100 components seeded by
+        k-means++) or "reference" (the papers' msweb
         settings); see ``dscir.models.policy``. The fit records the resolved
         settings.
-    a0 : Dirichlet concentration of the components (None: the sampler's reference value).
+    a0 : Dirichlet concentration of the components (None: the policy's: the
+        sampler's reference value, SGRLD's text value on text).
     alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
     batch_size : users per minibatch (stochastic samplers; None: the policy's).
-    step_sizes : (h_theta, h_DP) for components and sticks (None: reference values).
+    step_sizes : (h_theta, h_DP) for components and sticks (None: the policy's, as a0).
     n_init : components at the start (None: the policy's).
     init : "random" (components from Gamma(1, 1), the reference start) or
         "kmeans++" (components seeded on users, ``dscir.models.seeding``; None: the

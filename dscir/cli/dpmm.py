@@ -17,8 +17,9 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit a DP mixture of multinomials on a corpus store (rows = users, "
         "columns = areas) by the stochastic slice sampler with SCIR or SGRLD steps on "
         "Dask, or by the exact Gibbs slice sampler in this process. Unset settings come "
-        "from --policy: 'auto' (default) runs SGRLD (unless --sampler names one) and seeds "
-        "100 components by k-means++ on corpora of 1000 words or more (else SCIR), with a "
+        "from --policy: 'auto' (default) runs SGRLD (unless --sampler names one; SGRLD with "
+        "a0 0.01 and step sizes 0.03 0.005) and seeds 100 components by k-means++ on "
+        "corpora of 1000 words or more (else SCIR), with a "
         "minibatch of min(1000, N/4) users; 'reference' keeps the papers' values of the "
         "chosen sampler (default SCIR): "
         + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),

@@ -14,17 +14,23 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
 ``policy="auto"`` (the default) therefore gives, for W >= ``TEXT_WORDS``:
 
 * the sampler ``TEXT_SAMPLER`` (SGRLD) where the user names none: on 20
-  Newsgroups (21,537 words) seeded SGRLD reached NMI 0.533, 0.526 and 0.625
-  on three chain seeds after 1,000 iterations (k-means on tf-idf 0.531,
-  exact Gibbs 0.537 after 100 sweeps) where seeded SCIR stops at 0.471; SCIR with SGRLD's a0 = 0.001 collapses
-  onto one cluster (its unseen words fall to Gamma(0.001) draws, ~e^-1000,
-  within a few steps of h = 0.1);
+  Newsgroups (21,537 words) seeded SGRLD beat k-means on tf-idf and exact
+  Gibbs (README, "DP mixture on text") where seeded SCIR stops at NMI 0.471;
+  SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
+  Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
 * ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
-* the sampler's reference a0 and step sizes (SGRLD's a0 is 0.001, SCIR's and
-  exact Gibbs's 0.5: the samplers' models differ in a0, as in the papers; on
-  20 Newsgroups SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2
-  or 0.001, and with 30 components instead of 100; SGRLD with 30 seeded
-  components stopped at 0.512 and 0.468 on chain seeds 0 and 1);
+* for SGRLD, ``TEXT_SGRLD``: a0 = 0.01 and epsilon_theta = 0.03 instead of
+  its msweb reference 0.001 and 0.001 (a model change: the Dirichlet(a0)
+  base measure). At the reference values every seeded component that loses
+  its cluster keeps its seed document alone (its words are that document's,
+  which fit it better than its cluster at a0 W ~ 3-70 pseudo-counts, and
+  steps of 0.001 hardly move them): 22 clusters for 8, 61 on 20 Newsgroups.
+  a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone
+  kept more, larger steps alone merged two clusters of the policy test's
+  mixture (README). The other samplers keep their
+  reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5; on 20 Newsgroups
+  SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2 or 0.001, and
+  with 30 components instead of 100);
 * a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
   so small corpora still get a stochastic minibatch; on 20 Newsgroups a
   minibatch of N / 4 or N / 2, or 200 components, kept more clusters at the
@@ -33,8 +39,9 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
 and below ``TEXT_WORDS`` (msweb-like data) SCIR with the reference settings
 and the same minibatch rule. ``policy="reference"`` gives SCIR (unless named)
 with the reference settings whatever the corpus (minibatch 1000), as the
-papers' figures ran. Explicit arguments override either. Each chain is a
-correct sampler of the model its a0 defines.
+papers' figures ran. Explicit arguments override either (``DPMixture("sgrld")``
+on text is the default chain). Each chain is a correct sampler of the model its
+a0 defines.
 
 The finite mixture (``mixture_settings``) has its K fixed by the user, so only
 the seeding (its K components, on text) and the minibatch rule apply.
@@ -51,6 +58,7 @@ POLICIES = ("auto", "reference")
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
 TEXT_COMPONENTS = 100  # initial components on text (5x the reference 20)
 TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named
+TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}  # SGRLD's a0 and steps on text
 DEFAULT_SAMPLER = "scir"  # elsewhere (the papers' msweb sampler)
 REFERENCE_BATCH = 1000
 
@@ -84,6 +92,8 @@ def default_settings(policy: str, sampler: str, n_words: int | None,
     out["batch_size"] = batch_size(n_docs)
     if n_words >= TEXT_WORDS:
         out.update(init="kmeans++", n_init=TEXT_COMPONENTS)
+        if sampler == TEXT_SAMPLER:
+            out.update(TEXT_SGRLD)
     return out
 
 
