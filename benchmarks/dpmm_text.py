@@ -211,20 +211,16 @@ def surplus_trace(model, truth, seeds: np.ndarray) -> dict:
 
 
 def seed_documents(store: str, cfg) -> np.ndarray:
-    """The documents the chain's initial components were seeded on (its streams)."""
+    """The documents the chain's initial components were seeded on (its streams,
+    as ``DPMMModel`` seeds them)."""
     from dscir import streams
-    from dscir.corpus import Corpus
+    from dscir.engine.local import LocalExecutor
     from dscir.models.base import Data
-    from dscir.models.seeding import candidate_rows, choose_seeds
+    from dscir.models.seeding import seed_documents as seeded_on
     from dscir.rng import derive
-    train = Data.open(store).train
-    key = derive(cfg.seed, streams.DP_INIT, 2)
-    rows = train[candidate_rows(train.size, derive(key, 0))]
-    corpus = Corpus.open(store)
-    docs = corpus.read(rows)
-    picked = choose_seeds(docs.indptr, docs.indices, docs.data, corpus.n_words, cfg.n_init,
-                          cfg.a0, derive(key, 1))
-    return rows[picked]
+    data = Data.open(store)
+    return seeded_on(LocalExecutor(store, "dpmm"), data.train, data.n_words, cfg.n_init,
+                     cfg.a0, derive(cfg.seed, streams.DP_INIT, 2))
 
 
 def surplus(args) -> list[dict]:

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import cpu_model
+from dscir.engine.dask import DaskExecutor
 from peers import make_store
 
 HERE = Path(__file__).resolve().parent
@@ -40,23 +41,18 @@ SPLIT = ("wall", "compute", "transfer", "queue", "update")
 CORPORA = {"ap": 50, "wiki": 100}
 
 
-def before_executor(client, store: str):
+class TwoPartsPerThread(DaskExecutor):
     """``DaskExecutor`` with two parts per worker thread (the engine before)."""
-    from dscir.engine.dask import DaskExecutor
 
-    class Before(DaskExecutor):
-        @property
-        def n_parts(self) -> int:
-            return max(2 * sum(self.client.nthreads().values()), 1)
-
-    return Before(client, store, "lda")
+    @property
+    def n_parts(self) -> int:
+        return max(2 * sum(self.client.nthreads().values()), 1)
 
 
 def run(store: str, K: int, variant: str, args) -> dict:
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
-    from dscir.engine.dask import DaskExecutor
     from dscir.models.lda import LDAModel, model, tasks
 
     n = args.warmup + args.iterations
@@ -66,8 +62,8 @@ def run(store: str, K: int, variant: str, args) -> dict:
         model.gibbs_sparse_counts, model.add_sparse_counts = tasks.gibbs_counts, model.add_counts
     try:
         with dask_client(n_workers=2, dashboard_address=None) as client:
-            executor = (before_executor(client, store) if variant == "before"
-                        else DaskExecutor(client, store, "lda"))
+            kind = TwoPartsPerThread if variant == "before" else DaskExecutor
+            executor = kind(client, store, "lda")
             chain = Chain(LDAModel, cfg, store, executor)
             for i in range(n):
                 chain.step(prefetch=i + 1 < n)

@@ -18,7 +18,8 @@ from dscir.engine.local import LocalExecutor
 from dscir.engine.placement import split
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
-from dscir.models.seeding import choose_seeds, seed_csr, seed_log_theta, seed_on_workers
+from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
+                                  seed_on_workers)
 from test_dpmm import adjusted_rand_index
 
 N_DOCS, N_WORDS, K = 1000, 3000, 5
@@ -114,3 +115,11 @@ def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
     for executor in (LocalExecutor(path, "dpmm"), ThreeParts(path, "dpmm")):
         got = seed_on_workers(executor, docs, N_WORDS, 8, 0.5, key=11)
         np.testing.assert_array_equal(got, expected)
+        # seed_documents names, by document id, the documents the components of
+        # the same call are seeded on (odd ids: ids are not candidate positions)
+        odd = docs[1::2]
+        rows = seed_documents(executor, odd, N_WORDS, 8, 0.5, key=11)
+        assert np.isin(rows, odd).all()
+        np.testing.assert_array_equal(
+            seed_log_theta(batch.indptr, batch.indices, batch.data, N_WORDS, rows, 0.5),
+            seed_on_workers(executor, odd, N_WORDS, 8, 0.5, key=11)[:rows.size])

@@ -110,15 +110,28 @@ def document_rows(batch, words):
     return batch
 
 
+def _read_candidates(executor, docs: np.ndarray, key: int):
+    """The candidate documents among ``docs`` (ids) and their CSR arrays, read by
+    ``executor``'s workers; the candidates of ``seed_csr`` on the same documents."""
+    ids = np.asarray(docs)[candidate_rows(docs.size, derive(key, 0))]
+    parts = executor.read(ids, "read-seeds")
+    batches = executor.run("seeds", document_rows, parts, [()] * len(parts.parts))
+    lengths = np.concatenate([np.diff(b.indptr) for b in batches])
+    return ids, (np.concatenate([[0], np.cumsum(lengths)]),
+                 np.concatenate([b.indices for b in batches]),
+                 np.concatenate([b.data for b in batches]))
+
+
+def seed_documents(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: float,
+                   key: int) -> np.ndarray:
+    """The ids of the documents ``seed_on_workers`` seeds the components on."""
+    ids, csr = _read_candidates(executor, docs, key)
+    return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]
+
+
 def seed_on_workers(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: float,
                     key: int) -> np.ndarray:
     """Seeded log theta from candidates among ``docs`` read by ``executor``'s
     workers; the same streams and candidates as ``seed_csr`` on the same documents."""
-    rows = candidate_rows(docs.size, derive(key, 0))
-    parts = executor.read(np.asarray(docs)[rows], "read-seeds")
-    batches = executor.run("seeds", document_rows, parts, [()] * len(parts.parts))
-    lengths = np.concatenate([np.diff(b.indptr) for b in batches])
-    return seeded_components(np.concatenate([[0], np.cumsum(lengths)]),
-                             np.concatenate([b.indices for b in batches]),
-                             np.concatenate([b.data for b in batches]), n_words, n_seeds,
-                             a0, derive(key, 1))
+    _, csr = _read_candidates(executor, docs, key)
+    return seeded_components(*csr, n_words, n_seeds, a0, derive(key, 1))

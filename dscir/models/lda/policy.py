@@ -30,8 +30,9 @@ corpora, rule by rule:
   (ap and kos still better than tomotopy) in 2.8-4.8x less time; on ap with
   ``benchmarks/peers.py`` against 100 sweeps: time to the target 116.7 s ->
   68.4 s, the final perplexity 2,517 -> 2,576, still the best of dscir,
-  lda and tomotopy; the time to target is still 3.4-19x tomotopy's (wiki,
-  ap). Warm starts are not part of the rule: on ap, warm starts
+  lda and tomotopy. With the engine's one task per worker thread and sparse
+  counts, the time to target was 0.93x tomotopy's on wiki and 8.5x on ap
+  (``benchmarks/README.md``, "Less waiting per iteration"). Warm starts are not part of the rule: on ap, warm starts
   with 4 sweeps took 3.9x the time of cold visits with 10 for 200 iterations
   and ended 3.4 % worse (reading and writing the stored assignments added
   more time than the 6 sweeps saved), and they need the driver placement (the
