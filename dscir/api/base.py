@@ -23,6 +23,7 @@ import numpy as np
 
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.params import Interval, validate
+from dscir.api.session import executor_for
 from dscir.errors import DscirError
 
 
@@ -89,23 +90,6 @@ def corpus_store(corpus, vocabulary=None) -> Iterator:
         yield path
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def executor_for(model: str, store: str, client=None, *, local: bool = False,
-                 **cluster) -> Iterator:
-    """Where a model's tasks run: this process (``local``, the exact samplers) or
-    Dask (``client``, or a cluster from the ``dscir.engine.cluster.dask_client``
-    keywords in ``cluster``)."""
-    from dscir.engine.cluster import dask_client
-    from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
-
-    if local:
-        yield LocalExecutor(store, model)
-        return
-    with dask_client(client, **cluster) as c:
-        yield DaskExecutor(c, store, model)
 
 
 MEMORY_CHECK_ENV = "DSCIR_MEMORY_CHECK"

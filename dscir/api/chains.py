@@ -35,18 +35,11 @@ def check_chains(n_chains, out, checkpoint_every: int, resume) -> int:
     return int(n_chains)
 
 
-def _executor(model: str, store: str, client, local: bool):
-    from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
-
-    return LocalExecutor(store, model) if local else DaskExecutor(client, store, model)
-
-
 def fit_chains(estimator, store: str, n_chains: int, client, *, out: str | Path,
                overwrite: bool = False, **cluster):
     """Fit ``n_chains`` chains of ``estimator`` on ``store`` and write them to ``out``;
     the estimator's learned attributes are then chain 0's and ``run_path_`` is ``out``."""
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for, new_executor
     from dscir.engine.chain import Chain, run_chain
     from dscir.runs.chains import ChainsWriter
 
@@ -58,8 +51,8 @@ def fit_chains(estimator, store: str, n_chains: int, client, *, out: str | Path,
     try:
         with executor_for(model_type.name, store, client, local=local, **cluster) as executor:
             chains = [Chain(model_type, dataclasses.replace(config, seed=s), store,
-                            _executor(model_type.name, store, getattr(executor, "client", None),
-                                      local))
+                            new_executor(model_type.name, store,
+                                         getattr(executor, "client", None)))
                       for s in seeds]
 
             def run(c: int) -> None:

@@ -68,7 +68,7 @@ def pyldavis_data(model, store: str, client=None, *, out, sweeps: int | None = N
                   **cluster) -> PyLDAvisData:
     """``LDA.to_pyldavis``: the transform of ``store`` into ``out`` (resumed if there),
     then its lengths and term frequencies, all on one cluster."""
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for
     from dscir.api.transform import check_transform, transform_store
     from dscir.corpus import Corpus
     from dscir.engine.cluster import dask_client

@@ -69,7 +69,7 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
                  top: int = 10, score: bool = False, pyldavis: bool = True,
                  sweeps: int | None = None, overwrite: bool = False) -> Path:
     """Write the report page of LDA ``run`` over corpus ``store`` to ``out``."""
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for
     from dscir.api.diagnose import diagnose
     from dscir.corpus import Corpus
     from dscir.engine.cluster import dask_client
