@@ -454,7 +454,8 @@ MUTANTS = [
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
            '    """The visiting order of ``docs`` in one epoch."""\n',
-           '    """The visiting order of ``docs`` in one epoch."""\n    import dscir.api  # noqa: F401\n',
+           '    """The visiting order of ``docs`` in one epoch."""\n'
+           "    import dscir.api  # noqa: F401\n",
            (LAYERS + "::test_no_import_goes_up_a_layer",)),
     Mutant("run-store-imports-its-chains-back", "dscir/runs/store.py",
            '        """The kept samples\' arrays by name ({} if none were kept)."""\n',
