@@ -83,6 +83,7 @@ SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
 DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 LAYERS = "tests/test_layers.py"
+SESSION = "tests/test_session.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -472,6 +473,17 @@ MUTANTS = [
            '    """Groups of arrays as ``group/name`` arrays."""\n'
            "    from dscir.engine.cluster import dask_client  # noqa: F401\n",
            (LAYERS + "::test_no_import_circle_between_packages",)),
+    # -- one Dask client per call chain (issue 29) --
+    Mutant("session-ignores-the-running-client", "dscir/api/session.py",
+           "        client = current_client()\n", "        pass\n",
+           (SESSION + "::test_calls_inside_a_session_share_its_one_cluster",)),
+    Mutant("session-reuses-despite-cluster-keywords", "dscir/api/session.py",
+           "if client is None and not any(v is not None for v in cluster.values()):",
+           "if client is None:",
+           (SESSION + "::test_cluster_keywords_start_the_cluster_they_name",)),
+    Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
+           'return client if client.status == "running" else None', "return client",
+           (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
 ]
 
 
