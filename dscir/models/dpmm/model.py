@@ -186,8 +186,8 @@ class DPMMModel(_DPMixture):
         occupancy = np.zeros(k, dtype=np.int64)
         counts = np.zeros((k, self.data.n_words), dtype=np.int64)
         for r in results:  # integer sums: exact in any order
-            self.z[r.users] = r.z
-            occupancy[r.components] += r.n_users
+            self.z[r.rows] = r.z
+            occupancy[r.components] += r.n_rows
             counts[np.ix_(r.components, r.words)] += r.counts
         scale = self.data.train.size / users.size
         self.sticks, self.theta, self.alpha = global_step(

@@ -13,12 +13,23 @@ from dscir.models.dpmm.kernels import (Sample, allocate, component_counts, log_p
 
 
 class AllocationResult(NamedTuple):
-    users: np.ndarray  # int64 [n] the task's users
+    """A batch's new allocations and their integer statistics (either mixture's)."""
+
+    rows: np.ndarray  # int64 [n] the task's users (documents)
     z: np.ndarray  # int32 [n] their new allocations
     components: np.ndarray  # int64 [C] components they occupy
-    n_users: np.ndarray  # int64 [C] users in each
-    words: np.ndarray  # int64 [U] areas the users visit
+    n_rows: np.ndarray  # int64 [C] rows in each
+    words: np.ndarray  # int64 [U] words (areas) the rows use
     counts: np.ndarray  # int64 [C, U] summed counts
+
+
+def allocation_result(batch: CSRBatch, local: np.ndarray, words: np.ndarray,
+                      z: np.ndarray) -> AllocationResult:
+    """The statistics of allocations ``z`` of ``batch`` (``local``: its entries'
+    columns among ``words``)."""
+    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
+    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
+                            words, cc.counts)
 
 
 def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
@@ -27,9 +38,7 @@ def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
     and return integer statistics per component."""
     local = np.searchsorted(words, batch.indices)
     z = allocate(batch.indptr, local, batch.data, batch.docs, log_u, log_w, log_phi_cols, key)
-    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
-    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
-                            words, cc.counts)
+    return allocation_result(batch, local, words, z)
 
 
 def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,

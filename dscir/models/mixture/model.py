@@ -190,8 +190,8 @@ class MixtureModel(_FiniteMixture):
         occupancy = np.zeros(cfg.n_clusters, dtype=np.int64)
         counts = np.zeros((cfg.n_clusters, self.data.n_words), dtype=np.int64)
         for r in results:  # integer sums: exact in any order
-            self.z[r.docs] = r.z
-            occupancy[r.components] += r.n_docs
+            self.z[r.rows] = r.z
+            occupancy[r.components] += r.n_rows
             counts[np.ix_(r.components, r.words)] += r.counts
         scale = self.data.train.size / docs.size
         self.weights, self.components = global_step(
