@@ -37,7 +37,8 @@ from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
-from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.models.dpmm.tasks import (AllocationResult, add_allocations, allocate_users,
+                                     user_log_predictive)
 from dscir.models.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -183,12 +184,7 @@ class DPMMModel(_DPMixture):
                 for p, w, e in zip(parts.parts, self.executor.words(parts), ends)]
         results: list[AllocationResult] = self.executor.run("allocation", allocate_users,
                                                             parts, args)
-        occupancy = np.zeros(k, dtype=np.int64)
-        counts = np.zeros((k, self.data.n_words), dtype=np.int64)
-        for r in results:  # integer sums: exact in any order
-            self.z[r.rows] = r.z
-            occupancy[r.components] += r.n_rows
-            counts[np.ix_(r.components, r.words)] += r.counts
+        occupancy, counts = add_allocations(results, self.z, k, self.data.n_words)
         scale = self.data.train.size / users.size
         self.sticks, self.theta, self.alpha = global_step(
             self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,

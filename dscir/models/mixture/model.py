@@ -36,6 +36,7 @@ from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
                                         step_keys)
 from dscir.models.mixture.kernels import Sample
+from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
 from dscir.models.seeding import seed_on_workers
 from dscir.samplers import get_sampler
@@ -187,12 +188,7 @@ class MixtureModel(_FiniteMixture):
                 for w in self.executor.words(parts)]
         results: list[AllocationResult] = self.executor.run("allocation", allocate_docs,
                                                             parts, args)
-        occupancy = np.zeros(cfg.n_clusters, dtype=np.int64)
-        counts = np.zeros((cfg.n_clusters, self.data.n_words), dtype=np.int64)
-        for r in results:  # integer sums: exact in any order
-            self.z[r.rows] = r.z
-            occupancy[r.components] += r.n_rows
-            counts[np.ix_(r.components, r.words)] += r.counts
+        occupancy, counts = add_allocations(results, self.z, cfg.n_clusters, self.data.n_words)
         scale = self.data.train.size / docs.size
         self.weights, self.components = global_step(
             self.sampler, self.weights, self.components, occupancy * scale, counts * scale,
