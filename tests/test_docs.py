@@ -61,3 +61,16 @@ def test_site_builds_in_strict_mode(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "estimators.html").exists()
     assert (tmp_path / "site" / "benchmarks" / "figures" / "peers_ap.png").exists()
+
+
+def test_prose_parameter_lines_become_descriptions():
+    """dscir's ``name : what it means`` lines show as descriptions, real types stay types."""
+    from griffe_prose_params import prose_to_description
+
+    doc = ("Summary.\n\nParameters\n----------\nn_topics : number of topics K.\n"
+           "alpha : float | None\n    the prior.\nbatch : list[str], optional\n    ids.\n\n"
+           "Notes\n-----\nratio : not a parameter here.")
+    assert prose_to_description(doc).splitlines()[4:12] == [
+        "n_topics", "    number of topics K.", "alpha : float | None", "    the prior.",
+        "batch : list[str], optional", "    ids.", "", "Notes"]
+    assert prose_to_description(doc).endswith("ratio : not a parameter here.")
