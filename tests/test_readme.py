@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 import shlex
 from importlib import resources
 from pathlib import Path
@@ -97,3 +98,10 @@ def test_readme_own_text_commands_and_python_block_run(tmp_path, monkeypatch, ca
     out = capsys.readouterr().out.splitlines()
     assert len(eval(out[0])) == 5 and float(out[1]) > 1.0
     assert out[2] == "(395, 10)" and len(eval(out[3])) == 5
+
+
+def test_readme_links_point_at_files_of_the_checkout():
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    assert links and all(not link.startswith("http") for link in links)
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert not missing, missing
