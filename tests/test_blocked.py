@@ -29,10 +29,10 @@ from dscir.engine import blocks
 from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
-from dscir.models.lda.blocked import init_block, step_block
+from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import gibbs_expectations, phi_columns
-from dscir.models.lda.model import add_counts
+from dscir.models.lda.topics import add_counts
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
@@ -52,8 +52,8 @@ def dense_blocks(n_words: int, width: int, seed: int = 5):
     """Blocks of a fresh SCIR state and the dense state they cut."""
     sampler = get_sampler("scir")
     bounds = blocks.block_bounds(K, n_words, width * K)
-    made = [blocks.start_block(j, int(lo), int(hi), functools.partial(init_block, seed, K,
-                                                                       sampler))
+    made = [vb.start_block(j, int(lo), int(hi), functools.partial(vb.init_block, seed, K,
+                                                                   sampler))
             for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
     dense = np.concatenate([b.state.log_theta for b in made], axis=1)
     return sampler, bounds, made, dense
@@ -80,15 +80,15 @@ def test_blocked_step_is_the_dense_step_on_the_block_columns():
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
     factor, h, m = 270 / 30 / 10, 0.4, 7
-    step = functools.partial(step_block, sampler, 0.5, factor, h, 3, m)
     timed = [(sparse_counts(r), None) for r in results]
     for b in made:
         lo, hi = b.lo, b.lo + 10
-        got = blocks.step_block(b, step, None, *timed)
+        got = blocks.stamped(b, vb.step_block, sampler, 0.5, factor, h, 3, m, None, *timed)
+        assert got.task is not None and got.task.seconds >= 0
         want = sampler.step(sampler.State(dense[:, lo:hi]), 0.5, counts[:, lo:hi] * factor, h,
                             blocks_key(3, m, b.index))
         np.testing.assert_array_equal(got.state.log_theta, want.log_theta)
-        np.testing.assert_array_equal(got.lse, blocks.row_lse(want.log_theta))
+        np.testing.assert_array_equal(got.lse, vb.row_lse(want.log_theta))
 
 
 @pytest.mark.parametrize("name", ["sgrld", "gsgrhmc", "sgld", "sghmc"])
@@ -120,8 +120,8 @@ def test_row_totals_are_the_dense_rows_totals():
     _, _, made, dense = dense_blocks(40, 10)
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
-    norm = blocks.combine([b.lse for b in made])
-    got = blocks.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
+    norm = vb.combine([b.lse for b in made])
+    got = vb.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
     np.testing.assert_allclose(got[0], np.exp(dense).sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(got[1], counts.sum(axis=1) * 2.5)
 
@@ -135,11 +135,11 @@ def blocks_key(seed: int, m: int, index: int) -> int:
 
 def test_columns_from_blocks_are_the_dense_phi_columns():
     _, _, made, dense = dense_blocks(40, 10)
-    norm = blocks.combine([b.lse for b in made])
+    norm = vb.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    got = blocks.join_columns(*[blocks.block_columns(made[b], part, norm, "float64")
-                                for b, part in blocks.words_by_block(words, bounds)])
+    got = blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
+                                for b, part in blocks.columns_by_block(words, bounds)])
     np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
                                rtol=1e-12, atol=0)
 
@@ -150,15 +150,15 @@ def test_mean_log_columns_from_blocks_are_the_dense_ones():
     phi before any is kept, cut per block and joined (guards against a block's
     columns taken at the wrong offset or the mean not divided)."""
     _, _, made, dense = dense_blocks(40, 10)
-    norm = blocks.combine([b.lse for b in made])
+    norm = vb.combine([b.lse for b in made])
     words = np.array([1, 2, 12, 25, 26, 27, 38], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    kept = [blocks.keep_block(blocks.keep_block(b, norm), norm) for b in made]
+    kept = [vb.keep_block(vb.keep_block(b, norm), norm) for b in made]
     log_phi = normalize_log(dense, axis=1)
     for n_samples, source, want in ((0, made, log_phi), (2, kept, log_phi)):
         got = blocks.join_columns(*[
-            blocks.block_mean_log_columns(source[b], part, n_samples, norm)
-            for b, part in blocks.words_by_block(words, bounds)])
+            vb.block_mean_log_columns(source[b], part, n_samples, norm)
+            for b, part in blocks.columns_by_block(words, bounds)])
         np.testing.assert_allclose(got, want[:, words], rtol=1e-12, atol=1e-12)
 
 def test_float32_columns_give_the_float64_counts():
@@ -185,8 +185,8 @@ def chain(client, store, n_iter=6, config=None):
 
 
 def same_chain(a: Chain, b: Chain) -> None:
-    fa, sa = a.model.blocks.gather()
-    fb, sb = b.model.blocks.gather()
+    fa, sa = a.model.topics.dense()
+    fb, sb = b.model.topics.dense()
     np.testing.assert_array_equal(fa["log_theta"], fb["log_theta"])
     np.testing.assert_array_equal(sa, sb)
     assert [r["n_tokens"] for r in a.history] == [r["n_tokens"] for r in b.history]
@@ -197,12 +197,12 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     store, _ = synthetic_store
     one, one_scores = chain(one_worker, store)
     two, two_scores = chain(two_workers, store)
-    assert one.model.placement == "workers" and one.model.blocks.n_blocks == 4
+    assert one.model.placement == "workers" and one.model.topics.blocks.n_blocks == 4
     same_chain(one, two)
     assert one_scores == two_scores
     # Scoring from the blocks' columns is scoring the dense mean phi.
     cfg, model = two.config, two.model
-    assert model.n_samples == 2 and model.score() == perplexity(
+    assert model.topics.n_samples == 2 and model.score() == perplexity(
         two.executor, model.data.heldout, model.mean_phi(), cfg.alpha, cfg.eval_sweeps,
         cfg.seed, cfg.completion_every)
     driver, _ = chain(two_workers, store, 1, small_config(placement="driver"))
@@ -240,7 +240,7 @@ def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(  # no
 
     def go_on():
         write_checkpoint(tmp_path / "run", ckpt)
-        assert all("-block-load-" in f.key[0] for f in cut.model.blocks.futures)
+        assert all("-block-load-" in f.key[0] for f in cut.model.topics.blocks.futures)
         run_chain(cut, 4, progress=False)
 
     # The gibbs kill loses blocks whose lineage starts at the checkpoint's reads.
@@ -305,9 +305,9 @@ def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(  # noq
         two, two_scores = chain(two_workers, store, 6, config)
     # The blocks step with the whole rows' totals, one task per iteration.
     assert sum("-row-totals-" in str(t["key"]) for t in stream.data) == 6
-    assert one.model.blocks.n_blocks == 4 and one_scores == two_scores
-    fa, sa = one.model.blocks.gather()
-    fb, sb = two.model.blocks.gather()
+    assert one.model.topics.blocks.n_blocks == 4 and one_scores == two_scores
+    fa, sa = one.model.topics.dense()
+    fb, sb = two.model.topics.dense()
     for k in ("theta", "r"):
         np.testing.assert_array_equal(fa[k], fb[k])
     np.testing.assert_array_equal(sa, sb)
@@ -321,30 +321,31 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="cluster")
 
 
-def test_auto_placement_resolves_on_the_corpus_and_picks_the_model(synthetic_store,  # noqa: F811
-                                                                  monkeypatch):
+def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,  # noqa: F811
+                                                                   monkeypatch):
     """``chain_config(store)`` resolves "auto" by K x W (so the run records what
-    ran) and the estimator runs the model class of that placement; a model built
-    for the other placement is one clear error. Guards against "auto" left
-    unresolved (a large model silently on the driver) or the class not following it."""
+    ran) and the one ``LDAModel`` holds the topics of that placement, resolving
+    "auto" the same way when it is given a configuration that left it. Guards
+    against "auto" left unresolved (a large model silently on the driver) or the
+    topics not following the placement."""
     from dscir.api import LDA
     from dscir.models.base import Data
-    from dscir.models.lda import LDAModel, model_type, placement
-    from dscir.models.lda.blocked import LDAWorkersModel
+    from dscir.models.lda import LDAModel, placement
+    from dscir.models.lda.topics import DriverTopics
 
     store, _ = synthetic_store
+    data = Data.open(store)
     est = LDA(n_topics=K, policy="reference")
     assert est.chain_config(store).placement == "driver"
     assert est._model_type(est.chain_config(store)) is LDAModel
+    assert isinstance(LDAModel(est.chain_config(), data, None).topics, DriverTopics)
     monkeypatch.setattr(placement, "WORKERS_FROM_ENTRIES", K * W)
     config = est.chain_config(store)
-    assert config.placement == "workers" and est._model_type(config) is LDAWorkersModel
-    assert model_type("workers") is LDAWorkersModel and model_type("driver") is LDAModel
-    data = Data.open(store)
-    with pytest.raises(DscirError, match="runs with placement='workers'"):
-        LDAModel(dataclasses.replace(config, placement="auto"), data, None)
-    with pytest.raises(DscirError, match="runs with placement='driver'"):
-        LDAWorkersModel(small_config(placement="driver"), data, None)
+    assert config.placement == "workers" and est._model_type(config) is LDAModel
+    for given in (config, dataclasses.replace(config, placement="auto")):
+        with pytest.raises(DscirError, match="placement='workers' needs a Dask cluster"):
+            LDAModel(given, data, None)
+    assert LDAModel(small_config(placement="driver"), data, None).placement == "driver"
 
 
 def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
@@ -361,7 +362,7 @@ def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path
     est.fit(store, client=two_workers, out=tmp_path / "run")
     run = Run.open(tmp_path / "run")
     assert run.config["placement"] == "workers" and run.n_samples == 2
-    fields, phi_sum = est._chain.model.blocks.gather()
+    fields, phi_sum = est._chain.model.topics.dense()
     np.testing.assert_array_equal(run.phi_mean, phi_sum / 2)
     np.testing.assert_array_equal(run.phi_mean, est.topic_word_)
     np.testing.assert_array_equal(run.state["log_theta"], fields["log_theta"])

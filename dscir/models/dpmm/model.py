@@ -28,7 +28,7 @@ import numpy as np
 
 from dscir import streams
 from dscir.errors import DscirError
-from dscir.models.base import Data
+from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
 from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
@@ -69,7 +69,7 @@ class DPEvaluation(NamedTuple):
     n_clusters: int
 
 
-class _Mixture:
+class _Mixture(ModelDefaults):
     """What both DP samplers share: kept samples and their held-out score."""
 
     name = "dpmm"

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.base import Data
+from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
 from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
@@ -79,7 +79,7 @@ class MixtureEvaluation(NamedTuple):
     n_clusters: int  # occupied clusters (as the DP mixture's; K is the configuration's)
 
 
-class _Mixture:
+class _Mixture(ModelDefaults):
     """What both samplers share: parameters as two sampler states, labels, kept
     samples and their held-out score."""
 
