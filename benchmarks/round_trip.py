@@ -6,7 +6,7 @@ sweeps) on ap (K = 50) and wiki (K = 100), on dscir's embedded LocalCluster of
 
 * ``before``: the engine as it was: two parts per worker thread, and every
   Gibbs task returning its dense int64 K x U counts (``tasks.gibbs_counts``,
-  added by ``model.add_counts``). Rebuilt here by replacing those two names;
+  added by ``topics.add_counts``). Rebuilt here by replacing those two names;
 * ``after``: the engine now: one part per worker thread, and the tasks'
   nonzero counts only (``tasks.gibbs_sparse_counts``, ``add_sparse_counts``).
 
