@@ -1,6 +1,10 @@
 """LDA with its topics on the workers (placement="workers", issue 14 parts 1 and 3).
 
 What each test guards against:
+- the engine's blocks hold any array (no model's maths there): an input routed
+  to a block that does not hold its columns (mutant
+  ``blocks-routed-to-every-block``), columns joined out of order or a block
+  written at another's columns changes the array;
 - the blocked step is the driver's step on the block's columns, given the same
   counts and noise: a block's counts taken at the wrong word offset, or the
   counts of several tasks overwritten instead of added (mutant
@@ -19,7 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
+from typing import Any, NamedTuple
 
+import cloudpickle
 import numpy as np
 import pytest
 import zarr
@@ -41,6 +48,9 @@ from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_st
 from test_worker_failure import killing
 
 K = K_TRUE
+
+# The generic blocks below are this module's: the workers unpickle them by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def workers_config(**kw) -> LDAConfig:
@@ -73,6 +83,65 @@ def test_block_bounds_depend_on_k_w_and_the_setting_only():
     assert blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
     assert blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
     assert blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
+
+
+class Cells(NamedTuple):
+    """A block of an array that is no model's: its columns from ``lo``."""
+
+    lo: int
+    values: np.ndarray
+    task: Any = None
+
+
+def cells(index: int, lo: int, hi: int, whole: np.ndarray) -> Cells:
+    return Cells(lo, np.array(whole[:, lo:hi]))
+
+
+def plus(block: Cells, *adds: int) -> Cells:
+    return block._replace(values=block.values + sum(adds))
+
+
+def row_sums(block: Cells) -> np.ndarray:
+    return block.values.sum(axis=1)
+
+
+def cells_cut(block: Cells, cols: np.ndarray, scale: int) -> np.ndarray:
+    return block.values[:, cols - block.lo] * scale
+
+
+def cells_outputs(block: Cells) -> dict[str, np.ndarray]:
+    return {"v": block.values}
+
+
+def test_blocked_state_holds_any_array(two_workers, tmp_path):
+    """The engine's blocks know no model: an integer 2 x 10 array in blocks of 3
+    columns, each input added to the blocks holding its columns only, the blocks'
+    row sums gathered in one round with a timed task's value, columns cut across
+    blocks and joined in order, and the blocks written into one Zarr array.
+    Guards against an input routed to every block (mutant
+    ``blocks-routed-to-every-block``: LDA's blocks would not notice, as they add
+    only their own words' counts), pieces joined out of block order, or a block
+    written at another's columns."""
+    from dscir.engine.dask import DaskExecutor
+
+    whole = np.arange(20, dtype=np.int64).reshape(2, 10)
+    ex = DaskExecutor(two_workers, str(tmp_path), "generic")
+    held = ex.blocked(2, 10, 6)
+    assert held.bounds.tolist() == [0, 3, 6, 9, 10]
+    held.start("cells", cells, whole)
+    items = [ex.submit("one", int, 1), ex.submit("hundred", int, 100)]
+    held.update("plus", plus, (), held.route(items, [np.array([0, 4]), np.array([9])]))
+    want = whole.copy()
+    want[:, 0:6] += 1
+    want[:, 9:] += 100
+    sums, extra = held.summarise("sums", row_sums, extra=[ex.submit("x", int, 7, timed=True)])
+    assert extra == [7]
+    np.testing.assert_array_equal(np.sum(sums, axis=0), want.sum(axis=1))
+    (cut,) = ex.gather(held.cut("cut", cells_cut, [np.array([1, 5, 8, 9])], (2,)))
+    np.testing.assert_array_equal(cut, want[:, [1, 5, 8, 9]] * 2)
+    zarr.open_group(str(tmp_path / "out"), mode="w")
+    held.write("write", str(tmp_path / "out"), {"v": "v"}, 2, cells_outputs)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out" / "v"))[:], want)
 
 
 def test_blocked_step_is_the_dense_step_on_the_block_columns():
