@@ -417,6 +417,20 @@ def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_st
     assert LDAModel(small_config(placement="driver"), data, None).placement == "driver"
 
 
+def test_both_topic_states_have_the_whole_interface():
+    """``LDAModel`` calls only ``TopicState`` members, so each placement's topics
+    must have every one (guards against a member added to one placement only)."""
+    from dscir.models.lda.topics import TOPIC_STATES, TopicState
+
+    members = [n for n in vars(TopicState) if not n.startswith("_")]
+    members += list(TopicState.__annotations__)
+    assert {"gibbs", "step", "keep", "held", "restore", "write_run_arrays"} <= set(members)
+    for placement, cls in TOPIC_STATES.items():
+        assert cls.placement == placement
+        missing = [n for n in members if n != "n_samples" and not hasattr(cls, n)]
+        assert not missing, (cls.__name__, missing)
+
+
 def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
     """The run's K x W arrays, written block by block from the workers, are the
     chain's (checksummed, readable by ``Run``); guards against a block written at

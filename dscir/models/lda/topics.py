@@ -37,7 +37,8 @@ from dscir.samplers.simplex import normalize_log
 class TopicState(Protocol):
     """LDA's topics as the model sees them, wherever they live.
 
-    ``executor`` arguments run tasks (``dscir.models.base.Executor``); columns
+    Built as ``cls(config, n_words, sampler, kernel, executor)`` (the sampler
+    and the Gibbs kernel resolved once, by the model). ``executor`` arguments run tasks (``dscir.models.base.Executor``); columns
     and Gibbs results are arrays on the driver or futures on the workers, as
     the state keeps them.
     """
@@ -117,6 +118,8 @@ class DriverTopics:
     kept_rows: ClassVar[tuple[str, ...]] = ("samples/phi",)
 
     def __init__(self, config, n_words: int, sampler, kernel: str, executor=None):
+        # ``executor`` is every TopicState's argument; these topics hold nothing on
+        # the cluster, so they use the executor each call is given.
         self.config, self.sampler, self.kernel = config, sampler, kernel
         rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
         self.state_ = sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics, n_words)))
