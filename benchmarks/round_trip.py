@@ -6,7 +6,7 @@ sweeps) on ap (K = 50) and wiki (K = 100), on dscir's embedded LocalCluster of
 
 * ``before``: the engine as it was: two parts per worker thread, and every
   Gibbs task returning its dense int64 K x U counts (``tasks.gibbs_counts``,
-  added by ``model.add_counts``). Rebuilt here by replacing those two names;
+  added by ``topics.add_counts``). Rebuilt here by replacing those two names;
 * ``after``: the engine now: one part per worker thread, and the tasks'
   nonzero counts only (``tasks.gibbs_sparse_counts``, ``add_sparse_counts``).
 
@@ -53,13 +53,13 @@ def run(store: str, K: int, variant: str, args) -> dict:
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
-    from dscir.models.lda import LDAModel, model, tasks
+    from dscir.models.lda import LDAModel, tasks, topics
 
     n = args.warmup + args.iterations
     cfg = LDA(n_topics=K, n_iter=n, seed=0, progress=False).chain_config(store)
-    saved = model.gibbs_sparse_counts, model.add_sparse_counts
+    saved = topics.gibbs_sparse_counts, topics.add_sparse_counts
     if variant == "before":
-        model.gibbs_sparse_counts, model.add_sparse_counts = tasks.gibbs_counts, model.add_counts
+        topics.gibbs_sparse_counts, topics.add_sparse_counts = tasks.gibbs_counts, topics.add_counts
     try:
         with dask_client(n_workers=2, dashboard_address=None) as client:
             kind = TwoPartsPerThread if variant == "before" else DaskExecutor
@@ -67,10 +67,10 @@ def run(store: str, K: int, variant: str, args) -> dict:
             chain = Chain(LDAModel, cfg, store, executor)
             for i in range(n):
                 chain.step(prefetch=i + 1 < n)
-            digest = float(chain.model.state_.log_theta.sum())
+            digest = float(chain.model.topics.state_.log_theta.sum())
             chain.close()
     finally:
-        model.gibbs_sparse_counts, model.add_sparse_counts = saved
+        topics.gibbs_sparse_counts, topics.add_sparse_counts = saved
     h = chain.history[args.warmup:]
     return {"variant": variant, "load_after": os.getloadavg(), "state_digest": digest,
             "per_iteration_ms": {f: 1e3 * float(np.mean([s[f] for s in h])) for f in SPLIT}}

@@ -67,13 +67,13 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.dask import DaskExecutor
-    from dscir.models.lda import model_type
+    from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
               placement=placement, kernel=args.kernel, policy="reference").chain_config(store)
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
-        chain = Chain(model_type(cfg.placement), cfg, store, DaskExecutor(client, store, "lda"))
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         total = args.warmup + args.iterations
         for i in range(total):
             chain.step(prefetch=i + 1 < total)

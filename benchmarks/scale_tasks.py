@@ -39,13 +39,13 @@ def profile(store: str, args) -> dict:
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.dask import DaskExecutor
-    from dscir.models.lda import model_type
+    from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps, batch_size=args.batch,
               seed=0, placement="workers", policy="reference").chain_config(store)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
-        chain = Chain(model_type(cfg.placement), cfg, store, DaskExecutor(client, store, "lda"))
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         for _ in range(args.warmup):
             chain.step(prefetch=True)
         with get_task_stream(client) as ts:

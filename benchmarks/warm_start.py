@@ -49,7 +49,7 @@ def a_hat_variance(chain, n_draws: int, seed: int) -> dict:
     from dscir.corpus import Corpus
     from dscir.engine.local_state import read_rows
     from dscir.models.lda.kernels import phi_columns
-    from dscir.models.lda.model import control_variate
+    from dscir.models.lda.topics import control_variate
     from dscir.models.lda.warm import warm_gibbs_counts
 
     model, cfg, local = chain.model, chain.config, chain.local

@@ -14,7 +14,7 @@ from dscir.models import dpmm, lda
 
 def lda_chain(client, store: str, config) -> Chain:
     """An LDA chain of ``config`` on ``store`` with its tasks on ``client``."""
-    return Chain(lda.model_type(config.placement), config, store,
+    return Chain(lda.LDAModel, config, store,
                  DaskExecutor(client, store, "lda"))
 
 

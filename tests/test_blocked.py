@@ -1,6 +1,10 @@
 """LDA with its topics on the workers (placement="workers", issue 14 parts 1 and 3).
 
 What each test guards against:
+- the engine's blocks hold any array (no model's maths there): an input routed
+  to a block that does not hold its columns (mutant
+  ``blocks-routed-to-every-block``), columns joined out of order or a block
+  written at another's columns changes the array;
 - the blocked step is the driver's step on the block's columns, given the same
   counts and noise: a block's counts taken at the wrong word offset, or the
   counts of several tasks overwritten instead of added (mutant
@@ -19,7 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
+from typing import Any, NamedTuple
 
+import cloudpickle
 import numpy as np
 import pytest
 import zarr
@@ -29,10 +36,10 @@ from dscir.engine import blocks
 from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
-from dscir.models.lda.blocked import init_block, step_block
+from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import gibbs_expectations, phi_columns
-from dscir.models.lda.model import add_counts
+from dscir.models.lda.topics import add_counts
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
@@ -41,6 +48,9 @@ from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_st
 from test_worker_failure import killing
 
 K = K_TRUE
+
+# The generic blocks below are this module's: the workers unpickle them by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def workers_config(**kw) -> LDAConfig:
@@ -52,8 +62,8 @@ def dense_blocks(n_words: int, width: int, seed: int = 5):
     """Blocks of a fresh SCIR state and the dense state they cut."""
     sampler = get_sampler("scir")
     bounds = blocks.block_bounds(K, n_words, width * K)
-    made = [blocks.start_block(j, int(lo), int(hi), functools.partial(init_block, seed, K,
-                                                                       sampler))
+    made = [vb.start_block(j, int(lo), int(hi), functools.partial(vb.init_block, seed, K,
+                                                                   sampler))
             for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
     dense = np.concatenate([b.state.log_theta for b in made], axis=1)
     return sampler, bounds, made, dense
@@ -75,20 +85,79 @@ def test_block_bounds_depend_on_k_w_and_the_setting_only():
     assert blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
 
 
+class Cells(NamedTuple):
+    """A block of an array that is no model's: its columns from ``lo``."""
+
+    lo: int
+    values: np.ndarray
+    task: Any = None
+
+
+def cells(index: int, lo: int, hi: int, whole: np.ndarray) -> Cells:
+    return Cells(lo, np.array(whole[:, lo:hi]))
+
+
+def plus(block: Cells, *adds: int) -> Cells:
+    return block._replace(values=block.values + sum(adds))
+
+
+def row_sums(block: Cells) -> np.ndarray:
+    return block.values.sum(axis=1)
+
+
+def cells_cut(block: Cells, cols: np.ndarray, scale: int) -> np.ndarray:
+    return block.values[:, cols - block.lo] * scale
+
+
+def cells_outputs(block: Cells) -> dict[str, np.ndarray]:
+    return {"v": block.values}
+
+
+def test_blocked_state_holds_any_array(two_workers, tmp_path):
+    """The engine's blocks know no model: an integer 2 x 10 array in blocks of 3
+    columns, each input added to the blocks holding its columns only, the blocks'
+    row sums gathered in one round with a timed task's value, columns cut across
+    blocks and joined in order, and the blocks written into one Zarr array.
+    Guards against an input routed to every block (mutant
+    ``blocks-routed-to-every-block``: LDA's blocks would not notice, as they add
+    only their own words' counts), pieces joined out of block order, or a block
+    written at another's columns."""
+    from dscir.engine.dask import DaskExecutor
+
+    whole = np.arange(20, dtype=np.int64).reshape(2, 10)
+    ex = DaskExecutor(two_workers, str(tmp_path), "generic")
+    held = ex.blocked(2, 10, 6)
+    assert held.bounds.tolist() == [0, 3, 6, 9, 10]
+    held.start("cells", cells, whole)
+    items = [ex.submit("one", int, 1), ex.submit("hundred", int, 100)]
+    held.update("plus", plus, (), held.route(items, [np.array([0, 4]), np.array([9])]))
+    want = whole.copy()
+    want[:, 0:6] += 1
+    want[:, 9:] += 100
+    sums, extra = held.summarise("sums", row_sums, extra=[ex.submit("x", int, 7, timed=True)])
+    assert extra == [7]
+    np.testing.assert_array_equal(np.sum(sums, axis=0), want.sum(axis=1))
+    (cut,) = ex.gather(held.cut("cut", cells_cut, [np.array([1, 5, 8, 9])], (2,)))
+    np.testing.assert_array_equal(cut, want[:, [1, 5, 8, 9]] * 2)
+    zarr.open_group(str(tmp_path / "out"), mode="w")
+    held.write("write", str(tmp_path / "out"), {"v": "v"}, 2, cells_outputs)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out" / "v"))[:], want)
+
+
 def test_blocked_step_is_the_dense_step_on_the_block_columns():
     sampler, bounds, made, dense = dense_blocks(40, 10)
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
     factor, h, m = 270 / 30 / 10, 0.4, 7
-    step = functools.partial(step_block, sampler, 0.5, factor, h, 3, m)
     timed = [(sparse_counts(r), None) for r in results]
     for b in made:
         lo, hi = b.lo, b.lo + 10
-        got = blocks.step_block(b, step, None, *timed)
+        got = blocks.stamped(b, vb.step_block, sampler, 0.5, factor, h, 3, m, None, *timed)
+        assert got.task is not None and got.task.seconds >= 0
         want = sampler.step(sampler.State(dense[:, lo:hi]), 0.5, counts[:, lo:hi] * factor, h,
                             blocks_key(3, m, b.index))
         np.testing.assert_array_equal(got.state.log_theta, want.log_theta)
-        np.testing.assert_array_equal(got.lse, blocks.row_lse(want.log_theta))
+        np.testing.assert_array_equal(got.lse, vb.row_lse(want.log_theta))
 
 
 @pytest.mark.parametrize("name", ["sgrld", "gsgrhmc", "sgld", "sghmc"])
@@ -120,8 +189,8 @@ def test_row_totals_are_the_dense_rows_totals():
     _, _, made, dense = dense_blocks(40, 10)
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
-    norm = blocks.combine([b.lse for b in made])
-    got = blocks.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
+    norm = vb.combine([b.lse for b in made])
+    got = vb.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
     np.testing.assert_allclose(got[0], np.exp(dense).sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(got[1], counts.sum(axis=1) * 2.5)
 
@@ -135,11 +204,11 @@ def blocks_key(seed: int, m: int, index: int) -> int:
 
 def test_columns_from_blocks_are_the_dense_phi_columns():
     _, _, made, dense = dense_blocks(40, 10)
-    norm = blocks.combine([b.lse for b in made])
+    norm = vb.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    got = blocks.join_columns(*[blocks.block_columns(made[b], part, norm, "float64")
-                                for b, part in blocks.words_by_block(words, bounds)])
+    got = blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
+                                for b, part in blocks.columns_by_block(words, bounds)])
     np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
                                rtol=1e-12, atol=0)
 
@@ -150,15 +219,15 @@ def test_mean_log_columns_from_blocks_are_the_dense_ones():
     phi before any is kept, cut per block and joined (guards against a block's
     columns taken at the wrong offset or the mean not divided)."""
     _, _, made, dense = dense_blocks(40, 10)
-    norm = blocks.combine([b.lse for b in made])
+    norm = vb.combine([b.lse for b in made])
     words = np.array([1, 2, 12, 25, 26, 27, 38], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    kept = [blocks.keep_block(blocks.keep_block(b, norm), norm) for b in made]
+    kept = [vb.keep_block(vb.keep_block(b, norm), norm) for b in made]
     log_phi = normalize_log(dense, axis=1)
     for n_samples, source, want in ((0, made, log_phi), (2, kept, log_phi)):
         got = blocks.join_columns(*[
-            blocks.block_mean_log_columns(source[b], part, n_samples, norm)
-            for b, part in blocks.words_by_block(words, bounds)])
+            vb.block_mean_log_columns(source[b], part, n_samples, norm)
+            for b, part in blocks.columns_by_block(words, bounds)])
         np.testing.assert_allclose(got, want[:, words], rtol=1e-12, atol=1e-12)
 
 def test_float32_columns_give_the_float64_counts():
@@ -185,8 +254,8 @@ def chain(client, store, n_iter=6, config=None):
 
 
 def same_chain(a: Chain, b: Chain) -> None:
-    fa, sa = a.model.blocks.gather()
-    fb, sb = b.model.blocks.gather()
+    fa, sa = a.model.topics.dense()
+    fb, sb = b.model.topics.dense()
     np.testing.assert_array_equal(fa["log_theta"], fb["log_theta"])
     np.testing.assert_array_equal(sa, sb)
     assert [r["n_tokens"] for r in a.history] == [r["n_tokens"] for r in b.history]
@@ -197,12 +266,12 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     store, _ = synthetic_store
     one, one_scores = chain(one_worker, store)
     two, two_scores = chain(two_workers, store)
-    assert one.model.placement == "workers" and one.model.blocks.n_blocks == 4
+    assert one.model.placement == "workers" and one.model.topics.blocks.n_blocks == 4
     same_chain(one, two)
     assert one_scores == two_scores
     # Scoring from the blocks' columns is scoring the dense mean phi.
     cfg, model = two.config, two.model
-    assert model.n_samples == 2 and model.score() == perplexity(
+    assert model.topics.n_samples == 2 and model.score() == perplexity(
         two.executor, model.data.heldout, model.mean_phi(), cfg.alpha, cfg.eval_sweeps,
         cfg.seed, cfg.completion_every)
     driver, _ = chain(two_workers, store, 1, small_config(placement="driver"))
@@ -240,7 +309,7 @@ def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(  # no
 
     def go_on():
         write_checkpoint(tmp_path / "run", ckpt)
-        assert all("-block-load-" in f.key[0] for f in cut.model.blocks.futures)
+        assert all("-block-load-" in f.key[0] for f in cut.model.topics.blocks.futures)
         run_chain(cut, 4, progress=False)
 
     # The gibbs kill loses blocks whose lineage starts at the checkpoint's reads.
@@ -305,9 +374,9 @@ def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(  # noq
         two, two_scores = chain(two_workers, store, 6, config)
     # The blocks step with the whole rows' totals, one task per iteration.
     assert sum("-row-totals-" in str(t["key"]) for t in stream.data) == 6
-    assert one.model.blocks.n_blocks == 4 and one_scores == two_scores
-    fa, sa = one.model.blocks.gather()
-    fb, sb = two.model.blocks.gather()
+    assert one.model.topics.blocks.n_blocks == 4 and one_scores == two_scores
+    fa, sa = one.model.topics.dense()
+    fb, sb = two.model.topics.dense()
     for k in ("theta", "r"):
         np.testing.assert_array_equal(fa[k], fb[k])
     np.testing.assert_array_equal(sa, sb)
@@ -321,30 +390,45 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="cluster")
 
 
-def test_auto_placement_resolves_on_the_corpus_and_picks_the_model(synthetic_store,  # noqa: F811
-                                                                  monkeypatch):
+def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,  # noqa: F811
+                                                                   monkeypatch):
     """``chain_config(store)`` resolves "auto" by K x W (so the run records what
-    ran) and the estimator runs the model class of that placement; a model built
-    for the other placement is one clear error. Guards against "auto" left
-    unresolved (a large model silently on the driver) or the class not following it."""
+    ran) and the one ``LDAModel`` holds the topics of that placement, resolving
+    "auto" the same way when it is given a configuration that left it. Guards
+    against "auto" left unresolved (a large model silently on the driver) or the
+    topics not following the placement."""
     from dscir.api import LDA
     from dscir.models.base import Data
-    from dscir.models.lda import LDAModel, model_type, placement
-    from dscir.models.lda.blocked import LDAWorkersModel
+    from dscir.models.lda import LDAModel, placement
+    from dscir.models.lda.topics import DriverTopics
 
     store, _ = synthetic_store
+    data = Data.open(store)
     est = LDA(n_topics=K, policy="reference")
     assert est.chain_config(store).placement == "driver"
     assert est._model_type(est.chain_config(store)) is LDAModel
+    assert isinstance(LDAModel(est.chain_config(), data, None).topics, DriverTopics)
     monkeypatch.setattr(placement, "WORKERS_FROM_ENTRIES", K * W)
     config = est.chain_config(store)
-    assert config.placement == "workers" and est._model_type(config) is LDAWorkersModel
-    assert model_type("workers") is LDAWorkersModel and model_type("driver") is LDAModel
-    data = Data.open(store)
-    with pytest.raises(DscirError, match="runs with placement='workers'"):
-        LDAModel(dataclasses.replace(config, placement="auto"), data, None)
-    with pytest.raises(DscirError, match="runs with placement='driver'"):
-        LDAWorkersModel(small_config(placement="driver"), data, None)
+    assert config.placement == "workers" and est._model_type(config) is LDAModel
+    for given in (config, dataclasses.replace(config, placement="auto")):
+        with pytest.raises(DscirError, match="placement='workers' needs a Dask cluster"):
+            LDAModel(given, data, None)
+    assert LDAModel(small_config(placement="driver"), data, None).placement == "driver"
+
+
+def test_both_topic_states_have_the_whole_interface():
+    """``LDAModel`` calls only ``TopicState`` members, so each placement's topics
+    must have every one (guards against a member added to one placement only)."""
+    from dscir.models.lda.topics import TOPIC_STATES, TopicState
+
+    members = [n for n in vars(TopicState) if not n.startswith("_")]
+    members += list(TopicState.__annotations__)
+    assert {"gibbs", "step", "keep", "held", "restore", "write_run_arrays"} <= set(members)
+    for placement, cls in TOPIC_STATES.items():
+        assert cls.placement == placement
+        missing = [n for n in members if n != "n_samples" and not hasattr(cls, n)]
+        assert not missing, (cls.__name__, missing)
 
 
 def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
@@ -361,7 +445,7 @@ def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path
     est.fit(store, client=two_workers, out=tmp_path / "run")
     run = Run.open(tmp_path / "run")
     assert run.config["placement"] == "workers" and run.n_samples == 2
-    fields, phi_sum = est._chain.model.blocks.gather()
+    fields, phi_sum = est._chain.model.topics.dense()
     np.testing.assert_array_equal(run.phi_mean, phi_sum / 2)
     np.testing.assert_array_equal(run.phi_mean, est.topic_word_)
     np.testing.assert_array_equal(run.state["log_theta"], fields["log_theta"])

@@ -18,7 +18,7 @@ from dscir.engine.chain import Chain, run_chain
 from dscir.engine.local import LocalExecutor
 from dscir.engine.local_state import read_rows
 from dscir.models.lda import LDAModel
-from dscir.models.lda.model import add_counts, control_variate
+from dscir.models.lda.topics import add_counts, control_variate
 from dscir.models.lda.warm import warm_gibbs_counts
 from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
 
@@ -88,8 +88,8 @@ def test_stored_sum_is_the_counts_of_the_stored_assignments(synthetic_store):  #
         seen = np.flatnonzero(local.current >= 0)
         b = c.read(seen)
         z = read_rows(local.path, seen, local.current[seen], local.lengths[seen])
-        want = np.zeros_like(chain.model.stored)
+        want = np.zeros_like(chain.model.topics.stored)
         np.add.at(want, (z, np.repeat(b.indices, b.data)), 1)
-        assert np.array_equal(chain.model.stored, want)
+        assert np.array_equal(chain.model.topics.stored, want)
     assert chain.local.current.max() >= 1  # documents were revisited
     assert chain.history[-1]["cv_clipped"] >= 0.0

@@ -42,13 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                 "dscir.integrity")),
 )
 
-#: Circles still allowed, each as the set of its modules. The one-LDA-model
-#: change (issue 29, one LDAModel holding a topic-state strategy) removes this
-#: one; remove the entry with it.
-PENDING: tuple[frozenset[str], ...] = (
-    frozenset({"dscir.models.lda.blocked", "dscir.models.lda.config",
-               "dscir.models.lda.model", "dscir.models.lda.placement"}),
-)
+#: Circles still allowed, each as the set of its modules (none left).
+PENDING: tuple[frozenset[str], ...] = ()
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:

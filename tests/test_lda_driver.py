@@ -11,7 +11,7 @@ from dscir.api import LDA
 from dscir.corpus import Corpus, split_heldout, write_corpus
 from dscir.engine.minibatch import EpochPosition, next_minibatch
 from dscir.models.lda import LDAConfig
-from dscir.models.lda.model import add_counts, add_sparse_counts
+from dscir.models.lda.topics import add_counts, add_sparse_counts
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.runs import Run
 from dscir.errors import DscirError
@@ -93,7 +93,7 @@ def test_same_seed_same_chain_with_one_and_two_workers(synthetic_store, one_work
         for _ in range(6):
             driver.step()
         driver.close()
-        runs.append(driver.model.state_.log_theta)
+        runs.append(driver.model.topics.state_.log_theta)
         scores.append(driver.model.score())  # 2 and 4 scoring tasks: the same float
     assert np.array_equal(runs[0], runs[1])
     assert scores[0] == scores[1]

@@ -363,6 +363,6 @@ def test_sparse_chain_is_the_same_on_one_and_two_workers(one_worker, two_workers
         for _ in range(3):
             chain.step()
         chain.close()
-        states[name] = chain.model.state_.log_theta
+        states[name] = chain.model.topics.state_.log_theta
     assert np.array_equal(states["sparse-1"], states["sparse-2"])
     assert not np.array_equal(states["sparse-2"], states["dense-2"])

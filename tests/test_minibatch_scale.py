@@ -81,7 +81,7 @@ def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size,
                     thin=1, eval_sweeps=5)
     executor = RecordingExecutor(store, "lda")
     model = LDAModel(cfg, data, executor)
-    model.sampler = RecordingSampler(model.sampler)
+    model.topics.sampler = RecordingSampler(model.topics.sampler)
     parts = executor.read(minibatch(data, size))
     model.step(0, parts)
     ints = np.zeros((cfg.n_topics, data.n_words), np.int64)
@@ -89,7 +89,7 @@ def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size,
         np.add.at(ints, (r.topics, r.word_ids), r.values)
     n_kept = executor.results[0].n_kept
     assert ints.sum() > 0 and n_kept >= 1
-    (counts,) = model.sampler.counts
+    (counts,) = model.topics.sampler.counts
     expected = ints * (data.train.size / size / n_kept)
     np.testing.assert_allclose(counts, expected, rtol=1e-12)
     # the scaled counts estimate the full data's tokens per kept sweep

@@ -153,9 +153,9 @@ def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_pa
     second = lda_chain(client, store, cfg)
     second.restore(read_checkpoint_dir(tmp_path))
     run_chain(second, 3, progress=False)
-    for name, value in whole.model.state_._asdict().items():  # theta, and r for gSGRHMC
-        assert np.array_equal(getattr(second.model.state_, name), value), name
-    assert np.array_equal(second.model.phi_sum, whole.model.phi_sum)
+    for name, value in whole.model.topics.state_._asdict().items():  # theta, and r for gSGRHMC
+        assert np.array_equal(getattr(second.model.topics.state_, name), value), name
+    assert np.array_equal(second.model.topics.phi_sum, whole.model.topics.phi_sum)
     assert second.n_samples == whole.n_samples
 
 

@@ -173,7 +173,7 @@ def test_a_worker_that_cannot_see_the_local_state_says_so(tmp_path):
 
 def _state(chain):
     m = chain.model
-    return m.state_.log_theta, m.mean_phi(), m.stored, chain.local.current
+    return m.topics.state_.log_theta, m.mean_phi(), m.topics.stored, chain.local.current
 
 
 def _assert_same(a, b):
@@ -273,6 +273,6 @@ def test_a_resumed_warm_run_is_the_uninterrupted_one(
     assert np.array_equal(resumed.topic_word_, whole.topic_word_)
     assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"),
                     evaluations=False)
-    assert np.array_equal(resumed._chain.model.stored, whole._chain.model.stored)
+    assert np.array_equal(resumed._chain.model.topics.stored, whole._chain.model.topics.stored)
     ok, problems = runstore.verify(tmp_path / "cut")  # local/z: chunks written on use
     assert "local/z" in ok and not problems

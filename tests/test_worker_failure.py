@@ -132,7 +132,7 @@ def test_killed_workers_leave_the_chain_unchanged(synthetic_store, client, tmp_p
     undisturbed, scores = chain(client, store)
     disturbed, disturbed_scores = killing(
         client, tmp_path, {"gibbs": 3, "perplexity": None}, lambda: chain(client, store))
-    assert np.array_equal(disturbed.model.state_.log_theta, undisturbed.model.state_.log_theta)
+    assert np.array_equal(disturbed.model.topics.state_.log_theta, undisturbed.model.topics.state_.log_theta)
     assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
     assert disturbed_scores == scores
 

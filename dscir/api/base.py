@@ -295,8 +295,7 @@ class Estimator(ChainDiagnostics):
             writer.checkpoint(chain.checkpoint())  # so a finished run can be extended
         arrays = {"vocabulary": np.array([str(v) for v in Corpus.open(chain.store).vocabulary])}
         # A model whose parameters live on the workers writes its arrays from there.
-        write = getattr(chain.model, "write_run_arrays", None)
-        arrays.update(chain.model.run_arrays() if write is None else write(str(writer.tmp)))
+        arrays.update(chain.model.write_run_arrays(str(writer.tmp)))
         arrays.update({f"history/{k}": v for k, v in chain.history_arrays().items()})
         arrays.update({f"evaluations/{k}": v for k, v in chain.evaluation_arrays().items()})
         self.run_path_ = writer.commit(

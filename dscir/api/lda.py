@@ -19,7 +19,7 @@ from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS
 from dscir.models.lda.policy import (POLICIES, CorpusSize, choose, choose_batch, choose_sweeps,
                                      needs_corpus)
-from dscir.models.lda.placement import PLACEMENTS, model_type, resolve_placement
+from dscir.models.lda.placement import PLACEMENTS, resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -187,7 +187,7 @@ class LDA(Estimator):
         return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
 
     def _model_type(self, config):
-        return model_type(config.placement)
+        return LDAModel
 
     def _parameter_rows(self, config) -> int:
         return config.n_topics

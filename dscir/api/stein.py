@@ -112,7 +112,7 @@ def estimated_counts(executor, train: np.ndarray, config, phi: np.ndarray, batch
     counts given ``phi``: the Gibbs expectations of the documents ``batch`` (one
     kept sample's minibatch) times D / |S|."""
     from dscir.models.lda.kernels import phi_columns
-    from dscir.models.lda.model import add_counts
+    from dscir.models.lda.topics import add_counts
     from dscir.models.lda.tasks import gibbs_counts
 
     parts = executor.read(batch, "ksd-read", iteration=index)

@@ -67,7 +67,7 @@ class Chain:
         self._pending: _Pending | None = None
 
     def _local_state(self, local_dir: str | None) -> LocalState | None:
-        n_values = getattr(self.model, "local_values", None)
+        n_values = self.model.local_values
         if n_values is None:
             return None
         from dscir.corpus import Corpus
@@ -135,10 +135,9 @@ class Chain:
 
     def checkpoint(self) -> Checkpoint:
         """The whole chain now, as arrays and JSON values (copies), and the arrays
-        a model leaves to their holders to write (``held_state``, when it has
-        them). The local state it names is kept until the next checkpoint is taken."""
+        a model leaves to their holders to write (``held_state``). The local state
+        it names is kept until the next checkpoint is taken."""
         arrays, values = self.model.state()
-        held = getattr(self.model, "held_state", None)
         if self.local is not None:
             self.local.protect()
             arrays = {**arrays, **{f"local/{k}": v for k, v in self.local.arrays().items()}}
@@ -149,7 +148,7 @@ class Chain:
             sample_rows=self.model.sample_rows(),
             arrays={k: np.array(v) for k, v in arrays.items()}, values=dict(values),
             history=self.history_arrays(), evaluations=self.evaluation_arrays(),
-            held=held() if held is not None else None)
+            held=self.model.held_state())
 
     def restore(self, ckpt: Checkpoint, samples: dict[str, np.ndarray] | None = None) -> None:
         """Continue from ``ckpt`` (of this model, configuration and corpus); ``samples``

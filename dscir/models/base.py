@@ -49,9 +49,9 @@ class Executor(Protocol):
     """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``).
 
     The Dask executor also offers ``submit``/``gather`` (one named, timed task and
-    its value), ``holders`` (which worker holds a result) and ``blocked`` (a state
+    its value), ``holders`` (which worker holds a result) and ``blocked`` (an array
     held by the workers in blocks, ``dscir.engine.blocks``): a model whose
-    parameters live on the workers (``models/lda/blocked.py``) uses them.
+    parameters live on the workers (``models/lda/topics_blocked.py``) uses them.
     """
 
     n_parts: int
@@ -80,6 +80,11 @@ class Model(Protocol):
     Evaluation: ClassVar[type[NamedTuple]]  # (iteration, <metric>, extras...)
     minibatch: bool
     config: Config
+    # Values per token the model keeps between visits of a document (None: none);
+    # when a number, the engine sets ``local`` to the store of them
+    # (``dscir.engine.local_state.LocalState``) and the model passes it to its tasks.
+    local_values: int | None
+    local: Any
 
     def step(self, m: int, parts) -> dict[str, Any]: ...
 
@@ -95,6 +100,10 @@ class Model(Protocol):
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Arrays and JSON values that, with the engine's counters, continue the chain."""
 
+    def held_state(self) -> Any:
+        """Checkpoint arrays that their holders write (a ``HeldState`` of
+        ``dscir.runs.checkpoint``: parameters held by the workers), or None."""
+
     def restore(self, arrays: dict[str, np.ndarray], values: dict[str, Any],
                 samples: dict[str, np.ndarray]) -> None: ...
 
@@ -104,6 +113,10 @@ class Model(Protocol):
     def run_arrays(self) -> dict[str, np.ndarray]:
         """The final arrays of a run (``state/...`` and the model's summaries)."""
 
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
+        """The run's final arrays for the driver to write into the run's Zarr group
+        ``root``; arrays held by the workers are written there by them and left out."""
+
     def report_settings(self) -> dict[str, Any]:
         """Settings shown beside the run on the dashboard page (e.g. n_topics)."""
 
@@ -111,3 +124,17 @@ class Model(Protocol):
         """The progress bar's postfix for one iteration's record (the model's
         statistics with the engine's: iteration, wall, compute, transfer, queue,
         update, compute_sum; see ``dscir.engine.placement.Timing``)."""
+
+
+class ModelDefaults:
+    """The ``Model`` members a model whose parameters all live on the driver, and
+    which keeps nothing between visits of a document, has: inherit them."""
+
+    local_values: ClassVar[int | None] = None
+    local: Any = None
+
+    def held_state(self) -> None:
+        return None
+
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
+        return self.run_arrays()

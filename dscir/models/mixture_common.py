@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.base import Data
+from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, no_heldout
 
 
@@ -25,7 +25,7 @@ def group(arrays: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
     return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
-class MixtureBase:
+class MixtureBase(ModelDefaults):
     """Kept samples and their held-out log predictive, for either mixture."""
 
     metric = "log_predictive"

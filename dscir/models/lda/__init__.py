@@ -6,7 +6,6 @@ from dscir.models.lda.config import REFERENCE, LDAConfig
 from dscir.models.lda.evaluation import completion_split, perplexity
 from dscir.models.lda.kernels import completion_log_likelihood, gibbs_expectations
 from dscir.models.lda.model import LDAModel
-from dscir.models.lda.placement import model_type
 
 __all__ = ["CollapsedGibbs", "LDAConfig", "LDAModel", "REFERENCE", "completion_log_likelihood",
-           "completion_split", "gibbs_expectations", "model_type", "perplexity"]
+           "completion_split", "gibbs_expectations", "perplexity"]

@@ -1,10 +1,11 @@
 """Where LDA's topics live: on the driver (one K x W state) or on the workers (in blocks).
 
 ``"driver"``: the driver holds the sampler state, ships each task its phi
-columns and steps the whole matrix (``model.LDAModel``). ``"workers"``: the
+columns and steps the whole matrix (``topics.DriverTopics``). ``"workers"``: the
 state lives in vocabulary blocks on the workers and the driver keeps O(K) per
-block (``blocked.LDAWorkersModel``, ``dscir.engine.blocks``). The two are
-different chains of the same posterior (their noise streams differ).
+block (``topics_blocked.WorkerTopics``). The two are different chains of the
+same posterior (their noise streams differ). ``model.LDAModel`` holds either,
+by ``resolve_placement``.
 """
 
 from __future__ import annotations
@@ -36,26 +37,3 @@ def resolve_placement(config, n_words: int) -> str:
         return config.placement
     big = config.n_topics * n_words >= WORKERS_FROM_ENTRIES
     return "workers" if big and not config.warm_start else "driver"
-
-
-def model_type(placement: str):
-    """The model class that runs ``placement``: ``model.LDAModel`` on the driver (and
-    for "auto" not yet resolved on a corpus), ``blocked.LDAWorkersModel`` on the
-    workers. Callers resolve "auto" first (``LDA.chain_config(store)`` does)."""
-    if placement == "workers":
-        from dscir.models.lda.blocked import LDAWorkersModel
-
-        return LDAWorkersModel
-    from dscir.models.lda.model import LDAModel
-
-    return LDAModel
-
-
-def check_model_placement(placement: str, config, n_words: int) -> None:
-    """One clear error when a model of ``placement`` is built for a configuration
-    that resolves to the other placement on a corpus of ``n_words`` words."""
-    resolved = resolve_placement(config, n_words)
-    if resolved != placement:
-        raise DscirError(f"this configuration runs with placement={resolved!r} on "
-                         f"{n_words} words, not {placement!r}: build its chain with "
-                         f"dscir.models.lda.model_type({resolved!r})")

@@ -1,0 +1,244 @@
+"""LDA's topics: where the K x W state lives and how it moves, behind one interface.
+
+``TopicState`` is what ``model.LDAModel`` asks of its topics; the placement
+(``placement.resolve_placement``) picks the implementation once:
+``DriverTopics`` (one dense state on the driver, here) or
+``topics_blocked.WorkerTopics`` (vocabulary blocks held by the workers). The
+two are different chains of the same posterior (their noise streams differ).
+
+On the driver, iteration ``m``: each part gets the phi columns of its words
+(K x U, rescaled per word by the column maximum, which leaves the Gibbs
+conditional unchanged and keeps beta = 1e-4 topics from underflowing) and
+runs the Gibbs kernel on its worker; the returned integer counts are added
+into a K x W matrix (exact in any order, so the result does not depend on the
+number of workers or on which task finishes first), scaled by D / |S| /
+n_kept, and the sampler steps with a_hat = beta + counts. With ``warm_start``
+the tasks start each document from its assignments at its last visit
+(``dscir.models.lda.warm``; the engine stores them); with
+``control_variates`` a_hat is ``control_variate``'s estimate from those
+stored assignments instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from dscir import streams
+from dscir.models.lda.kernels import phi_columns
+from dscir.models.lda.tasks import GibbsResult, SparseCounts, gibbs_sparse_counts
+from dscir.models.lda.topics_blocked import WorkerTopics
+from dscir.models.lda.warm import warm_gibbs_counts
+from dscir.rng import derive
+from dscir.samplers.simplex import normalize_log
+
+
+class TopicState(Protocol):
+    """LDA's topics as the model sees them, wherever they live.
+
+    Built as ``cls(config, n_words, sampler, kernel, executor)`` (the sampler
+    and the Gibbs kernel resolved once, by the model). ``executor`` arguments run tasks (``dscir.models.base.Executor``); columns
+    and Gibbs results are arrays on the driver or futures on the workers, as
+    the state keeps them.
+    """
+
+    placement: ClassVar[str]  # "driver" or "workers"
+    kept_rows: ClassVar[tuple[str, ...]]  # the run's samples/ arrays a kept sample adds to
+    n_samples: int  # kept samples in the running mean
+
+    def columns(self, words, near=None) -> list[Any]:
+        """The phi columns of each ``words`` (sorted), rescaled per column."""
+
+    def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
+        """Iteration ``m``'s Gibbs tasks of ``parts`` on these topics' columns."""
+
+    def step(self, executor, m: int, results: list[Any], words, scale: float,
+             h: float) -> dict[str, Any]:
+        """The sampler step of step size ``h`` from the tasks' counts x ``scale``
+        (D / |S|); returns the iteration's statistics (``n_tokens``, ...)."""
+
+    def finite(self) -> bool:
+        """Whether the topics are still finite numbers."""
+
+    def keep(self) -> dict[str, np.ndarray]:
+        """Add the current phi to the running mean; the rows of ``kept_rows``."""
+
+    def mean_log_columns(self, words) -> list[Any]:
+        """The log columns of the kept samples' mean phi (held-out scoring)."""
+
+    def log_phi(self) -> np.ndarray: ...
+
+    def mean_phi(self) -> np.ndarray: ...
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The checkpoint arrays the driver writes."""
+
+    def held(self) -> Any | None:
+        """The checkpoint arrays their holders write (``runs.checkpoint.HeldState``)."""
+
+    def restore(self, arrays: dict[str, Any], n_samples: int) -> None: ...
+
+    def run_arrays(self) -> dict[str, np.ndarray]: ...
+
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]: ...
+
+
+def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
+    """Add tasks' K x U integer counts into the K x W total (exact in any order)."""
+    for r in results:
+        counts[:, r.words] += r.topic_word
+    return counts
+
+
+def add_sparse_counts(counts: np.ndarray, results: list[SparseCounts]) -> np.ndarray:
+    """Add tasks' nonzero integer counts into the K x W total (exact in any order;
+    a (topic, word) entry occurs once in a result)."""
+    for r in results:
+        counts[r.topics, r.word_ids] += r.values
+    return counts
+
+
+def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored: np.ndarray,
+                    scale: float) -> np.ndarray:
+    """Dubey et al.'s estimate of the full-data expected counts: ``stored`` (every
+    training document's stored-assignment counts, summed) + ``scale`` (D/|S|) x
+    (the minibatch's expected counts - its documents' stored counts). Over a
+    uniformly drawn minibatch its mean is the full-data sum whatever is stored;
+    its variance falls as the stored assignments approach the new ones."""
+    return stored + scale * (minibatch - minibatch_stored)
+
+
+class DriverTopics:
+    """LDA's topics as one sampler state over K x W on the driver, with the
+    running sum of the kept phi samples (and, with control variates, the
+    stored assignments' counts)."""
+
+    placement: ClassVar[str] = "driver"
+    kept_rows: ClassVar[tuple[str, ...]] = ("samples/phi",)
+
+    def __init__(self, config, n_words: int, sampler, kernel: str, executor=None):
+        # ``executor`` is every TopicState's argument; these topics hold nothing on
+        # the cluster, so they use the executor each call is given.
+        self.config, self.sampler, self.kernel = config, sampler, kernel
+        rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
+        self.state_ = sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics, n_words)))
+        self.phi_sum = np.zeros((config.n_topics, n_words))
+        self.n_samples = 0
+        self.stored = self._zeros() if config.control_variates else None
+        self._log_phi, self._log_phi_of = None, None
+
+    def _zeros(self) -> np.ndarray:
+        return np.zeros(self.phi_sum.shape, np.int64)
+
+    def log_phi(self) -> np.ndarray:
+        """log phi of the current state (read-only; computed once per state: a kept
+        iteration's sample and the next step's columns share it)."""
+        if self._log_phi_of is not self.state_:
+            self._log_phi = normalize_log(self.state_.log_theta, axis=1)
+            self._log_phi.flags.writeable = False
+            self._log_phi_of = self.state_
+        return self._log_phi
+
+    def mean_phi(self) -> np.ndarray:
+        """Average of the kept phi samples (the current phi if none is kept yet)."""
+        if self.n_samples == 0:
+            return np.exp(self.log_phi())
+        return self.phi_sum / self.n_samples
+
+    def columns(self, words, near=None) -> list[np.ndarray]:
+        lphi = self.log_phi()
+        return [phi_columns(lphi, w) for w in words]
+
+    def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
+        """The parts' Gibbs results on the driver: sparse counts, or with warm
+        starts dense counts from the documents' stored assignments (``local``)."""
+        cfg = self.config
+        key = derive(cfg.seed, streams.GIBBS)
+        cols = self.columns(words)
+        if cfg.warm_start:
+            args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, cfg.control_variates)
+                    for c in cols]
+            return executor.run("gibbs", warm_gibbs_counts, parts, args, local=local)
+        args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
+        return executor.run("gibbs", gibbs_sparse_counts, parts, args)
+
+    def step(self, executor, m: int, results: list[Any], words, scale: float,
+             h: float) -> dict[str, Any]:
+        cfg = self.config
+        # Integer sums: exact whatever order the tasks finished or are added in.
+        add = add_counts if cfg.warm_start else add_sparse_counts
+        counts = add(self._zeros(), results)
+        stats = {"n_tokens": int(sum(r.n_tokens for r in results))}
+        if cfg.control_variates:
+            a_hat, stats["cv_clipped"] = self._control_variate(counts, results, scale)
+        else:
+            a_hat = counts * (scale / results[0].n_kept)
+        self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h,
+                                        derive(cfg.seed, streams.SAMPLER, m))
+        return stats
+
+    def _control_variate(self, counts, results, scale) -> tuple[np.ndarray, float]:
+        """a_hat - beta by ``control_variate``, then ``stored`` takes the
+        minibatch's new assignments; negative entries are clipped to 0 (the
+        samplers need a_hat >= beta) and the clipped share is returned."""
+        before = add_counts(self._zeros(), [r._replace(topic_word=r.stored_before)
+                                            for r in results])
+        after = add_counts(self._zeros(), [r._replace(topic_word=r.stored_after)
+                                           for r in results])
+        estimate = control_variate(self.stored, counts / results[0].n_kept, before, scale)
+        self.stored += after - before
+        clipped = estimate < 0
+        return np.where(clipped, 0.0, estimate), float(clipped.mean())
+
+    def finite(self) -> bool:
+        """From log max_w theta_kw per row: O(K W) compares and only K logs for a
+        linear-scale state (its ``log_theta`` would take K W)."""
+        if self.sampler.log_scale:
+            row_max = self.state_.log_theta.max(axis=1)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                row_max = np.log(self.state_.theta.max(axis=1))
+        return bool(np.isfinite(row_max).all())
+
+    def keep(self) -> dict[str, np.ndarray]:
+        phi = np.exp(self.log_phi())
+        self.phi_sum += phi
+        self.n_samples += 1
+        return {"samples/phi": phi.astype(np.float32)[None]}
+
+    def mean_log_columns(self, words) -> list[np.ndarray]:
+        with np.errstate(divide="ignore"):
+            lphi = np.log(self.mean_phi())
+        return [np.ascontiguousarray(lphi[:, w]) for w in words]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        arrays = {f"sampler/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
+        arrays["phi_sum"] = self.phi_sum
+        if self.stored is not None:
+            arrays["stored_counts"] = self.stored
+        return arrays
+
+    def held(self) -> None:
+        return None
+
+    def restore(self, arrays: dict[str, Any], n_samples: int) -> None:
+        fields = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("sampler/")}
+        self.state_ = self.sampler.from_arrays(fields, self.phi_sum.shape)
+        self.phi_sum = np.array(arrays["phi_sum"], dtype=np.float64)
+        self.n_samples = int(n_samples)
+        if self.stored is not None:
+            self.stored = np.array(arrays["stored_counts"], dtype=np.int64)
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        out = {f"state/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
+        out["phi_mean"] = self.mean_phi()
+        return out
+
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
+        """The run's arrays, for the driver to write."""
+        return self.run_arrays()
+
+
+#: The ``TopicState`` class of each resolved placement.
+TOPIC_STATES: dict[str, type] = {"driver": DriverTopics, "workers": WorkerTopics}

@@ -1,0 +1,168 @@
+"""One vocabulary block of LDA's topics, on a worker: pure array code.
+
+The topics held by the workers (``topics_blocked.WorkerTopics``) are blocks of
+the words' columns (``dscir.engine.blocks`` holds them as futures). A block
+keeps its columns of the sampler state, its running sum of kept phi and the
+row log-sum-exp of its log theta, its share of the row normalisers that the
+driver combines in block order (O(K) per block). The functions below make,
+step, read and write one block; the driver's handle submits them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir import streams
+from dscir.models.lda.tasks import SparseCounts, gibbs_sparse_counts
+from dscir.rng import derive
+
+
+class Block(NamedTuple):
+    """The topics' columns ``lo:lo + width``, on a worker."""
+
+    index: int
+    lo: int
+    state: Any  # a sampler state whose fields hold the block's columns
+    phi_sum: np.ndarray  # float64 [K, width]: the kept samples' phi, summed
+    lse: np.ndarray  # float64 [K]: log sum exp of the block's log theta per row
+    task: Any = None  # the engine's TaskTime: when and where the step that made it computed
+
+
+def row_lse(log_theta: np.ndarray) -> np.ndarray:
+    """log sum exp along each row (the block's share of the row normaliser)."""
+    top = log_theta.max(axis=1)
+    return top + np.log(np.exp(log_theta - top[:, None]).sum(axis=1))
+
+
+def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
+    """The row normalisers from the blocks' ``lse``, added in block order."""
+    out = np.asarray(lses[0], dtype=np.float64)
+    for x in lses[1:]:
+        out = np.logaddexp(out, x)
+    return out
+
+
+def new_block(index: int, lo: int, state, phi_sum: np.ndarray) -> Block:
+    return Block(index, lo, state, phi_sum, row_lse(np.asarray(state.log_theta)))
+
+
+def init_block(seed: int, n_topics: int, sampler, index: int, lo: int, hi: int):
+    """Block ``index``'s initial state: Gamma(1, 1) draws of stream (seed, INIT, index)."""
+    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.INIT, index)))
+    return sampler.init(rng.gamma(1.0, 1.0, size=(n_topics, hi - lo)))
+
+
+def start_block(index: int, lo: int, hi: int, init: Callable[[int, int, int], Any]) -> Block:
+    """Block ``index`` of a new chain: ``init(index, lo, hi)`` draws its state."""
+    state = init(index, lo, hi)
+    return new_block(index, lo, state, np.zeros(np.shape(state.log_theta)))
+
+
+def block_from_arrays(index: int, lo: int, arrays: dict[str, Any], State: type) -> Block:
+    """A block from its columns of a checkpoint's arrays (``sampler/<field>``,
+    ``phi_sum``), carried by the task or read here when they are parts of
+    arrays on disk (``np.asarray`` of a ``HeldArray`` part)."""
+    fields = {k.split("/", 1)[1]: np.asarray(v) for k, v in arrays.items()
+              if k.startswith("sampler/")}
+    return new_block(index, lo, State(**fields),
+                     np.asarray(arrays["phi_sum"], dtype=np.float64))
+
+
+def block_lse(block: Block) -> np.ndarray:
+    """What the driver gathers of a block each iteration: O(K)."""
+    return block.lse
+
+
+def block_arrays(block: Block) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """A block's state fields by name and its phi sum (for the driver)."""
+    return {k: np.asarray(v) for k, v in block.state._asdict().items()}, block.phi_sum
+
+
+def block_columns(block: Block, words: np.ndarray, norm: np.ndarray, dtype: str) -> np.ndarray:
+    """phi columns of ``words`` (sorted, all held by ``block``), each rescaled by
+    its maximum (as ``phi_columns``), as ``dtype``: cut where the block lives, so
+    only the columns travel."""
+    cols = np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+    return np.exp(cols - cols.max(axis=0, keepdims=True)).astype(dtype)
+
+
+def block_mean_log_columns(block: Block, words: np.ndarray, n_samples: int,
+                           norm: np.ndarray) -> np.ndarray:
+    """float64 log columns of ``words`` (sorted, all held by ``block``) of the kept
+    samples' mean phi (the current phi when ``n_samples`` is 0)."""
+    if n_samples:
+        with np.errstate(divide="ignore"):
+            return np.log(block.phi_sum[:, words - block.lo] / n_samples)
+    return np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+
+
+def block_counts(block: Block, results: Sequence) -> np.ndarray:
+    """int64 [K, width]: the counts of the block's words in ``results`` (each a
+    ``SparseCounts``: nonzero entries ordered by global word id), added exactly."""
+    width = block.phi_sum.shape[1]
+    counts = np.zeros((block.lse.size, width), np.int64)
+    for r in results:
+        a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))
+        counts[r.topics[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]
+    return counts
+
+
+def row_totals(norm: np.ndarray, factor: float, *results: tuple[Any, Any]) -> np.ndarray:
+    """[2, K]: the rows' theta totals (exp of the row normalisers) and count totals
+    (every result's counts by topic, added exactly, times ``factor``), which a
+    step reading whole-row totals needs in every block."""
+    counts = np.zeros(norm.size, np.int64)
+    for r, _ in results:
+        np.add.at(counts, r.topics, r.values)
+    return np.stack([np.exp(norm), counts * factor])
+
+
+def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed: int, m: int,
+               totals: np.ndarray | None, *results: tuple[SparseCounts, Any]) -> Block:
+    """The block after its sampler step at iteration ``m``: a_hat = beta + the counts
+    of its words in ``results`` (timed Gibbs results) x ``factor`` (D / |S| /
+    n_kept), stream (seed, SAMPLER, m, index); ``totals``: the whole rows' theta
+    and count sums, for the samplers that read them (None for the others)."""
+    counts = block_counts(block, [r for r, _ in results])
+    state = sampler.step(block.state, beta, counts * factor, h,
+                         derive(seed, streams.SAMPLER, m, block.index), totals)
+    return new_block(block.index, block.lo, state, block.phi_sum)
+
+
+def keep_block(block: Block, norm: np.ndarray) -> Block:
+    """The block with its current phi (log theta - the row normaliser) added to its sum."""
+    phi = np.exp(np.asarray(block.state.log_theta) - norm[:, None])
+    return block._replace(phi_sum=block.phi_sum + phi, task=None)
+
+
+def block_outputs(block: Block, n_samples: int, norm: np.ndarray) -> dict[str, np.ndarray]:
+    """What a block can write: its state fields (``state/<field>``), its phi sum
+    (``phi_sum``) and the kept samples' mean phi (``phi_mean``; the current phi,
+    by the row normalisers ``norm``, when none is kept)."""
+    out = {f"state/{k}": np.asarray(v) for k, v in block.state._asdict().items()}
+    out["phi_sum"] = block.phi_sum
+    out["phi_mean"] = (block.phi_sum / n_samples if n_samples else
+                       np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
+    return out
+
+
+def block_output(block: Block, key: str, n_samples: int, norm: np.ndarray) -> np.ndarray:
+    """One of the block's ``block_outputs`` (for the driver)."""
+    return block_outputs(block, n_samples, norm)[key]
+
+
+def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols: np.ndarray,
+                       *args) -> SparseCounts:
+    """``gibbs_counts`` of a part whose ``words`` are among ``cut_words``, the words
+    whose columns ``cut_cols`` were cut once for every part on this worker; its
+    nonzero counts only, for the blocks (``gibbs_sparse_counts``)."""
+    cols = cut_cols[:, np.searchsorted(cut_words, words)]
+    return gibbs_sparse_counts(batch, words, cols, *args)
+
+
+def gibbs_summary(result: tuple[SparseCounts, Any]) -> tuple[int, Any]:
+    """What the driver sees of a Gibbs task: its tokens and its timing."""
+    return result[0].n_tokens, result[1]
