@@ -8,6 +8,7 @@ against a client that lost its scheduler being taken for the running one.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -79,6 +80,8 @@ def test_a_client_that_lost_its_scheduler_is_not_the_running_one():
     cluster = LocalCluster(n_workers=0, processes=False, dashboard_address=":0")
     client = Client(cluster.scheduler_address)
     try:
+        stack = contextlib.ExitStack()
+        stack.enter_context(client.as_current())  # as ``with Client(...)`` makes it
         assert current_client() is client
         cluster.close()
         for _ in range(600):  # the client notices the closed link on its event loop
@@ -88,4 +91,5 @@ def test_a_client_that_lost_its_scheduler_is_not_the_running_one():
         assert client.status == "connecting"
         assert current_client() is not client
     finally:
+        stack.close()
         client.close()

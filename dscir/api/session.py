@@ -30,7 +30,11 @@ def session(client=None, *, local: bool = False, **cluster) -> Iterator:
     if client is None and not any(v is not None for v in cluster.values()):
         client = current_client()
     with dask_client(client, **cluster) as c:
-        yield c
+        if c is client:
+            yield c
+            return
+        with c.as_current():  # the calls this one makes find it, not an older client
+            yield c
 
 
 def new_executor(model: str, store: str, client=None):
