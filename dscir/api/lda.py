@@ -65,7 +65,8 @@ class LDA(Estimator):
     eval_every : score the held-out documents every this many iterations (0: never).
     eval_sweeps : Gibbs sweeps for document completion when scoring.
     sampler_options : the sampler's own hyperparameters, e.g. ``{"friction": 1.0}``
-        for SGHMC (None: the sampler's defaults).
+        for SGHMC, ``{"integrator": "euler"}`` for gSGRHMC or SGHMC (the papers'
+        step; default "splitting", docs/integrators.md); None: the defaults.
     kernel : the minibatch Gibbs kernel: "dense" (exact draws, O(K) per token),
         "sparse" (Metropolis-Hastings with alias tables, O(1) per token; the same
         conditional left invariant) or "auto" (default: dense below
@@ -176,7 +177,8 @@ class LDA(Estimator):
             warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
-            sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel,
+            sampler_options={k: v if isinstance(v, str) else float(v)
+                             for k, v in options.items()}, kernel=self.kernel,
             placement=self.placement, block_entries=int(self.block_entries),
             policy=self.policy)
         if store is None:
