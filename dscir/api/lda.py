@@ -158,12 +158,13 @@ class LDA(Estimator):
         Mapping().check("sampler_options", options)
         from dscir.samplers import get_sampler
 
-        get_sampler(self.sampler, **options)  # unknown options: one clear error
+        sampler = get_sampler(self.sampler, **options)  # unknown options: one clear error
         size = corpus_size(store) if store is not None else None
         policy_size = size if needs_corpus(self.policy) else None
         batch = int(self.batch_size) if self.batch_size is not None \
             else choose_batch(self.policy, policy_size)
-        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size)
+        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size,
+                        sampler.hyperparameters.get("integrator"))
         pick = lambda name: self._reference(chosen, name)  # noqa: E731
         tau = chosen["tau"] if self.tau == "default" else self.tau
         Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
