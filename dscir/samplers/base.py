@@ -1,9 +1,9 @@
 """Samplers as typed objects in one registry (BlackJAX's ``SamplingAlgorithm``).
 
 A ``Sampler`` names its state type and closes its own hyperparameters (such
-as SGHMC's friction, or the Hamiltonian samplers' integrator) over ``step``; models call ``init``/``init_log``/``step``
-and ``concat``/``head`` and never branch on a sampler's name or touch a
-state's fields by position. ``SAMPLERS`` is the registry a reader follows to
+as SGHMC's friction, or the Hamiltonian samplers' integrator) over ``step``;
+models call ``init``/``init_log``/``step`` and ``concat``/``head`` and never
+branch on a sampler's name or touch a state's fields by position. ``SAMPLERS`` is the registry a reader follows to
 the ``step`` that runs.
 """
 
