@@ -165,3 +165,16 @@ def test_integrator_option_reaches_the_step_and_bad_names_are_one_error():
     with pytest.raises(DscirError, match="integrator must be one of"):
         dscir.LDA(sampler="sghmc", sampler_options={"integrator": "midpoint"},
                   policy="reference").chain_config()
+
+
+def test_cli_flags_fill_the_sampler_options():
+    """--friction and --integrator together make one sampler_options dict."""
+    import argparse
+
+    from dscir.cli.lda import add_fit_parser
+
+    parser = argparse.ArgumentParser()
+    add_fit_parser(parser.add_subparsers())
+    args = parser.parse_args(["lda", "store", "--friction", "3", "--integrator", "euler"])
+    assert args.sampler_options == {"friction": 3.0, "integrator": "euler"}
+    assert parser.parse_args(["lda", "store"]).sampler_options is None
