@@ -21,8 +21,9 @@ Two integrators (docs/integrators.md). ``"euler"``, the paper's Eq. (17):
 r' = r + eps (force - theta r) + sqrt(2 eps theta) xi, then
 theta' = theta + eps sqrt(theta) r'; its friction factor 1 - eps theta makes
 it unstable once eps theta > 2. ``"splitting"`` (default), BAOAB with the
-step boundary after the last position move, so one force per step is taken at
-the step's start (where a block of columns is given its rows' totals):
+step boundary moved by half a kick (a step's last half kick and the next
+step's first are one kick, at the same theta), so one force per step is taken
+at the step's start (where a block of columns is given its rows' totals):
 
     B  r <- r + eps F(theta),  F = (a - 1/2)/sqrt(theta) - sqrt(theta)(1 + c_k./theta_k.)
     A  theta <- theta + (eps/2) sqrt(theta) r
