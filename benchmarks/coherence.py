@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import cpu_model, shared_data  # noqa: E402
 
 import dscir  # noqa: E402
-from dscir.api.base import executor_for  # noqa: E402
+from dscir.api.session import executor_for  # noqa: E402
 from dscir.cli import main  # noqa: E402
 from dscir.corpus import Corpus  # noqa: E402
 from dscir.engine.cluster import dask_client  # noqa: E402

@@ -86,6 +86,8 @@ SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_forc
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
 DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
+LAYERS = "tests/test_layers.py"
+SESSION = "tests/test_session.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
@@ -476,6 +478,38 @@ MUTANTS = [
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
            "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",
            ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
+    # -- one-way layers, no import circle (issue 29) --
+    Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
+           '    """The visiting order of ``docs`` in one epoch."""\n',
+           '    """The visiting order of ``docs`` in one epoch."""\n'
+           "    import dscir.api  # noqa: F401\n",
+           (LAYERS + "::test_no_import_goes_up_a_layer",)),
+    Mutant("run-store-imports-its-chains-back", "dscir/runs/store.py",
+           '        """The kept samples\' arrays by name ({} if none were kept)."""\n',
+           '        """The kept samples\' arrays by name ({} if none were kept)."""\n'
+           "        from dscir.runs.chains import open_chains  # noqa: F401\n",
+           (LAYERS + "::test_no_import_circle_between_modules",)),
+    Mutant("monitor-metrics-type-checks-the-plugin", "dscir/monitor/metrics.py",
+           "from typing import Any, Protocol\n",
+           "from typing import TYPE_CHECKING, Any, Protocol\n\nif TYPE_CHECKING:\n"
+           "    from dscir.monitor.plugin import DscirMonitor  # noqa: F401\n",
+           (LAYERS + "::test_no_import_circle_between_modules",)),
+    Mutant("runs-import-the-engine-sideways", "dscir/runs/checkpoint.py",
+           '    """Groups of arrays as ``group/name`` arrays."""\n',
+           '    """Groups of arrays as ``group/name`` arrays."""\n'
+           "    from dscir.engine.cluster import dask_client  # noqa: F401\n",
+           (LAYERS + "::test_no_import_circle_between_packages",)),
+    # -- one Dask client per call chain (issue 29) --
+    Mutant("session-ignores-the-running-client", "dscir/api/session.py",
+           "        client = current_client()\n", "        pass\n",
+           (SESSION + "::test_calls_inside_a_session_share_its_one_cluster",)),
+    Mutant("session-reuses-despite-cluster-keywords", "dscir/api/session.py",
+           "if client is None and not any(v is not None for v in cluster.values()):",
+           "if client is None:",
+           (SESSION + "::test_cluster_keywords_start_the_cluster_they_name",)),
+    Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
+           'return client if client.status == "running" else None', "return client",
+           (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
 ]
 
 

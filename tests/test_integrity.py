@@ -286,7 +286,7 @@ def test_zero_iterations_with_out(store, tmp_path, capsys):
 
 
 def test_available_memory_is_known_and_a_memory_error_is_one_line(capsys, monkeypatch):
-    from dscir.api.base import available_memory
+    from dscir.api.memory import available_memory
     from dscir.cli import corpus as cli_corpus
 
     have = available_memory()

@@ -109,11 +109,11 @@ def capture_global_step(monkeypatch, module):
     return seen
 
 
-def integer_statistics(results, n_components, n_words, who):
+def integer_statistics(results, n_components, n_words):
     occupancy = np.zeros(n_components, np.int64)
     counts = np.zeros((n_components, n_words), np.int64)
     for r in results:
-        occupancy[r.components] += getattr(r, who)
+        occupancy[r.components] += r.n_rows
         counts[np.ix_(r.components, r.words)] += r.counts
     return occupancy, counts
 
@@ -131,7 +131,7 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
     seen = capture_global_step(monkeypatch, dpmm_model)
     model.step(0, executor.read(minibatch(data, size)))
     (occupancy, counts), = seen
-    ints = integer_statistics(executor.results, occupancy.size, data.n_words, "n_users")
+    ints = integer_statistics(executor.results, occupancy.size, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = data.train.size / size
     np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
@@ -151,7 +151,7 @@ def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, s
     seen = capture_global_step(monkeypatch, mixture_model)
     model.step(0, executor.read(minibatch(data, size)))
     (occupancy, counts), = seen
-    ints = integer_statistics(executor.results, cfg.n_clusters, data.n_words, "n_docs")
+    ints = integer_statistics(executor.results, cfg.n_clusters, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = data.train.size / size
     np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)

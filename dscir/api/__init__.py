@@ -11,10 +11,11 @@ for LDA the value its ``policy`` chooses, ``LDA_DEFAULTS`` with
 from dscir.api.dpmm import DPMM_DEFAULTS, DPMixture
 from dscir.api.lda import LDA, LDA_DEFAULTS
 from dscir.api.mixture import MIXTURE_DEFAULTS, Mixture
+from dscir.api.session import session
 from dscir.api.tune import tune
 
 __all__ = ["DPMM_DEFAULTS", "DPMixture", "ESTIMATORS", "LDA", "LDA_DEFAULTS", "MIXTURE_DEFAULTS",
-           "Mixture", "load", "tune"]
+           "Mixture", "load", "session", "tune"]
 
 #: The estimator of each model, by the name its runs carry.
 ESTIMATORS = {"lda": LDA, "dpmm": DPMixture, "mixture": Mixture}

@@ -4,146 +4,50 @@ Hyperparameters are stored unchanged by ``__init__`` and read back from its
 signature (``get_params``/``set_params``); they are validated at ``fit``
 from one constraint table per estimator; learned attributes end in an
 underscore. ``fit``, ``partial_fit``, resume and the run store's commit are
-written once here; a subclass names its model and turns validated
-parameters into the model's configuration.
+written once here, and one chain or several (``dscir.api.chains``) run through
+the same steps: a ``Plan`` checked before any cluster starts, ``_start`` a
+chain, ``_advance`` it (run, collect, commit). A subclass names its model and
+turns validated parameters into the model's configuration.
+
+Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a
+temporary store), where the tasks run ``dscir.api.session`` (one client per
+call chain), the driver's memory check ``dscir.api.memory``.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
+import dataclasses
 import inspect
 import numbers
-import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from dscir.api.chains import check_chains, fit_chains
 from dscir.api.diagnose import ChainDiagnostics
+from dscir.api.memory import check_driver_memory
 from dscir.api.params import Interval, validate
+from dscir.api.session import lost_scheduler, new_executor, session
+from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
 
-
-def store_path(corpus) -> str:
-    """The path of a corpus given as a path or an open ``Corpus``."""
-    from dscir.corpus import Corpus
-
-    if isinstance(corpus, Corpus):
-        return str(corpus.path)
-    if isinstance(corpus, (str, Path)):
-        return str(corpus)
-    raise DscirError(
-        f"corpus must be a store path or a dscir.corpus.Corpus, got {type(corpus).__name__}")
+__all__ = ["Estimator", "Plan"]
 
 
-def csr_arrays(docs, n_words: int):
-    """(indptr, indices, data) of a scipy.sparse document-term matrix or a CSRBatch."""
-    from dscir.corpus import CSRBatch
+class Plan(NamedTuple):
+    """What a fit runs, checked before any cluster starts: the configuration on
+    the store, the model class and the checkpoint to resume (or None)."""
 
-    if isinstance(docs, CSRBatch):
-        indptr, indices, data = docs.indptr, docs.indices, docs.data
-    else:
-        import scipy.sparse as sp
+    config: Any
+    store: str
+    model_type: type
+    checkpoint: Any = None
 
-        if not sp.issparse(docs):
-            raise DscirError("docs must be a scipy.sparse document-term matrix or a CSRBatch")
-        m = sp.csr_matrix(docs)
-        if m.shape[1] != n_words:
-            raise DscirError(f"docs have {m.shape[1]} vocabulary columns, the model has {n_words}")
-        m.sum_duplicates()
-        indptr, indices, data = m.indptr, m.indices, m.data
-    return (np.asarray(indptr, np.int64), np.asarray(indices, np.int32),
-            np.asarray(data, np.int32))
-
-
-def is_matrix(corpus) -> bool:
-    """Whether ``corpus`` is an in-memory scipy.sparse document-term matrix."""
-    import scipy.sparse as sp
-
-    return sp.issparse(corpus)
-
-
-@contextlib.contextmanager
-def corpus_store(corpus, vocabulary=None) -> Iterator:
-    """The store ``fit`` reads: ``corpus`` itself (a path or ``Corpus``), or a
-    scipy.sparse document-term matrix written to a temporary store (columns
-    named by ``vocabulary``, default "0", "1", ...; no held-out documents),
-    removed when the block ends."""
-    if not is_matrix(corpus):
-        if vocabulary is not None:
-            raise DscirError("vocabulary= names the columns of a scipy.sparse matrix; a corpus "
-                             "store has its own vocabulary")
-        yield corpus
-        return
-    import shutil
-    import tempfile
-
-    from dscir.corpus import write_corpus
-
-    tmp = tempfile.mkdtemp(prefix="dscir-fit-")
-    try:
-        path = os.path.join(tmp, "corpus.zarr")
-        write_corpus(path, corpus, vocabulary=vocabulary)
-        yield path
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def executor_for(model: str, store: str, client=None, *, local: bool = False,
-                 **cluster) -> Iterator:
-    """Where a model's tasks run: this process (``local``, the exact samplers) or
-    Dask (``client``, or a cluster from the ``dscir.engine.cluster.dask_client``
-    keywords in ``cluster``)."""
-    from dscir.engine.cluster import dask_client
-    from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
-
-    if local:
-        yield LocalExecutor(store, model)
-        return
-    with dask_client(client, **cluster) as c:
-        yield DaskExecutor(c, store, model)
-
-
-MEMORY_CHECK_ENV = "DSCIR_MEMORY_CHECK"
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to this process now: /proc/meminfo's MemAvailable
-    (else free pages from sysconf), capped by a cgroup v2 memory limit; None if unknown."""
-    have = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    have = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    if have is None:
-        try:
-            have = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            return None
-    try:  # a cgroup v2 limit: what it leaves, counting page cache as free
-        with open("/sys/fs/cgroup/memory.max") as f:
-            limit = f.read().strip()
-        if limit != "max":
-            with open("/sys/fs/cgroup/memory.current") as f:
-                used = int(f.read().strip())
-            with open("/sys/fs/cgroup/memory.stat") as f:
-                stat = dict(line.split()[:2] for line in f if line.strip())
-            have = min(have, int(limit) - used + int(stat.get("file", 0)))
-    except (OSError, ValueError):
-        pass
-    return max(have, 0)
-
-
-def _gb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB"
+    @property
+    def local(self) -> bool:
+        """Whether the chain runs in this process (the exact samplers)."""
+        return not self.model_type.minibatch
 
 
 class Estimator(ChainDiagnostics):
@@ -214,9 +118,11 @@ class Estimator(ChainDiagnostics):
         store: pass a store to ``score``/``perplexity``, and use a store to
         ``resume`` or ``partial_fit``. The
         cluster is ``client``, or the scheduler at ``address`` /
-        ``scheduler_file``, or else an embedded LocalCluster of ``n_workers``
-        processes; ``security`` (a ``distributed.Security`` or ``{"ca_file",
-        "cert", "key"}``) connects with mutual TLS. Exact samplers run in this
+        ``scheduler_file``, or else (without these keywords) the running client
+        of this process, or else an embedded LocalCluster of ``n_workers``
+        processes (``dscir.api.session``); ``security`` (a
+        ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
+        mutual TLS. Exact samplers run in this
         process. With ``out``, the run (configuration, kept samples, final
         state, history, scores) is written there as a Zarr run store.
 
@@ -232,43 +138,47 @@ class Estimator(ChainDiagnostics):
         checkpoints); the learned attributes are chain 0's. ``dscir diagnose``
         and ``to_inference_data`` compare the chains.
         """
-        from dscir.api.chains import check_chains, fit_chains
-
-        if check_chains(n_chains, out, checkpoint_every, resume) > 1:
-            with corpus_store(corpus, vocabulary) as opened:
-                store = self._prepare(opened, out, 0, None, overwrite)[1]
-                return fit_chains(self, store, n_chains, client, out=out, overwrite=overwrite,
-                                  address=address, scheduler_file=scheduler_file,
-                                  n_workers=n_workers, security=security)
+        n_chains = check_chains(n_chains, out, checkpoint_every, resume)
+        cluster = dict(address=address, scheduler_file=scheduler_file, n_workers=n_workers,
+                       security=security)
         with corpus_store(corpus, vocabulary) as store:
-            return self._fit(store, client, address=address, scheduler_file=scheduler_file,
-                             n_workers=n_workers, security=security, out=out,
-                             overwrite=overwrite, checkpoint_every=checkpoint_every,
-                             resume=resume)
+            plan = self._prepare(store, out, checkpoint_every, resume, overwrite)
+            with session(client, local=plan.local, **cluster) as c:
+                if n_chains > 1:
+                    return fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
+                self._fit(plan, c, out=out, overwrite=overwrite,
+                          checkpoint_every=checkpoint_every, resume=resume)
+        return self
 
-    def _fit(self, corpus, client, *, address, scheduler_file, n_workers, security, out,
-             overwrite, checkpoint_every, resume):
-        from dscir.engine.chain import Chain
+    def _fit(self, plan: Plan, client, *, out, overwrite: bool, checkpoint_every: int,
+             resume) -> None:
+        """One chain of ``plan`` on ``client``, written to ``out`` or resumed from and
+        written back to ``resume``."""
         from dscir.runs.store import RunWriter, read_arrays
 
-        config, store, model_type, ckpt = self._prepare(corpus, out, checkpoint_every, resume,
-                                                        overwrite)
-        with executor_for(model_type.name, store, client, local=not model_type.minibatch,
-                          address=address, scheduler_file=scheduler_file,
-                          n_workers=n_workers, security=security) as executor:
-            # A checkpointed run keeps the chain's local state, so it can resume.
-            run = resume if resume is not None else out if checkpoint_every else None
-            self._chain = Chain(model_type, config, store, executor,
-                                local_dir=None if run is None else str(Path(run) / "local"))
-            writer = None
-            if ckpt is not None:
-                writer = RunWriter.resume(resume, ckpt, checkpoint_every=checkpoint_every or None)
-                self._chain.restore(ckpt, read_arrays(resume, "samples"))
-            elif out is not None:
-                writer = RunWriter(out, model=model_type.name, overwrite=overwrite,
-                                   checkpoint_every=checkpoint_every)
-            self._advance(self.n_iter - self._chain.iteration, writer)
-        return self
+        # A checkpointed run keeps the chain's local state, so it can resume.
+        run = resume if resume is not None else out if checkpoint_every else None
+        self._chain = chain = self._start(plan, client, local_dir=None if run is None
+                                          else str(Path(run) / "local"))
+        writer = None
+        if plan.checkpoint is not None:
+            writer = RunWriter.resume(resume, plan.checkpoint,
+                                      checkpoint_every=checkpoint_every or None)
+            chain.restore(plan.checkpoint, read_arrays(resume, "samples"))
+        elif out is not None:
+            writer = RunWriter(out, model=plan.model_type.name, overwrite=overwrite,
+                               checkpoint_every=checkpoint_every)
+        self._advance(chain, self.n_iter - chain.iteration, writer)
+
+    def _start(self, plan: Plan, client, *, seed: int | None = None,
+               local_dir: str | None = None):
+        """A new chain of ``plan`` (with ``seed`` instead of the configuration's, for
+        one of several chains) on its own executor on ``client``."""
+        from dscir.engine.chain import Chain
+
+        config = plan.config if seed is None else dataclasses.replace(plan.config, seed=seed)
+        executor = new_executor(plan.model_type.name, plan.store, client)
+        return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir)
 
     def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
                   resume: str | Path | None = None, overwrite: bool = False) -> None:
@@ -276,7 +186,7 @@ class Estimator(ChainDiagnostics):
         before any cluster starts (the command line calls it first)."""
         self._prepare(corpus, out, checkpoint_every, resume, overwrite)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False):
+    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False) -> Plan:
         from dscir.runs.store import check_out_path, checkpoint_to_resume
 
         config = self.chain_config(corpus)
@@ -309,7 +219,7 @@ class Estimator(ChainDiagnostics):
             if ckpt.iteration > self.n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={self.n_iter}")
-        return config, store, model_type, ckpt
+        return Plan(config, store, model_type, ckpt)
 
     def _parameter_rows(self, config) -> int | None:
         """K of the K x W parameter arrays the driver holds (None: not known ahead)."""
@@ -327,62 +237,49 @@ class Estimator(ChainDiagnostics):
     def _check_memory(self, config, n_words: int) -> None:
         """Refuse a fit whose K x W driver arrays (``_driver_arrays``) would not fit
         in the memory available now."""
-        rows = self._parameter_rows(config)
-        if not rows or os.environ.get(MEMORY_CHECK_ENV, "1").strip().lower() in (
-                "0", "off", "no", "false"):
-            return
-        arrays = self._driver_arrays(config)
-        need = 8 * len(arrays) * int(rows) * int(n_words)
-        have = available_memory()
-        if have is not None and need > have:
-            raise DscirError(
-                f"{rows:,} x {n_words:,} parameters need about {_gb(need)} of driver memory "
-                f"({len(arrays)} float64 K x W arrays: {', '.join(arrays)}), more than the "
-                f"{_gb(have)} "
-                f"available; use fewer topics/clusters or a smaller vocabulary, or set "
-                f"{MEMORY_CHECK_ENV}=0 to skip this check")
+        check_driver_memory(self._parameter_rows(config), n_words, self._driver_arrays(config))
 
     def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster):
         """Continue the chain by ``n_iter`` iterations (start one if there is none)."""
-        from dscir.engine.chain import Chain
-
         chain = getattr(self, "_chain", None)
         if chain is None:
             if corpus is None:
                 raise DscirError("partial_fit needs a corpus for the first call")
             config = self.chain_config(corpus)
-            model_type, store = self._model_type(config), store_path(corpus)
-            with executor_for(model_type.name, store, client, local=not model_type.minibatch,
-                              **cluster) as executor:
-                self._chain = Chain(model_type, config, store, executor)
-                self._advance(n_iter)
+            plan = Plan(config, store_path(corpus), self._model_type(config))
+            with session(client, local=plan.local, **cluster) as c:
+                self._chain = self._start(plan, c)
+                self._advance(self._chain, n_iter)
             return self
         if corpus is not None and store_path(corpus) != chain.store:
             raise DscirError("partial_fit continues the chain on the corpus it started with")
         model = chain.model
-        with executor_for(model.name, chain.store, client, local=not model.minibatch,
-                          **cluster) as executor:
-            chain.attach(executor)
-            self._advance(n_iter)
+        with session(client, local=not model.minibatch, **cluster) as c:
+            chain.attach(new_executor(model.name, chain.store, c))
+            self._advance(chain, n_iter)
         return self
 
-    def _advance(self, n_iter: int, writer=None) -> None:
+    def _advance(self, chain, n_iter: int, writer=None, *, chain_index: int | None = None,
+                 collect: bool = True) -> None:
+        """Run ``chain`` ``n_iter`` iterations, take the learned attributes from it
+        (``collect``) and commit it to ``writer``; a failure aborts the writer, and a
+        lost scheduler is one clear error."""
         from dscir.engine.chain import run_chain
 
-        chain = self._chain
         every = writer.checkpoint_every if writer is not None else 0
         try:
             run_chain(chain, n_iter, eval_every=self.eval_every,
                       on_sample=writer.append if writer else None,
                       checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
-                      checkpoint_every=every, progress=self.progress)
-            self._collect(chain)
+                      checkpoint_every=every, progress=self.progress, chain_index=chain_index)
+            if collect:
+                self._collect(chain)
             if writer is not None:
                 self._commit(chain, writer, every)
         except BaseException as exc:
             if writer is not None:
                 writer.abort()
-            if _lost_scheduler(chain, exc):
+            if lost_scheduler(chain.executor, exc):
                 resume = "; continue it from its last checkpoint with --resume (resume=RUN)" \
                     if every else ""
                 raise DscirError(f"lost the connection to the Dask scheduler at iteration "
@@ -451,10 +348,3 @@ class Estimator(ChainDiagnostics):
     def _fitted_repr(self) -> str:
         return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
 
-
-def _lost_scheduler(chain, exc: BaseException) -> bool:
-    """Whether ``exc`` is the driver's Dask client losing its scheduler (a cut
-    link or a dead scheduler: its calls fail, or its futures are cancelled)."""
-    client = getattr(chain.executor, "client", None)
-    return (isinstance(exc, (OSError, concurrent.futures.CancelledError))
-            and client is not None and client.status != "running")

@@ -4,13 +4,13 @@ Chain c runs the estimator's configuration with seed ``streams.chain_seed(seed,
 c)``: chain 0 is the single chain of ``seed``, and every chain is a function of
 (seed, c) alone, whatever the workers or the order their tasks finish in. The
 chains run in driver threads, each with its own executor (its own task keys
-and timings) on the one client, so their tasks share the cluster. They are
+and timings) on the one client, so their tasks share the cluster; each is
+started, run and committed by the same steps as a single chain. They are
 written under one run directory (``dscir.runs.chains``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,44 +35,29 @@ def check_chains(n_chains, out, checkpoint_every: int, resume) -> int:
     return int(n_chains)
 
 
-def _executor(model: str, store: str, client, local: bool):
-    from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
-
-    return LocalExecutor(store, model) if local else DaskExecutor(client, store, model)
-
-
-def fit_chains(estimator, store: str, n_chains: int, client, *, out: str | Path,
-               overwrite: bool = False, **cluster):
-    """Fit ``n_chains`` chains of ``estimator`` on ``store`` and write them to ``out``;
-    the estimator's learned attributes are then chain 0's and ``run_path_`` is ``out``."""
-    from dscir.api.base import executor_for
-    from dscir.engine.chain import Chain, run_chain
+def fit_chains(estimator, plan, client, n_chains: int, *, out: str | Path,
+               overwrite: bool = False):
+    """Fit ``n_chains`` chains of ``estimator``'s ``plan`` (a ``dscir.api.base.Plan``)
+    on ``client`` and write them to ``out``, each started and advanced as a single
+    chain is (``Estimator._start``, ``Estimator._advance``); the estimator's
+    learned attributes are then chain 0's and ``run_path_`` is ``out``."""
     from dscir.runs.chains import ChainsWriter
 
-    config = estimator.chain_config(store)
-    model_type = estimator._model_type(config)
-    seeds = [streams.chain_seed(config.seed, c) for c in range(n_chains)]
-    writer = ChainsWriter(out, model=model_type.name, n_chains=n_chains, overwrite=overwrite)
-    local = not model_type.minibatch
+    seeds = [streams.chain_seed(plan.config.seed, c) for c in range(n_chains)]
+    writer = ChainsWriter(out, model=plan.model_type.name, n_chains=n_chains,
+                          overwrite=overwrite)
     try:
-        with executor_for(model_type.name, store, client, local=local, **cluster) as executor:
-            chains = [Chain(model_type, dataclasses.replace(config, seed=s), store,
-                            _executor(model_type.name, store, getattr(executor, "client", None),
-                                      local))
-                      for s in seeds]
+        chains = [estimator._start(plan, client, seed=s) for s in seeds]
 
-            def run(c: int) -> None:
-                run_chain(chains[c], estimator.n_iter, eval_every=estimator.eval_every,
-                          on_sample=writer.writers[c].append, progress=estimator.progress,
-                          chain_index=c)
-                estimator._commit(chains[c], writer.writers[c], 0)
+        def run(c: int) -> None:
+            estimator._advance(chains[c], estimator.n_iter, writer.writers[c], chain_index=c,
+                               collect=False)
 
-            with ThreadPoolExecutor(n_chains, thread_name_prefix="dscir-chain") as pool:
-                for future in [pool.submit(run, c) for c in range(n_chains)]:
-                    future.result()
+        with ThreadPoolExecutor(n_chains, thread_name_prefix="dscir-chain") as pool:
+            for future in [pool.submit(run, c) for c in range(n_chains)]:
+                future.result()
         estimator._collect(chains[0])
-        estimator.run_path_ = str(writer.commit(config.seed, seeds))
+        estimator.run_path_ = str(writer.commit(plan.config.seed, seeds))
         estimator.n_chains_ = n_chains
     except BaseException:
         writer.abort()

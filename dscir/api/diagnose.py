@@ -130,7 +130,7 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
     logits of the ``ksd_sticks`` leading stick breaks (DP mixture), scores from
     ``ksd_batch_size`` documents or users (an int, or "all" for the full data;
     default the run's batch size, a Gibbs DP run's "all")."""
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for
 
     runs = open_chains(run)
     model = runs[0].model

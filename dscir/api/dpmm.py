@@ -6,9 +6,10 @@ import numbers
 
 import numpy as np
 
-from dscir.api.base import Estimator, csr_arrays
+from dscir.api.base import Estimator
 from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options, Pair
+from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
 from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)

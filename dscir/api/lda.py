@@ -9,8 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.api.base import Estimator, csr_arrays, executor_for, store_path
+from dscir.api.base import Estimator
 from dscir.api.params import Interval, Mapping, Options
+from dscir.api.session import executor_for
+from dscir.corpus.temporary import csr_arrays, store_path
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.config import BLOCK_ENTRIES

@@ -6,9 +6,10 @@ import numbers
 
 import numpy as np
 
-from dscir.api.base import Estimator, csr_arrays
+from dscir.api.base import Estimator
 from dscir.api.mixtures import HeldoutPredictive
 from dscir.api.params import Interval, Options
+from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from dscir.api.base import executor_for, store_path
+from dscir.api.session import executor_for
+from dscir.corpus.temporary import store_path
 from dscir.errors import DscirError
 
 

@@ -68,14 +68,13 @@ def pyldavis_data(model, store: str, client=None, *, out, sweeps: int | None = N
                   **cluster) -> PyLDAvisData:
     """``LDA.to_pyldavis``: the transform of ``store`` into ``out`` (resumed if there),
     then its lengths and term frequencies, all on one cluster."""
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for, session
     from dscir.api.transform import check_transform, transform_store
     from dscir.corpus import Corpus
-    from dscir.engine.cluster import dask_client
 
     check_transform(model, store)
     c = Corpus.open(store)
-    with dask_client(client, **cluster) as cl:
+    with session(client, **cluster) as cl:
         topics = transform_store(model, store, cl, out=out, sweeps=sweeps).compute()
         with executor_for("lda", store, cl) as ex:
             lengths, freq = corpus_counts(ex, c.n_docs, c.chunk_docs, c.n_words)

@@ -122,7 +122,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     from tqdm.auto import tqdm
 
     from dscir import streams
-    from dscir.api.base import executor_for
+    from dscir.api.session import executor_for
     from dscir.models.lda.kernels import phi_columns
     from dscir.models.lda.tasks import block_topics, block_topics_spread
     from dscir.rng import derive

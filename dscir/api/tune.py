@@ -121,10 +121,11 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
     score estimate, or "all" (default the chains' batch size; larger is less noisy)."""
     from tqdm.auto import tqdm
 
-    from dscir.api.base import executor_for, store_path
     from dscir.api.lda import LDA
+    from dscir.api.session import executor_for
     from dscir.api.stein import frequent_words
     from dscir.corpus import Corpus
+    from dscir.corpus.temporary import store_path
 
     if not isinstance(estimator, LDA):
         raise DscirError(f"tune chooses LDA step sizes, got a {type(estimator).__name__}")

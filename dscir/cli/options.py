@@ -34,12 +34,12 @@ def cluster_kwargs(args: argparse.Namespace) -> dict:
 def cluster(args: argparse.Namespace, needed: bool = True) -> Iterator:
     """A client on the cluster the options name (announcing where to watch it),
     or None when the work runs in this process."""
-    from dscir.engine.cluster import dask_client
+    from dscir.api.session import session
 
     if not needed:
         yield None
         return
-    with dask_client(**cluster_kwargs(args)) as client:
+    with session(**cluster_kwargs(args)) as client:
         announce_dashboard(client)
         yield client
 

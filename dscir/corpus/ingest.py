@@ -172,26 +172,8 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
 
         def flush(block):
             nonlocal merged, n_seen
-            sizes = np.array([len(d) for d in block], dtype=np.int64)
-            flat = [pair for d in block for pair in d]
-            try:
-                pairs = np.array(flat, dtype=np.float64).reshape(-1, 2)
-            except (TypeError, ValueError):
-                bad = next(k for k, d in enumerate(block)
-                           if not all(len(p) == 2 for p in d))
-                raise CorpusError(f"document {n_seen + bad}: expected a list of "
-                                  "(word id, count) pairs") from None
-            doc = np.repeat(np.arange(len(block)), sizes)
-            bad = (pairs != np.round(pairs)).any(axis=1)
-            if bad.any():
-                k = int(np.argmax(bad))
-                raise CorpusError(f"document {n_seen + doc[k]}: word ids and counts must be "
-                                  f"integers, got {tuple(pairs[k])}")
-            word, count = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+            doc, word, count = _bow_entries(block, n_seen, n_words)
             names = np.arange(n_seen, n_seen + len(block))
-            check_entries(lambda i: f"document {n_seen + i}", doc, word, count,
-                           n_words if n_words is not None else np.iinfo(np.int64).max, 0,
-                           f"the vocabulary has {n_words} words")
             lengths, word, count, m = merge_entries(doc, word, count, len(block))
             merged += m
             if ids_iter is not None:
@@ -216,6 +198,30 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
             vocabulary = np.arange(max(W, 0)).astype(str)
         return w.finish(vocabulary, heldout=heldout, report={
             "format": "bow", "duplicates_merged": merged})
+
+
+def _bow_entries(block, first: int, n_words: int | None):
+    """A block of gensim-style documents (lists of (word id, count) pairs; ``first``
+    is the first one's number) as checked (document, word, count) entry arrays."""
+    sizes = np.array([len(d) for d in block], dtype=np.int64)
+    flat = [pair for d in block for pair in d]
+    try:
+        pairs = np.array(flat, dtype=np.float64).reshape(-1, 2)
+    except (TypeError, ValueError):
+        bad = next(k for k, d in enumerate(block) if not all(len(p) == 2 for p in d))
+        raise CorpusError(f"document {first + bad}: expected a list of "
+                          "(word id, count) pairs") from None
+    doc = np.repeat(np.arange(len(block)), sizes)
+    bad = (pairs != np.round(pairs)).any(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise CorpusError(f"document {first + doc[k]}: word ids and counts must be "
+                          f"integers, got {tuple(pairs[k])}")
+    word, count = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    check_entries(lambda i: f"document {first + i}", doc, word, count,
+                  n_words if n_words is not None else np.iinfo(np.int64).max, 0,
+                  f"the vocabulary has {n_words} words")
+    return doc, word, count
 
 
 def _word_list(vocabulary) -> np.ndarray:

@@ -160,6 +160,16 @@ def tls_security(ca_file: str | Path | None = None, cert: str | Path | None = No
                     tls_worker_cert=c, tls_worker_key=k)
 
 
+def current_client() -> Client | None:
+    """The running client this process made current (the latest one created,
+    or the one of a ``Client.as_current()`` block), if there is one."""
+    try:
+        client = Client.current()
+    except ValueError:
+        return None
+    return client if client.status == "running" else None
+
+
 def dashboard_link(client: Client) -> str | None:
     """The dashboard URL of the client's scheduler, if it serves one."""
     try:

@@ -3,7 +3,8 @@
 Dask's ``/metrics`` handler reads prometheus_client's default registry, so one
 ``DscirCollector`` registered there (once per process: the registry refuses
 duplicate names) reports every run of every live ``DscirMonitor``; monitors
-join ``_MONITORS`` when they start and leave it when they close.
+join ``_MONITORS`` when they start and leave it when they close. The collector
+needs of a monitor only its ``summaries()`` (``RunSummaries``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from dscir.monitor.plugin import DscirMonitor
 
-_MONITORS: weakref.WeakSet[DscirMonitor] = weakref.WeakSet()
+class RunSummaries(Protocol):
+    """What the collector reads of a monitor: one summary dict per run."""
+
+    def summaries(self) -> list[dict[str, Any]]: ...
+
+
+_MONITORS: weakref.WeakSet[RunSummaries] = weakref.WeakSet()
 _COLLECTOR_LOCK = threading.Lock()
 _COLLECTOR_REGISTERED = False
 

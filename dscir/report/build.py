@@ -69,17 +69,16 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
                  top: int = 10, score: bool = False, pyldavis: bool = True,
                  sweeps: int | None = None, overwrite: bool = False) -> Path:
     """Write the report page of LDA ``run`` over corpus ``store`` to ``out``."""
-    from dscir.api.base import executor_for
     from dscir.api.diagnose import diagnose
+    from dscir.api.session import executor_for, session
     from dscir.corpus import Corpus
-    from dscir.engine.cluster import dask_client
     from dscir.models.lda import coherence as coh
     from dscir.runs.chains import open_chains
 
     model = check_report(run, store, out, overwrite, top)
     n_chains = len(open_chains(run))
     n_docs = Corpus.open(store).n_docs
-    with dask_client(client) as cl:
+    with session(client) as cl:
         top_ids = coh.top_word_ids(model.topic_word_, top)
         with executor_for("lda", store, cl) as ex:
             counts = coh.count(ex, np.arange(n_docs, dtype=np.int64), top_ids)

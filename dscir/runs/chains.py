@@ -26,14 +26,10 @@ import zarr
 
 from dscir import integrity
 from dscir.errors import DscirError
-from dscir.runs.store import FORMAT_VERSION, Run, RunWriter, check_out_path
+from dscir.runs.store import CHAINS as ATTR
+from dscir.runs.store import FORMAT_VERSION, Run, RunWriter, chain_path, check_out_path
 
-ATTR = "dscir_chains"
-
-
-def chain_path(run: str | Path, chain: int) -> Path:
-    """Where chain ``chain`` of a multi-chain run lives."""
-    return Path(run) / "chains" / str(int(chain))
+__all__ = ["ATTR", "ChainsWriter", "chain_path", "chains_meta", "open_chains"]
 
 
 class ChainsWriter:

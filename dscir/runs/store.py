@@ -45,6 +45,14 @@ from dscir.runs.checkpoint import (Checkpoint, group_arrays, put, read_checkpoin
 FORMAT_VERSION = 1
 ATTR = "dscir_run"
 RESUMABLE = "dscir_resumable"
+#: The attribute of a directory of several chains (``dscir.runs.chains``),
+#: each chain a run at ``chain_path``; ``Run.open`` of it opens chain 0.
+CHAINS = "dscir_chains"
+
+
+def chain_path(run: str | Path, chain: int) -> Path:
+    """Where chain ``chain`` of a multi-chain run lives."""
+    return Path(run) / "chains" / str(int(chain))
 
 
 class RunWriter:
@@ -220,7 +228,7 @@ def is_run(path: str | Path) -> bool:
     if not (path / "zarr.json").exists():
         return False
     attrs = integrity.open_group(path, "dscir store").attrs
-    return ATTR in attrs or RESUMABLE in attrs or "dscir_chains" in attrs
+    return ATTR in attrs or RESUMABLE in attrs or CHAINS in attrs
 
 
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
@@ -253,8 +261,6 @@ class Run:
 
     @classmethod
     def open(cls, path: str | Path) -> Run:
-        from dscir.runs.chains import ATTR as CHAINS, chain_path
-
         path = Path(path)
         g = _open(path)
         if CHAINS in g.attrs:  # several chains (dscir.runs.chains): chain 0 is the fit's
@@ -293,7 +299,7 @@ def verify(path: str | Path) -> tuple[list[str], list[str]]:
     ``path``. Returns (arrays found sound, problems as "array: what")."""
     path = Path(path)
     g = _open(path)
-    if ATTR not in g.attrs and RESUMABLE not in g.attrs and "dscir_chains" not in g.attrs:
+    if ATTR not in g.attrs and RESUMABLE not in g.attrs and CHAINS not in g.attrs:
         raise DscirError(f"{path} is not a dscir run (no {ATTR} attribute)")
     ok, problems = [], []
     try:

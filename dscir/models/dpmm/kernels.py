@@ -69,6 +69,28 @@ def slice_log_u(log_w: np.ndarray, z: np.ndarray, users: np.ndarray, key: int) -
 
 
 @nb.njit(cache=True, nogil=True)
+def draw_log_scores(score, top, s):
+    """An index drawn with probability ∝ exp(score) (``top``: the largest score),
+    by one uniform of ``s``; -1 when every score is -inf (or ``top`` is NaN).
+    Overwrites ``score`` with the unnormalised weights."""
+    if not top > -np.inf:
+        return -1
+    total = 0.0
+    for j in range(score.size):
+        score[j] = np.exp(score[j] - top) if score[j] > -np.inf else 0.0
+        total += score[j]
+    r = uniform(s) * total
+    pick = -1
+    for j in range(score.size):
+        if score[j] > 0.0:
+            pick = j
+            r -= score[j]
+            if r <= 0.0:
+                break
+    return pick
+
+
+@nb.njit(cache=True, nogil=True)
 def _allocate(indptr, local, data, users, log_u, log_w, log_phi, key, out):
     n_comp = log_w.size
     score = np.empty(n_comp)
@@ -85,25 +107,7 @@ def _allocate(indptr, local, data, users, log_u, log_w, log_phi, key, out):
                     top = acc
             else:
                 score[j] = -np.inf
-        if top == -np.inf:
-            out[i] = -1
-            continue
-        total = 0.0
-        for j in range(n_comp):
-            if score[j] > -np.inf:
-                score[j] = np.exp(score[j] - top)
-                total += score[j]
-            else:
-                score[j] = 0.0
-        r = uniform(s) * total
-        pick = -1
-        for j in range(n_comp):
-            if score[j] > 0.0:
-                pick = j
-                r -= score[j]
-                if r <= 0.0:
-                    break
-        out[i] = pick
+        out[i] = draw_log_scores(score, top, s)
 
 
 def allocate(indptr, local, data, users, log_u, log_w, log_phi_cols, key: int) -> np.ndarray:

@@ -29,14 +29,16 @@ import numpy as np
 from dscir import streams
 from dscir.errors import DscirError
 from dscir.models.base import Data
-from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
+from dscir.models.mixture_common import MixtureBase, group
+from dscir.models.predictive import PredictiveAverage
 from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
-from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.models.dpmm.tasks import (AllocationResult, add_allocations, allocate_users,
+                                     user_log_predictive)
 from dscir.models.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -69,36 +71,29 @@ class DPEvaluation(NamedTuple):
     n_clusters: int
 
 
-class _Mixture:
-    """What both DP samplers share: kept samples and their held-out score."""
+class _DPMixture(MixtureBase):
+    """What both DP samplers share: kept samples (and how many components they
+    hold) and their held-out score."""
 
     name = "dpmm"
-    metric = "log_predictive"
+    unit = "users"
     Evaluation = DPEvaluation
+    sample_arrays = staticmethod(sample_arrays)
 
     def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
-        if data.train.size == 0:
-            raise DscirError(f"{data.store} has no training users")
-        self.config, self.data, self.executor = config, data, executor
-        self.kept = KeptSamples(keep_samples)
+        super().__init__(config, data, executor, keep_samples)
         self.sample_components = 0
+
+    @staticmethod
+    def log_weights_of(sample: Sample) -> np.ndarray:
+        return sample.log_w
 
     def score_sample(self, sample: Sample) -> np.ndarray:
         """Per-user log predictive of the held-out users under one sample."""
         return user_scores(self.executor, self.data.heldout, sample, self.config.a0)
 
-    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
-        sample = self.sample()
+    def _on_keep(self, sample: Sample) -> None:
         self.sample_components += sample.log_w.size
-        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
-        return sample_arrays(iteration, sample)
-
-    def score(self) -> float:
-        """Average held-out log predictive: over the kept samples, or under the
-        current state while none is kept."""
-        if self.data.heldout.size == 0:
-            raise no_heldout(self.data.store, "users")
-        return self.kept.score_or(lambda: self.score_sample(self.sample()))
 
     def evaluation_extras(self) -> dict[str, Any]:
         return {"n_clusters": self.n_clusters}
@@ -119,22 +114,12 @@ class _Mixture:
                      "samples/log_phi": self.sample_components})
         return rows
 
-    def run_arrays(self) -> dict[str, np.ndarray]:
-        sample = self.sample()
-        out = {"weights": np.exp(sample.log_w), "components": np.exp(sample.log_phi),
-               "labels": self.labels()}
-        out.update({f"state/{k}": v for k, v in self.parameters().items()})
-        return out
-
-    def report_settings(self) -> dict[str, Any]:
-        return {}
-
     def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
         return {"clusters": stats["n_clusters"], "K": stats["n_components"],
                 "alpha": f"{stats['alpha']:.3g}"}
 
 
-class DPMMModel(_Mixture):
+class DPMMModel(_DPMixture):
     """The stochastic slice sampler (SCIR or SGRLD steps): sticks, components, alpha
     and every training user's last allocation on the driver; users on the workers."""
 
@@ -199,12 +184,7 @@ class DPMMModel(_Mixture):
                 for p, w, e in zip(parts.parts, self.executor.words(parts), ends)]
         results: list[AllocationResult] = self.executor.run("allocation", allocate_users,
                                                             parts, args)
-        occupancy = np.zeros(k, dtype=np.int64)
-        counts = np.zeros((k, self.data.n_words), dtype=np.int64)
-        for r in results:  # integer sums: exact in any order
-            self.z[r.users] = r.z
-            occupancy[r.components] += r.n_users
-            counts[np.ix_(r.components, r.words)] += r.counts
+        occupancy, counts = add_allocations(results, self.z, k, self.data.n_words)
         scale = self.data.train.size / users.size
         self.sticks, self.theta, self.alpha = global_step(
             self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,
@@ -230,16 +210,14 @@ class DPMMModel(_Mixture):
         return arrays, values
 
     def restore(self, arrays, values, samples) -> None:
-        pick = lambda group: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
-                              if k.startswith(group + "/")}
-        self.sticks = self.sampler.from_arrays(pick("sticks"))
-        self.theta = self.sampler.from_arrays(pick("theta"))
+        self.sticks = self.sampler.from_arrays(group(arrays, "sticks"))
+        self.theta = self.sampler.from_arrays(group(arrays, "theta"))
         self.z = np.array(arrays["z"], dtype=np.int32)
         self.alpha = float(values["alpha"])
         self._restore_bookkeeping(arrays, values, samples)
 
 
-class DPGibbsModel(_Mixture):
+class DPGibbsModel(_DPMixture):
     """The exact Gibbs slice sampler on all training users, in the driver's process."""
 
     minibatch = False
@@ -289,7 +267,7 @@ class DPGibbsModel(_Mixture):
         self._restore_bookkeeping(arrays, values, samples)
 
 
-def model_type(sampler: str) -> type[_Mixture]:
+def model_type(sampler: str) -> type[_DPMixture]:
     """The DP model class a sampler runs: exact Gibbs in process, or the stochastic one."""
     return DPGibbsModel if sampler == "gibbs" else DPMMModel
 
@@ -316,9 +294,7 @@ def final_sample(config: DPMMConfig, state: dict[str, np.ndarray], alpha: float)
         log_sticks, log_theta = state["log_sticks"], state["log_theta"]
     else:
         s = get_sampler(config.sampler)
-        pick = lambda group: {k.split("/", 1)[1]: v for k, v in state.items()  # noqa: E731
-                              if k.startswith(group + "/")}
-        log_sticks = s.from_arrays(pick("sticks")).log_theta
-        log_theta = s.from_arrays(pick("theta")).log_theta
+        log_sticks = s.from_arrays(group(state, "sticks")).log_theta
+        log_theta = s.from_arrays(group(state, "theta")).log_theta
     log_w, log_rest = log_weights(log_sticks)
     return Sample(log_w, normalize_log(log_theta, axis=1), log_rest, alpha)

@@ -13,12 +13,36 @@ from dscir.models.dpmm.kernels import (Sample, allocate, component_counts, log_p
 
 
 class AllocationResult(NamedTuple):
-    users: np.ndarray  # int64 [n] the task's users
+    """A batch's new allocations and their integer statistics (either mixture's)."""
+
+    rows: np.ndarray  # int64 [n] the task's users (documents)
     z: np.ndarray  # int32 [n] their new allocations
     components: np.ndarray  # int64 [C] components they occupy
-    n_users: np.ndarray  # int64 [C] users in each
-    words: np.ndarray  # int64 [U] areas the users visit
+    n_rows: np.ndarray  # int64 [C] rows in each
+    words: np.ndarray  # int64 [U] words (areas) the rows use
     counts: np.ndarray  # int64 [C, U] summed counts
+
+
+def add_allocations(results, z: np.ndarray, n_components: int, n_words: int):
+    """Write each result's allocations into ``z`` and add their statistics:
+    (rows per component, counts per component and word), integer sums, exact in
+    any order."""
+    occupancy = np.zeros(n_components, dtype=np.int64)
+    counts = np.zeros((n_components, n_words), dtype=np.int64)
+    for r in results:
+        z[r.rows] = r.z
+        occupancy[r.components] += r.n_rows
+        counts[np.ix_(r.components, r.words)] += r.counts
+    return occupancy, counts
+
+
+def allocation_result(batch: CSRBatch, local: np.ndarray, words: np.ndarray,
+                      z: np.ndarray) -> AllocationResult:
+    """The statistics of allocations ``z`` of ``batch`` (``local``: its entries'
+    columns among ``words``)."""
+    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
+    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
+                            words, cc.counts)
 
 
 def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
@@ -27,9 +51,7 @@ def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
     and return integer statistics per component."""
     local = np.searchsorted(words, batch.indices)
     z = allocate(batch.indptr, local, batch.data, batch.docs, log_u, log_w, log_phi_cols, key)
-    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
-    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
-                            words, cc.counts)
+    return allocation_result(batch, local, words, z)
 
 
 def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,

@@ -224,6 +224,14 @@ def _propose(tokens, lo, hi, n_tok, init, z, rows, sums, table, n_topics, alpha,
             u, s0, s1, s2, s3 = uniform_regs(s0, s1, s2, s3)
             unif[i, a + 1] = u
     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+    _resolve(tokens, lo, hi, first, init, z, rows, sums, table, prop, phis, unif)
+
+
+@nb.njit(cache=True, nogil=True)
+def _resolve(tokens, lo, hi, first, init, z, rows, sums, table, prop, phis, unif):
+    """The word proposals' topics (alias entry, then the search inside the block)
+    and the phi values of every proposal of tokens lo..hi-1, from ``_propose``'s
+    draws; prefetches the current topics' lines of the moves to come."""
     for i in range(lo, hi):  # block alias entries
         w = tokens[i]
         for c in range(first, MH_CYCLES + 1):

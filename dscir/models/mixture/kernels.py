@@ -24,10 +24,11 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import ComponentCounts, cluster_log_likelihood, component_counts
+from dscir.models.dpmm.kernels import (ComponentCounts, cluster_log_likelihood, component_counts,
+                                       draw_log_scores)
 from dscir.models.dpmm.kernels import log_predictive as _dp_log_predictive
 from dscir.models.predictive import PredictiveAverage
-from dscir.rng import mix_in, new_state, uniform
+from dscir.rng import mix_in, new_state
 
 __all__ = ["ComponentCounts", "PredictiveAverage", "Sample", "allocate",
            "allocation_log_weights", "cluster_log_likelihood", "component_counts",
@@ -56,22 +57,7 @@ def _allocate(indptr, local, data, docs, log_pi, log_phi, key, out):
             score[k] = acc
             if acc > top:
                 top = acc
-        if not top > -np.inf:  # every component impossible (or a NaN)
-            out[i] = -1
-            continue
-        total = 0.0
-        for k in range(n_comp):
-            score[k] = np.exp(score[k] - top) if score[k] > -np.inf else 0.0
-            total += score[k]
-        r = uniform(s) * total
-        pick = -1
-        for k in range(n_comp):
-            if score[k] > 0.0:
-                pick = k
-                r -= score[k]
-                if r <= 0.0:
-                    break
-        out[i] = pick
+        out[i] = draw_log_scores(score, top, s)  # -1: every component impossible
 
 
 def allocate(indptr, local, data, docs, log_pi, log_phi_cols, key: int) -> np.ndarray:

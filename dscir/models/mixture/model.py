@@ -30,11 +30,13 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.base import Data
-from dscir.models.predictive import KeptSamples, PredictiveAverage, no_heldout
+from dscir.models.mixture_common import MixtureBase, group
+from dscir.models.predictive import PredictiveAverage
 from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
                                         step_keys)
 from dscir.models.mixture.kernels import Sample
+from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
 from dscir.models.seeding import seed_on_workers
 from dscir.samplers import get_sampler
@@ -79,19 +81,17 @@ class MixtureEvaluation(NamedTuple):
     n_clusters: int  # occupied clusters (as the DP mixture's; K is the configuration's)
 
 
-class _Mixture:
+class _FiniteMixture(MixtureBase):
     """What both samplers share: parameters as two sampler states, labels, kept
     samples and their held-out score."""
 
     name = "mixture"
-    metric = "log_predictive"
     Evaluation = MixtureEvaluation
+    sample_arrays = staticmethod(sample_arrays)
 
-    def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
-        if data.train.size == 0:
-            raise DscirError(f"{data.store} has no training documents")
-        self.config, self.data, self.executor = config, data, executor
-        self.kept = KeptSamples(keep_samples)
+    @staticmethod
+    def log_weights_of(sample: Sample) -> np.ndarray:
+        return sample.log_pi
 
     # the state, by subclass: a sampler (``self.sampler``), its two states and labels
     sampler: Any
@@ -102,10 +102,6 @@ class _Mixture:
         return Sample(normalize_log(self.weights.log_theta),
                       normalize_log(self.components.log_theta, axis=1))
 
-    def labels(self) -> np.ndarray:
-        """Every document's last allocation (-1 for held-out documents)."""
-        raise NotImplementedError
-
     @property
     def n_occupied(self) -> int:
         z = self.labels()
@@ -113,18 +109,6 @@ class _Mixture:
 
     def score_sample(self, sample: Sample) -> np.ndarray:
         return doc_scores(self.executor, self.data.heldout, sample)
-
-    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
-        sample = self.sample()
-        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
-        return sample_arrays(iteration, sample)
-
-    def score(self) -> float:
-        """Average held-out log predictive: over the kept samples, or under the
-        current state while none is kept."""
-        if self.data.heldout.size == 0:
-            raise no_heldout(self.data.store)
-        return self.kept.score_or(lambda: self.score_sample(self.sample()))
 
     def evaluation_extras(self) -> dict[str, Any]:
         return {"n_clusters": self.n_occupied}
@@ -147,23 +131,14 @@ class _Mixture:
         raise NotImplementedError
 
     def restore(self, arrays, values, samples) -> None:
-        pick = lambda group: {k.split("/", 1)[1]: v for k, v in arrays.items()  # noqa: E731
-                              if k.startswith(group + "/")}
         k, w = self.config.n_clusters, self.data.n_words
-        self._set_parameters(self.sampler.from_arrays(pick("weights"), (k,)),
-                             self.sampler.from_arrays(pick("components"), (k, w)),
+        self._set_parameters(self.sampler.from_arrays(group(arrays, "weights"), (k,)),
+                             self.sampler.from_arrays(group(arrays, "components"), (k, w)),
                              np.array(arrays["z"], dtype=np.int32))
         self.kept.restore(arrays, values, samples_from_arrays(samples) if self.kept.keep else [])
 
     def sample_rows(self) -> dict[str, int]:
         return {f"samples/{k}": self.kept.n_samples for k in ("iteration", "log_pi", "log_phi")}
-
-    def run_arrays(self) -> dict[str, np.ndarray]:
-        sample = self.sample()
-        out = {"weights": np.exp(sample.log_pi), "components": np.exp(sample.log_phi),
-               "labels": self.labels()}
-        out.update({f"state/{k}": v for k, v in self.parameters().items()})
-        return out
 
     def report_settings(self) -> dict[str, Any]:
         return {"K": self.config.n_clusters}  # not n_clusters: the stat of occupied ones
@@ -173,7 +148,7 @@ class _Mixture:
                 "docs/s": f"{stats['n_docs'] / stats['wall']:.0f}"}
 
 
-class MixtureModel(_Mixture):
+class MixtureModel(_FiniteMixture):
     """The stochastic sampler (SCIR or SGRLD steps): weights, components and every
     training document's last allocation on the driver; documents on the workers."""
 
@@ -213,12 +188,7 @@ class MixtureModel(_Mixture):
                 for w in self.executor.words(parts)]
         results: list[AllocationResult] = self.executor.run("allocation", allocate_docs,
                                                             parts, args)
-        occupancy = np.zeros(cfg.n_clusters, dtype=np.int64)
-        counts = np.zeros((cfg.n_clusters, self.data.n_words), dtype=np.int64)
-        for r in results:  # integer sums: exact in any order
-            self.z[r.docs] = r.z
-            occupancy[r.components] += r.n_docs
-            counts[np.ix_(r.components, r.words)] += r.counts
+        occupancy, counts = add_allocations(results, self.z, cfg.n_clusters, self.data.n_words)
         scale = self.data.train.size / docs.size
         self.weights, self.components = global_step(
             self.sampler, self.weights, self.components, occupancy * scale, counts * scale,
@@ -228,7 +198,7 @@ class MixtureModel(_Mixture):
                 "n_clusters": self.n_occupied}
 
 
-class MixtureGibbsModel(_Mixture):
+class MixtureGibbsModel(_FiniteMixture):
     """The exact Gibbs sampler on all training documents, in the driver's process."""
 
     minibatch = False
@@ -266,7 +236,7 @@ class MixtureGibbsModel(_Mixture):
                 "n_clusters": self.gibbs.n_occupied}
 
 
-def model_type(sampler: str) -> type[_Mixture]:
+def model_type(sampler: str) -> type[_FiniteMixture]:
     """The model class a sampler runs: exact Gibbs in process, or the stochastic one."""
     return MixtureGibbsModel if sampler == "gibbs" else MixtureModel
 
@@ -274,7 +244,5 @@ def model_type(sampler: str) -> type[_Mixture]:
 def final_sample(config: MixtureConfig, state: dict[str, np.ndarray]) -> Sample:
     """The sample of a run's final ``state/`` arrays (either sampler's layout)."""
     s = get_sampler("scir" if config.sampler == "gibbs" else config.sampler)
-    pick = lambda group: {k.split("/", 1)[1]: v for k, v in state.items()  # noqa: E731
-                          if k.startswith(group + "/")}
-    return Sample(normalize_log(s.from_arrays(pick("weights")).log_theta),
-                  normalize_log(s.from_arrays(pick("components")).log_theta, axis=1))
+    return Sample(normalize_log(s.from_arrays(group(state, "weights")).log_theta),
+                  normalize_log(s.from_arrays(group(state, "components")).log_theta, axis=1))

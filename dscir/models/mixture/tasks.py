@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.mixture.kernels import allocate, component_counts, log_predictive
-
-
-class AllocationResult(NamedTuple):
-    docs: np.ndarray  # int64 [n] the task's documents
-    z: np.ndarray  # int32 [n] their new allocations
-    components: np.ndarray  # int64 [C] components they occupy
-    n_docs: np.ndarray  # int64 [C] documents in each
-    words: np.ndarray  # int64 [U] words the documents use
-    counts: np.ndarray  # int64 [C, U] summed counts
+from dscir.models.dpmm.tasks import AllocationResult, allocation_result
+from dscir.models.mixture.kernels import allocate, log_predictive
 
 
 def allocate_docs(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
@@ -25,9 +15,7 @@ def allocate_docs(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
     (K x U), and return integer statistics per component."""
     local = np.searchsorted(words, batch.indices)
     z = allocate(batch.indptr, local, batch.data, batch.docs, log_pi, log_phi_cols, key)
-    cc = component_counts(batch.indptr, local, batch.data, z, words.size)
-    return AllocationResult(np.asarray(batch.docs, np.int64), z, cc.components, cc.users,
-                            words, cc.counts)
+    return allocation_result(batch, local, words, z)
 
 
 def doc_log_predictive(batch: CSRBatch, words: np.ndarray, log_pi: np.ndarray,

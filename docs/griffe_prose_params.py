@@ -1,0 +1,38 @@
+"""Griffe extension for the API reference: numpydoc parameter lines written as
+``name : what it means`` (prose where numpydoc puts the type, as dscir's
+docstrings do) are read as ``name`` with that text as the description, so the
+reference shows the prose as the description and the type from the signature.
+A line whose text after the colon looks like a type (``int``, ``float | None``,
+``list[str]``) is left alone."""
+
+from __future__ import annotations
+
+import re
+
+import griffe
+
+_TYPE = r"[A-Za-z_][\w.]*(\[[^\]]*\])?"
+TYPE_LIKE = re.compile(rf"^{_TYPE}( \| {_TYPE})*(, optional)?$")
+PARAM = re.compile(r"^(\s*)([A-Za-z_*][\w*]*(, [A-Za-z_*][\w*]*)*) : (.+)$")
+SECTIONS = ("Parameters", "Other Parameters", "Attributes", "Returns", "Yields", "Raises")
+
+
+def prose_to_description(text: str) -> str:
+    lines, out, section = text.splitlines(), [], None
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if set(nxt.strip()) == {"-"} and line.strip():
+            section = line.strip()
+        match = PARAM.match(line)
+        if section in SECTIONS and match and not TYPE_LIKE.match(match.group(4).strip()):
+            indent, name, _, prose = match.groups()
+            out += [f"{indent}{name}", f"{indent}    {prose}"]
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+class ProseParameters(griffe.Extension):
+    def on_instance(self, *, obj, **kwargs) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = prose_to_description(obj.docstring.value)

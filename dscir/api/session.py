@@ -1,0 +1,59 @@
+"""Where an estimator's tasks run: one Dask client per call chain, or this process.
+
+Every estimator method that runs tasks takes ``client=None`` and the cluster
+keywords of ``fit`` (``address``, ``scheduler_file``, ``n_workers``,
+``security``) and opens ``session`` with them: the client given; else, without
+cluster keywords, the running client of this process (yours, or the one an
+enclosing call opened); else ``dscir.engine.cluster.dask_client`` connects to
+the cluster the keywords name or starts an embedded LocalCluster, closed when
+the call returns. So a call that calls others (several chains, ``to_pyldavis``'s
+transform then counts, a report's diagnosis) starts at most one cluster, and
+several calls share one inside ``with session(n_workers=4):``. The exact
+samplers run in this process (``local``: no client at all).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def session(client=None, *, local: bool = False, **cluster) -> Iterator:
+    """The client of this call chain (see the module); None with ``local``."""
+    from dscir.engine.cluster import current_client, dask_client
+
+    if local:
+        yield None
+        return
+    if client is None and not any(v is not None for v in cluster.values()):
+        client = current_client()
+    with dask_client(client, **cluster) as c:
+        yield c
+
+
+def new_executor(model: str, store: str, client=None):
+    """An executor of ``model``'s tasks on ``store``: on ``client``'s cluster, or in
+    this process when ``client`` is None."""
+    from dscir.engine.dask import DaskExecutor
+    from dscir.engine.local import LocalExecutor
+
+    return LocalExecutor(store, model) if client is None else DaskExecutor(client, store, model)
+
+
+@contextlib.contextmanager
+def executor_for(model: str, store: str, client=None, *, local: bool = False,
+                 **cluster) -> Iterator:
+    """An executor of ``model``'s tasks on ``store`` in the ``session`` of ``client``
+    and ``cluster`` (in this process with ``local``)."""
+    with session(client, local=local, **cluster) as c:
+        yield new_executor(model, store, c)
+
+
+def lost_scheduler(executor, exc: BaseException) -> bool:
+    """Whether ``exc`` is the driver's Dask client losing its scheduler (a cut
+    link or a dead scheduler: its calls fail, or its futures are cancelled)."""
+    client = getattr(executor, "client", None)
+    return (isinstance(exc, (OSError, concurrent.futures.CancelledError))
+            and client is not None and client.status != "running")

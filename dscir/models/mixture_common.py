@@ -1,0 +1,86 @@
+"""What the DP and the finite mixture share: kept samples, their held-out score,
+the run's arrays and the named groups of a checkpoint's arrays.
+
+A mixture model says how to draw its current ``sample()``, score one on the
+held-out documents (``score_sample``), lay a sample out as rows of the run's
+``samples/`` arrays (``sample_arrays``) and name its weights (``log_weights_of``);
+the base keeps the samples' held-out log predictive as a running log-space
+average (``dscir.models.predictive``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.models.base import Data
+from dscir.models.predictive import KeptSamples, no_heldout
+
+
+def group(arrays: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
+    """The arrays under ``name/``, keyed by the rest of their names."""
+    prefix = name + "/"
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+class MixtureBase:
+    """Kept samples and their held-out log predictive, for either mixture."""
+
+    metric = "log_predictive"
+    unit = "documents"  # what the model's rows are, in messages
+
+    def __init__(self, config, data: Data, executor, keep_samples: bool = True):
+        if data.train.size == 0:
+            raise DscirError(f"{data.store} has no training {self.unit}")
+        self.config, self.data, self.executor = config, data, executor
+        self.kept = KeptSamples(keep_samples)
+
+    # by subclass
+    def sample(self):
+        raise NotImplementedError
+
+    def score_sample(self, sample) -> np.ndarray:
+        raise NotImplementedError
+
+    def labels(self) -> np.ndarray:
+        """Every row's last allocation (-1 for held-out rows)."""
+        raise NotImplementedError
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    @staticmethod
+    def sample_arrays(iteration: int, sample) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    @staticmethod
+    def log_weights_of(sample) -> np.ndarray:
+        raise NotImplementedError
+
+    def _on_keep(self, sample) -> None:
+        """Bookkeeping of a sample about to be kept (none by default)."""
+
+    def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        self._on_keep(sample)
+        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
+        return self.sample_arrays(iteration, sample)
+
+    def score(self) -> float:
+        """Average held-out log predictive: over the kept samples, or under the
+        current state while none is kept."""
+        if self.data.heldout.size == 0:
+            raise no_heldout(self.data.store, self.unit)
+        return self.kept.score_or(lambda: self.score_sample(self.sample()))
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        sample = self.sample()
+        out = {"weights": np.exp(self.log_weights_of(sample)),
+               "components": np.exp(sample.log_phi), "labels": self.labels()}
+        out.update({f"state/{k}": v for k, v in self.parameters().items()})
+        return out
+
+    def report_settings(self) -> dict[str, Any]:
+        return {}

@@ -1,0 +1,91 @@
+"""One Dask client per call chain (``dscir.api.session``).
+
+Guards against each estimator method starting its own LocalCluster when one
+is running (a fit, then its perplexity and coherence, were three clusters),
+against cluster keywords being ignored in favour of the running client, and
+against a client that lost its scheduler being taken for the running one.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dscir.api import LDA
+from dscir.api.session import session
+from dscir.corpus import write_corpus
+from dscir.engine import cluster as cluster_module
+from dscir.engine.cluster import current_client
+
+#: A LocalCluster of threads in this process: fast to start, enough to count starts.
+THREADS = dict(n_workers=1, processes=False)
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The LocalClusters ``dask_client`` starts during the test."""
+    clusters = []
+    real = cluster_module.LocalCluster
+
+    def counted(*args, **kwargs):
+        clusters.append(real(*args, **kwargs))
+        return clusters[-1]
+
+    monkeypatch.setattr(cluster_module, "LocalCluster", counted)
+    return clusters
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    path = tmp_path_factory.mktemp("session") / "docs.zarr"
+    write_corpus(path, sp.csr_matrix(rng.poisson(0.8, size=(60, 20))),
+                 heldout={"n_heldout": 10, "seed": 1})
+    return str(path)
+
+
+def small_lda() -> LDA:
+    return LDA(n_topics=3, n_iter=3, batch_size=10, sweeps=4, eval_sweeps=4, seed=1,
+               progress=False)
+
+
+def test_calls_inside_a_session_share_its_one_cluster(store, started):
+    model = small_lda()
+    with session(**THREADS) as client:
+        assert current_client() is client
+        model.fit(store)
+        perplexity = model.perplexity(store)
+        model.coherence(store)
+    assert len(started) == 1
+    assert np.isfinite(perplexity) and perplexity > 1
+    assert current_client() is not client  # closed with its session, never reused
+
+
+def test_cluster_keywords_start_the_cluster_they_name(store, started):
+    model = small_lda()
+    with session(**THREADS):
+        model.fit(store)
+        model.perplexity(store, **THREADS)
+    assert len(started) == 2
+
+
+def test_a_client_that_lost_its_scheduler_is_not_the_running_one():
+    """A session after a lost scheduler starts afresh rather than reuse the dead link."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=0, processes=False, dashboard_address=":0")
+    client = Client(cluster.scheduler_address)
+    try:
+        assert current_client() is client
+        cluster.close()
+        for _ in range(600):  # the client notices the closed link on its event loop
+            if client.status != "running":
+                break
+            time.sleep(0.05)
+        assert client.status == "connecting"
+        assert current_client() is not client
+    finally:
+        client.close()
