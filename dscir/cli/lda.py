@@ -29,6 +29,14 @@ class _SamplerOption(argparse.Action):
         namespace.sampler_options = {**(namespace.sampler_options or {}), key: value}
 
 
+def _add_sampler_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--friction", type=float, dest="sampler_options", action=_SamplerOption,
+                   help="SGHMC's friction C (default 1)")
+    p.add_argument("--integrator", choices=("splitting", "euler"), dest="sampler_options",
+                   action=_SamplerOption, help="gSGRHMC's and SGHMC's integrator: "
+                   "'splitting' (default, exact friction) or 'euler' (the papers' step)")
+
+
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
     """``dscir fit lda``."""
     p = models.add_parser(
@@ -58,11 +66,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--tau", type=_tau, default="default",
                    help="schedule h(1+m/tau)^-kappa; 'none' for a constant step")
     p.add_argument("--kappa", type=float)
-    p.add_argument("--friction", type=float, dest="sampler_options", action=_SamplerOption,
-                   help="SGHMC's friction C (default 1)")
-    p.add_argument("--integrator", choices=("splitting", "euler"), dest="sampler_options",
-                   action=_SamplerOption, help="gSGRHMC's and SGHMC's integrator: "
-                   "'splitting' (default, exact friction) or 'euler' (the papers' step)")
+    _add_sampler_options(p)
     p.add_argument("--sweeps", type=int,
                    help="Gibbs sweeps per document and visit (default: the policy's; "
                    "'default' 10, 'reference' 200)")
