@@ -9,9 +9,9 @@ to the posterior mean (exact draws are ~0.135 away), phi / posterior mean for
 the five most frequent words, the total theta and max eps * theta (the explicit
 Euler friction step r - eps theta r is unstable beyond 2).
 
-Samplers: dscir's SGRLD (reference schedule), dscir's gSGRHMC (Ma et al.
-Eq. (17), Euler) at several constant step sizes, and, as a diagnosis only, the
-same gSGRHMC with its friction and noise integrated exactly as an
+Samplers: dscir's SGRLD (reference schedule), dscir's gSGRHMC with
+``integrator="euler"`` (Ma et al. Eq. (17)) at several constant step sizes,
+and, as a diagnosis only, the same gSGRHMC with its friction and noise integrated exactly as an
 Ornstein-Uhlenbeck step (r -> e^{-eps theta} r + sqrt(1 - e^{-2 eps theta}) xi).
 
     python benchmarks/gsgrhmc_stiffness.py [--steps 2000]
@@ -53,7 +53,7 @@ def edge(counts: np.ndarray, eps: float, steps: int) -> dict:
     from dscir.rng import derive
     from dscir.samplers import get_sampler
 
-    sampler = get_sampler("gsgrhmc")
+    sampler = get_sampler("gsgrhmc", integrator="euler")
     state = sampler.init(np.random.default_rng(1).gamma(1.0, 1.0, size=(1, counts.size)))
     top = 0.0
     for m in range(steps):
@@ -77,7 +77,7 @@ def policy_check(steps: int) -> list[dict]:
         size = CorpusSize(c["n_train"], c["n_words"], c["train_tokens"])
         for k in (50, 100):
             counts = topic_counts(size.n_words, round(size.n_tokens / k))
-            eps = choose("default", "gsgrhmc", k, 50, size)["step_size"]
+            eps = choose("default", "gsgrhmc", k, 50, size, "euler")["step_size"]
             row = {"corpus": corpus, "K": k, "W": size.n_words, "tokens": int(counts.sum()),
                    "reference": edge(counts, 0.02, steps), "policy": edge(counts, eps, steps)}
             print(row, flush=True)
@@ -104,7 +104,8 @@ def run(kind: str, eps, counts: np.ndarray, steps: int, record) -> dict:
     phi_star = (PRIOR + counts) / (PRIOR + counts).sum()
     top = np.argsort(-counts)[:5]
     theta = np.random.default_rng(1).gamma(1.0, 1.0, size=(1, W))
-    sampler = None if kind == "gsgrhmc-ou" else get_sampler(kind)
+    options = {"integrator": "euler"} if kind == "gsgrhmc" else {}
+    sampler = None if kind == "gsgrhmc-ou" else get_sampler(kind, **options)
     state = sampler.init(theta) if sampler else None
     r, rng = np.zeros(W), np.random.default_rng(3)
     curve = []

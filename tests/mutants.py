@@ -51,6 +51,10 @@ GSGRHMC_NOISE = GSGRHMC + "::test_noise_is_normal_with_variance_2_eps_theta"
 GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal_momentum"
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
+INTEGRATORS = "tests/test_integrators.py"
+INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
+INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
+INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/test_stein.py"
@@ -87,10 +91,12 @@ SESSION = "tests/test_session.py"
 
 MUTANTS = [
     # -- the review's table (issue 15) --
+    # (the default "splitting" integrator's force; the Euler step's is gsgrhmc-naive-drift)
     Mutant("gsgrhmc-naive", "dscir/samplers/sgrhmc.py",
-           "drift = (a - 0.5) / st", "drift = (a - 1.0) / st",
+           "counts[i, w] - 0.5) / st", "counts[i, w] - 1.0) / st",
            (GAMMA + "[gsgrhmc-1.0-0.05-2000-0.05]",
-            DIRICHLET + "[gsgrhmc-0.05-2000-1000-0.08]")),
+            DIRICHLET + "[gsgrhmc-0.05-2000-1000-0.08]", INTEGRATORS_BIASED,
+            INTEGRATORS_DIVERGES, INTEGRATORS_DIRICHLET)),
     Mutant("lda-scale-off-by-one", "dscir/models/lda/model.py",
            "scale = self.data.train.size / parts.docs.size\n",
            "scale = self.data.train.size / (parts.docs.size + 1)\n",
@@ -186,8 +192,25 @@ MUTANTS = [
            "noise = np.sqrt(2.0 * eps)", "noise = np.sqrt(eps)",
            (GAMMA + "[sgld-5.0-0.01-3000-0.055]",)),
     Mutant("sghmc-without-friction", "dscir/samplers/sghmc.py",
-           "- eps * friction * r[i, w]", "- 0.0 * r[i, w]",
+           "decay = np.exp(-eps * friction)\n    noise = np.sqrt(-np.expm1(-2.0 * eps * friction))",
+           "decay = 1.0\n    noise = 0.0",
            (GAMMA + "[sghmc-5.0-0.05-1500-0.05]",)),
+    # -- the splitting integrator (issue 34) --
+    Mutant("gsgrhmc-splitting-o-variance", "dscir/samplers/sgrhmc.py",
+           "np.sqrt(-np.expm1(-2.0 * eps * v))", "np.sqrt(-np.expm1(-eps * v))",
+           (INTEGRATORS + "::test_gsgrhmc_o_step_is_the_exact_ou_transition",
+            INTEGRATORS_BIASED)),
+    Mutant("gsgrhmc-splitting-asymmetric", "dscir/samplers/sgrhmc.py",
+           "lead = 0.5 * eps  #", "lead = eps  #",
+           (INTEGRATORS_BIASED, INTEGRATORS_DIVERGES)),
+    Mutant("sghmc-splitting-o-variance", "dscir/samplers/sghmc.py",
+           "noise = np.sqrt(-np.expm1(-2.0 * eps * friction))",
+           "noise = np.sqrt(-np.expm1(-eps * friction))",
+           (INTEGRATORS + "::test_sghmc_o_step_is_the_exact_ou_transition",
+            INTEGRATORS + "::test_sghmc_joint_law_where_euler_diverges")),
+    Mutant("sghmc-splitting-asymmetric", "dscir/samplers/sghmc.py",
+           "lead = 0.5 * eps  #", "lead = eps  #",
+           (INTEGRATORS + "::test_sghmc_joint_law_where_euler_diverges",)),
     # -- gSGRHMC piece by piece (issue 20) --
     Mutant("gsgrhmc-naive-drift", "dscir/samplers/sgrhmc.py",
            "drift = (a - 0.5) / st", "drift = (a - 1.0) / st", (GSGRHMC_DRIFT,)),
@@ -363,7 +386,10 @@ MUTANTS = [
            (POLICY + "::test_scir_step_per_document_seen_does_not_depend_on_the_minibatch",)),
     Mutant("policy-gsgrhmc-step-not-bounded", "dscir/models/lda/policy.py",
            'out["step_size"] = min(ref["step_size"],', 'out["step_size"] = max(ref["step_size"],',
-           (POLICY + "::test_gsgrhmc_step_leaves_the_euler_friction_a_margin",)),
+           (POLICY + "::test_gsgrhmc_euler_step_leaves_the_euler_friction_a_margin",)),
+    Mutant("policy-gsgrhmc-euler-bound-on-splitting", "dscir/models/lda/policy.py",
+           'if sampler == "gsgrhmc" and integrator == "euler":', 'if sampler == "gsgrhmc":',
+           (POLICY + "::test_gsgrhmc_splitting_runs_the_reference_step",)),
     Mutant("policy-batch-kept-at-reference", "dscir/models/lda/policy.py",
            "batch = min(BATCH_CAP, max(REFERENCE_BATCH, -(-size.n_docs // PASS_ITERATIONS)))",
            "batch = REFERENCE_BATCH",

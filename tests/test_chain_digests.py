@@ -13,10 +13,14 @@ results differently in the last bit from the AVX2 paths; a chain's digest
 follows. ``numeric_platform()`` names the paths this process takes by a digest
 of numpy's exp and log on a fixed grid. "x86-64-v3" (AVX2): recorded on
 main's first machines, and reproduced bit for bit on an AVX-512 machine with
-numpy's AVX-512 paths switched off (``NPY_DISABLE_CPU_FEATURES="X86_V4
-AVX512_ICL"``). "x86-64-v4" (AVX-512): recorded on that machine (AMD EPYC,
+numpy's AVX-512 paths switched off and numba compiling for an AVX2 CPU in a
+cache of its own (``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"
+NUMBA_CPU_NAME=haswell NUMBA_CACHE_DIR=<empty dir>``; without the numba
+settings the LDA digests differ). "x86-64-v4" (AVX-512): recorded on that machine (AMD EPYC,
 2026-11-24) from the last commit that had landed with the v3 digests passing
-(5a502e1), so no change of the code enters them. On a platform with no digests
+(5a502e1), so no change of the code enters them. The splitting integrator's
+digests (issue 34) were recorded on that machine, v3 by the recipe above, in
+the same run in which every Euler digest held. On a platform with no digests
 pinned the tests fail and say so: record its digests from the last landed
 commit (not from a change under test) and add them under its fingerprint.
 """
@@ -39,6 +43,9 @@ TIMINGS = {"wall", "compute", "compute_sum", "transfer", "queue", "update"}
 # numeric_platform() fingerprints -> platform names (see the module docstring).
 PLATFORMS = {"b7f814999d3179a2": "x86-64-v3", "afa9aceb582e0c6b": "x86-64-v4"}
 
+# gSGRHMC and SGHMC here run integrator="euler" (the papers' step, the chains these
+# were recorded from); their default "splitting" integrator is pinned below.
+EULER = {"integrator": "euler"}
 LDA_DIGESTS = {
     "x86-64-v3": {"scir": "7cf10c05560aa5f7", "sgrld": "f22edd0eee314871",
                   "gsgrhmc": "b55141fde4fa1f7c", "sgld": "853acfddb310305f",
@@ -46,6 +53,10 @@ LDA_DIGESTS = {
     "x86-64-v4": {"scir": "3400e08aca4aad7b", "sgrld": "611200c72e9b4644",
                   "gsgrhmc": "928761837d7ffcf0", "sgld": "206b1dca9d15eab2",
                   "sghmc": "01677b2787a8d747"},
+}
+LDA_SPLITTING_DIGESTS = {
+    "x86-64-v3": {"gsgrhmc": "9c82340da9f70301", "sghmc": "e9e1d1b3daf94360"},
+    "x86-64-v4": {"gsgrhmc": "13958fe088a9a630", "sghmc": "30700a840bd5ce41"},
 }
 # Warm-started local chains with control variates (issue 16): the run's local
 # state (local/z, the stored assignments) enters the digest too.
@@ -55,6 +66,8 @@ LDA_WARM_DIGESTS = {
     "x86-64-v4": {"scir": "20a6669948114935", "sgrld": "01bd56c40593c809",
                   "gsgrhmc": "7cae96c64145aa6c"},
 }
+LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "50b4d2262c4e0949"},
+                              "x86-64-v4": {"gsgrhmc": "6f85596ab5c78564"}}
 # SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): another
 # chain of the same posterior (per-block noise and initial streams); only the mean
 # of the kept phi is kept.
@@ -131,14 +144,26 @@ def store(tmp_path_factory):
     return str(path), counts
 
 
-@pytest.mark.parametrize("sampler", sorted(LDA_DIGESTS["x86-64-v3"]))
-def test_lda_chain_digest(sampler, store, two_workers, tmp_path):
+def lda_digest(sampler, options, store, client, tmp_path) -> str:
     path, _ = store
     model = dscir.LDA(n_topics=3, sampler=sampler, batch_size=20, sweeps=8, eval_sweeps=6,
                       n_iter=9, burn_in=3, thin=2, eval_every=4, seed=5, policy="reference",
-                      progress=False)
-    model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
-    assert run_digest(tmp_path / "run.zarr") == pinned(LDA_DIGESTS)[sampler]
+                      sampler_options=options, progress=False)
+    model.fit(path, client=client, out=tmp_path / "run.zarr", checkpoint_every=4)
+    return run_digest(tmp_path / "run.zarr")
+
+
+@pytest.mark.parametrize("sampler", sorted(LDA_DIGESTS["x86-64-v3"]))
+def test_lda_chain_digest(sampler, store, two_workers, tmp_path):
+    options = EULER if sampler in LDA_SPLITTING_DIGESTS["x86-64-v3"] else None
+    assert lda_digest(sampler, options, store, two_workers, tmp_path) == \
+        pinned(LDA_DIGESTS)[sampler]
+
+
+@pytest.mark.parametrize("sampler", sorted(LDA_SPLITTING_DIGESTS["x86-64-v3"]))
+def test_lda_splitting_chain_digest(sampler, store, two_workers, tmp_path):
+    assert lda_digest(sampler, None, store, two_workers, tmp_path) == \
+        pinned(LDA_SPLITTING_DIGESTS)[sampler]
 
 
 def test_lda_workers_chain_digest(store, two_workers, tmp_path):
@@ -151,15 +176,27 @@ def test_lda_workers_chain_digest(store, two_workers, tmp_path):
     assert run_digest(tmp_path / "run.zarr") == pinned(LDA_WORKERS_DIGEST)
 
 
-@pytest.mark.parametrize("sampler", sorted(LDA_WARM_DIGESTS["x86-64-v3"]))
-def test_lda_warm_chain_digest(sampler, store, two_workers, tmp_path):
+def lda_warm_digest(sampler, options, store, client, tmp_path) -> str:
     path, _ = store
     model = dscir.LDA(n_topics=3, sampler=sampler, batch_size=20, sweeps=4, burn_sweeps=1,
                       warm_start=True, control_variates=True, eval_sweeps=6, n_iter=13,
                       burn_in=3, thin=2, eval_every=4, seed=5, policy="reference",
-                      progress=False)
-    model.fit(path, client=two_workers, out=tmp_path / "run.zarr", checkpoint_every=4)
-    assert run_digest(tmp_path / "run.zarr") == pinned(LDA_WARM_DIGESTS)[sampler]
+                      sampler_options=options, progress=False)
+    model.fit(path, client=client, out=tmp_path / "run.zarr", checkpoint_every=4)
+    return run_digest(tmp_path / "run.zarr")
+
+
+@pytest.mark.parametrize("sampler", sorted(LDA_WARM_DIGESTS["x86-64-v3"]))
+def test_lda_warm_chain_digest(sampler, store, two_workers, tmp_path):
+    options = EULER if sampler in LDA_WARM_SPLITTING_DIGESTS["x86-64-v3"] else None
+    assert lda_warm_digest(sampler, options, store, two_workers, tmp_path) == \
+        pinned(LDA_WARM_DIGESTS)[sampler]
+
+
+@pytest.mark.parametrize("sampler", sorted(LDA_WARM_SPLITTING_DIGESTS["x86-64-v3"]))
+def test_lda_warm_splitting_chain_digest(sampler, store, two_workers, tmp_path):
+    assert lda_warm_digest(sampler, None, store, two_workers, tmp_path) == \
+        pinned(LDA_WARM_SPLITTING_DIGESTS)[sampler]
 
 
 @pytest.mark.parametrize("sampler", sorted(DPMM_DIGESTS["x86-64-v3"]))

@@ -145,12 +145,13 @@ def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):
 
 @pytest.mark.parametrize("placement", ["driver", "workers"])
 def test_a_diverged_chain_is_one_clear_error(synthetic_store, two_workers, placement):
-    """gSGRHMC with a step far past its stability edge loses finite topics within a
+    """gSGRHMC's Euler step far past its stability edge loses finite topics within a
     few iterations: the step that did it raises one error naming the divergence
     and the remedy (not the next Gibbs tasks' complaint about their columns)."""
     path, _ = synthetic_store
     config = small_config(sampler="gsgrhmc", beta=1e-4, step_size=20.0, tau=None,
-                          placement=placement, block_entries=10 * 3)
+                          placement=placement, block_entries=10 * 3,
+                          sampler_options={"integrator": "euler"})
     driver = lda_chain(two_workers, path, config)
     with pytest.raises(DscirError, match="gsgrhmc chain diverged at iteration"):
         for _ in range(30):

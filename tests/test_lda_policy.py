@@ -194,33 +194,60 @@ def test_bad_policy_names_and_a_missing_corpus_are_one_clear_error(small_store, 
     assert "invalid choice: 'tuned'" in err and "Traceback" not in err
 
 
-def _gsgrhmc_edge(size: CorpusSize, k: int, eps: float, steps: int = 600) -> float:
-    """max eps x theta over the second half of a gSGRHMC chain on one topic row:
-    counts a Zipf(1.1) draw of the tokens a topic gets (N / K) over W words."""
+def _zipf_row(n_words: int, tokens: int) -> np.ndarray:
+    """One topic's counts: a Zipf(1.1) draw of ``tokens`` over ``n_words`` words."""
+    p = 1.0 / np.arange(1, n_words + 1) ** 1.1
+    return np.random.default_rng(0).multinomial(tokens, p / p.sum())[None].astype(float)
+
+
+def _gsgrhmc_edge(counts: np.ndarray, eps: float, integrator: str,
+                  steps: int = 600) -> tuple[float, float]:
+    """(max eps x theta, L1 of phi to the posterior mean) over the second half of a
+    gSGRHMC chain on one topic row from theta ~ Gamma(1, 1); (inf, inf) once the
+    state stops being finite."""
     from dscir.rng import derive
     from dscir.samplers import get_sampler
 
-    p = 1.0 / np.arange(1, size.n_words + 1) ** 1.1
-    counts = np.random.default_rng(0).multinomial(round(size.n_tokens / k), p / p.sum())
-    sampler = get_sampler("gsgrhmc")
-    state = sampler.init(np.random.default_rng(1).gamma(1.0, 1.0, size=(1, size.n_words)))
+    sampler = get_sampler("gsgrhmc", integrator=integrator)
+    state = sampler.init(np.random.default_rng(1).gamma(1.0, 1.0, size=counts.shape))
     top = 0.0
     for m in range(steps):
-        state = sampler.step(state, 1e-4, counts[None].astype(float), eps, derive(3, m))
-        if not np.all(np.isfinite(state.theta)):
-            return np.inf
+        with np.errstate(all="ignore"):
+            state = sampler.step(state, 1e-4, counts, eps, derive(3, m))
+        if not (np.all(np.isfinite(state.theta)) and np.all(np.isfinite(state.r))):
+            return np.inf, np.inf
         if m >= steps // 2:
             top = max(top, eps * float(state.theta.max()))
-    return top
+    phi = state.theta[0] / state.theta.sum()
+    post = (1e-4 + counts[0]) / (1e-4 + counts[0]).sum()
+    return top, float(np.abs(phi - post).sum())
 
 
-def test_gsgrhmc_step_leaves_the_euler_friction_a_margin():
-    """gSGRHMC's friction step r - eps theta r is unstable beyond eps theta = 2; at
-    the papers' eps = 0.02 a topic row at ap's scale (K = 50) sits at that edge,
-    where ap's LDA chain diverged by chance, and at the policy's step well inside
-    it. Guards against the reference step kept, or a rule too weak for ap."""
+def test_gsgrhmc_euler_step_leaves_the_euler_friction_a_margin():
+    """gSGRHMC's Euler friction step r - eps theta r is unstable beyond eps theta = 2;
+    at the papers' eps = 0.02 a topic row at ap's scale (K = 50) sits at that edge,
+    where ap's LDA chain diverged by chance, and at the policy's Euler step well
+    inside it. Guards against the reference step kept, or a rule too weak for ap."""
     size = SIZES[1]
-    assert _gsgrhmc_edge(size, 50, REFERENCE["gsgrhmc"]["step_size"]) >= 2.0
-    eps = choose("default", "gsgrhmc", 50, 50, size)["step_size"]
+    counts = _zipf_row(size.n_words, round(size.n_tokens / 50))
+    assert _gsgrhmc_edge(counts, REFERENCE["gsgrhmc"]["step_size"], "euler")[0] >= 2.0
+    eps = choose("default", "gsgrhmc", 50, 50, size, "euler")["step_size"]
     assert eps < REFERENCE["gsgrhmc"]["step_size"]
-    assert _gsgrhmc_edge(size, 50, eps) < 1.0
+    assert _gsgrhmc_edge(counts, eps, "euler")[0] < 1.0
+
+
+def test_gsgrhmc_splitting_runs_the_reference_step():
+    """With the default splitting integrator the policy keeps the papers' eps = 0.02:
+    at ap's scale (K = 50) that chain stays finite with eps theta beyond the Euler
+    edge (measured 3.9); on a row with c_k. / theta_k. = 10^5 at the start (100
+    words, 10^7 tokens) the Euler step diverges at 0.02 and the splitting chain's
+    phi is within L1 0.0026 of the posterior mean. Guards against the Euler bound
+    applied to the default, or a splitting step that is not stable there."""
+    size = SIZES[1]
+    eps = choose("default", "gsgrhmc", 50, 50, size)["step_size"]
+    assert eps == REFERENCE["gsgrhmc"]["step_size"]
+    counts = _zipf_row(size.n_words, round(size.n_tokens / 50))
+    assert 2.0 < _gsgrhmc_edge(counts, eps, "splitting")[0] < np.inf
+    stiff = _zipf_row(100, 10**7)
+    assert _gsgrhmc_edge(stiff, eps, "euler", 50)[0] == np.inf
+    assert _gsgrhmc_edge(stiff, eps, "splitting")[1] < 0.01

@@ -67,7 +67,8 @@ class LDA(Estimator):
     eval_every : score the held-out documents every this many iterations (0: never).
     eval_sweeps : Gibbs sweeps for document completion when scoring.
     sampler_options : the sampler's own hyperparameters, e.g. ``{"friction": 1.0}``
-        for SGHMC (None: the sampler's defaults).
+        for SGHMC, ``{"integrator": "euler"}`` for gSGRHMC or SGHMC (the papers'
+        step; default "splitting", docs/integrators.md); None: the defaults.
     kernel : the minibatch Gibbs kernel: "dense" (exact draws, O(K) per token),
         "sparse" (Metropolis-Hastings with alias tables, O(1) per token; the same
         conditional left invariant) or "auto" (default: dense below
@@ -159,12 +160,13 @@ class LDA(Estimator):
         Mapping().check("sampler_options", options)
         from dscir.samplers import get_sampler
 
-        get_sampler(self.sampler, **options)  # unknown options: one clear error
+        sampler = get_sampler(self.sampler, **options)  # unknown options: one clear error
         size = corpus_size(store) if store is not None else None
         policy_size = size if needs_corpus(self.policy) else None
         batch = int(self.batch_size) if self.batch_size is not None \
             else choose_batch(self.policy, policy_size)
-        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size)
+        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size,
+                        sampler.hyperparameters.get("integrator"))
         pick = lambda name: self._reference(chosen, name)  # noqa: E731
         tau = chosen["tau"] if self.tau == "default" else self.tau
         Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
@@ -178,7 +180,8 @@ class LDA(Estimator):
             warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
             burn_in=self._burn_in(),
             thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
-            sampler_options={k: float(v) for k, v in options.items()}, kernel=self.kernel,
+            sampler_options={k: v if isinstance(v, str) else float(v)
+                             for k, v in options.items()}, kernel=self.kernel,
             placement=self.placement, block_entries=int(self.block_entries),
             policy=self.policy)
         if store is None:

@@ -75,13 +75,15 @@ class Pair:
 
 @dataclass(frozen=True)
 class Mapping:
-    """A mapping of option names to positive numbers (a sampler's options)."""
+    """A mapping of option names to positive numbers or names (a sampler's options;
+    the sampler checks the names)."""
 
     def check(self, name: str, value: Any) -> None:
         if not isinstance(value, dict):
             raise DscirError(f"{name} must be a dict of option names to numbers, got {value!r}")
         for k, v in value.items():
-            Interval(numbers.Real, 0, open_low=True).check(f"{name}[{k!r}]", v)
+            if not isinstance(v, str):
+                Interval(numbers.Real, 0, open_low=True).check(f"{name}[{k!r}]", v)
 
 
 def validate(constraints: dict[str, Any], params: dict[str, Any]) -> None:

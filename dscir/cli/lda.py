@@ -21,8 +21,20 @@ def _tau(text: str) -> float | str | None:
     return float(text)
 
 
-def _friction(text: str) -> dict:
-    return {"friction": float(text)}
+class _SamplerOption(argparse.Action):
+    """Adds ``--friction`` / ``--integrator`` to the ``sampler_options`` dict."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        key = option_string.lstrip("-")
+        namespace.sampler_options = {**(namespace.sampler_options or {}), key: value}
+
+
+def _add_sampler_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--friction", type=float, dest="sampler_options", action=_SamplerOption,
+                   help="SGHMC's friction C (default 1)")
+    p.add_argument("--integrator", choices=("splitting", "euler"), dest="sampler_options",
+                   action=_SamplerOption, help="gSGRHMC's and SGHMC's integrator: "
+                   "'splitting' (default, exact friction) or 'euler' (the papers' step)")
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -54,8 +66,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
     p.add_argument("--tau", type=_tau, default="default",
                    help="schedule h(1+m/tau)^-kappa; 'none' for a constant step")
     p.add_argument("--kappa", type=float)
-    p.add_argument("--friction", type=_friction, dest="sampler_options",
-                   help="SGHMC's friction C (default 1)")
+    _add_sampler_options(p)
     p.add_argument("--sweeps", type=int,
                    help="Gibbs sweeps per document and visit (default: the policy's; "
                    "'default' 10, 'reference' 200)")

@@ -11,6 +11,11 @@ exactly on 0 is set to the smallest positive double so its log stays finite.
 The step reads its rows' totals theta_k. and c_k.; a state that holds only
 some columns of its rows (the parameters on the workers, in vocabulary
 blocks) is given the whole rows' totals (``check_totals``).
+
+The Hamiltonian samplers (gSGRHMC, SGHMC) have two integrators
+(``INTEGRATORS``, docs/integrators.md): "splitting" (the default), a BAOAB
+splitting whose friction and noise are an exact Ornstein-Uhlenbeck step, and
+"euler", the papers' explicit step, kept to reproduce them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,22 @@ import numpy as np
 from dscir.errors import DscirError
 
 TINY = 5e-324
+INTEGRATORS = ("splitting", "euler")
+
+
+def check_integrator(integrator, name: str) -> str:
+    if integrator not in INTEGRATORS:
+        raise DscirError(f"{name} integrator must be one of {', '.join(INTEGRATORS)}, "
+                         f"got {integrator!r}")
+    return integrator
+
+
+@nb.njit(inline="always")
+def reflect(v, m):
+    """A position below 0 and its momentum, reflected (theta -> -theta, r -> -r)."""
+    if v < 0.0:
+        return -v, -m
+    return v, m
 
 
 def as_rows(theta: np.ndarray, prior, counts: np.ndarray, step_size, key, name: str):

@@ -1,9 +1,9 @@
 """Samplers as typed objects in one registry (BlackJAX's ``SamplingAlgorithm``).
 
 A ``Sampler`` names its state type and closes its own hyperparameters (such
-as SGHMC's friction) over ``step``; models call ``init``/``init_log``/``step``
-and ``concat``/``head`` and never branch on a sampler's name or touch a
-state's fields by position. ``SAMPLERS`` is the registry a reader follows to
+as SGHMC's friction, or the Hamiltonian samplers' integrator) over ``step``;
+models call ``init``/``init_log``/``step`` and ``concat``/``head`` and never
+branch on a sampler's name or touch a state's fields by position. ``SAMPLERS`` is the registry a reader follows to
 the ``step`` that runs.
 """
 
@@ -17,7 +17,10 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.samplers import cir, sghmc, sgld, sgrhmc, sgrld
-from dscir.samplers._expanded import TINY
+from dscir.samplers._expanded import INTEGRATORS, TINY
+
+# The options that take a name, and the names they take (the others are positive numbers).
+CHOICES = {"integrator": INTEGRATORS}
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Sampler:
     momentum: bool = False
     log_scale: bool = False  # the state holds log theta (values below a double's range)
     row_totals: bool = True
-    hyperparameters: Mapping[str, float] = field(default_factory=dict)
+    hyperparameters: Mapping[str, float | str] = field(default_factory=dict)
 
     def step(self, state, prior, counts: np.ndarray, step_size: float, key: int,
              totals: np.ndarray | None = None):
@@ -57,14 +60,18 @@ class Sampler:
             return cir.init_log(log_theta0)
         return self.init(np.maximum(np.exp(log_theta0), TINY))
 
-    def with_options(self, **hyperparameters: float) -> Sampler:
+    def with_options(self, **hyperparameters: float | str) -> Sampler:
         unknown = set(hyperparameters) - set(self.hyperparameters)
         if unknown:
             known = ", ".join(self.hyperparameters) or "none"
             raise DscirError(f"sampler {self.name!r} has no option {', '.join(sorted(unknown))}"
                              f" (its options: {known})")
         for k, v in hyperparameters.items():
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+            if k in CHOICES:
+                if v not in CHOICES[k]:
+                    raise DscirError(f"{self.name} {k} must be one of {', '.join(CHOICES[k])}, "
+                                     f"got {v!r}")
+            elif not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
                     and np.isfinite(v)):
                 raise DscirError(f"{self.name} {k} must be a positive number, got {v!r}")
         return replace(self, hyperparameters={**self.hyperparameters, **hyperparameters})
@@ -107,18 +114,20 @@ SAMPLERS: dict[str, Sampler] = {
         Sampler("sgrld", "Riemannian Langevin, expanded mean (Patterson & Teh 2013)",
                 sgrld.State, sgrld.init, sgrld.step),
         Sampler("gsgrhmc", "Riemannian HMC from the complete recipe (Ma et al. 2015)",
-                sgrhmc.State, sgrhmc.init, sgrhmc.step, momentum=True),
+                sgrhmc.State, sgrhmc.init, sgrhmc.step, momentum=True,
+                hyperparameters={"integrator": "splitting"}),
         Sampler("sgld", "Langevin baseline (Welling & Teh 2011)",
                 sgld.State, sgld.init, sgld.step),
         Sampler("sghmc", "Hamiltonian baseline with friction C (Chen et al. 2014)",
                 sghmc.State, sghmc.init, sghmc.step, momentum=True,
-                hyperparameters={"friction": 1.0}),
+                hyperparameters={"friction": 1.0, "integrator": "splitting"}),
     )
 }
 
 
-def get_sampler(name: str, **hyperparameters: float) -> Sampler:
-    """The registered sampler ``name``, with ``hyperparameters`` (e.g. friction) set."""
+def get_sampler(name: str, **hyperparameters: float | str) -> Sampler:
+    """The registered sampler ``name``, with ``hyperparameters`` (e.g. friction,
+    integrator) set."""
     try:
         sampler = SAMPLERS[name]
     except KeyError:

@@ -14,10 +14,26 @@ Gamma_r = d(sqrt theta)/d theta = 1 / (2 sqrt theta). Hence
             = [ (a - 1/2)/sqrt(theta) - sqrt(theta)(1 + c_k./theta_k.) - theta r ] dt
               + sqrt(2 theta) dW,
 
-a = prior + c. The Euler step updates r from theta, then theta from the new r;
-reflection at 0 flips both theta and r. Dropping the Gamma_r term gives the
-"naive" state-adaptive SGHMC, which is biased (tests/test_recipe.py shows it
-on a 1-D example). Row r draws from ``mix_in(key, r)``.
+a = prior + c. Dropping the Gamma_r term gives the "naive" state-adaptive
+SGHMC, which is biased (tests/test_recipe.py shows it on a 1-D example).
+
+Two integrators (docs/integrators.md). ``"euler"``, the paper's Eq. (17):
+r' = r + eps (force - theta r) + sqrt(2 eps theta) xi, then
+theta' = theta + eps sqrt(theta) r'; its friction factor 1 - eps theta makes
+it unstable once eps theta > 2. ``"splitting"`` (default), BAOAB with the
+step boundary moved by half a kick (a step's last half kick and the next
+step's first are one kick, at the same theta), so one force per step is taken
+at the step's start (where a block of columns is given its rows' totals):
+
+    B  r <- r + eps F(theta),  F = (a - 1/2)/sqrt(theta) - sqrt(theta)(1 + c_k./theta_k.)
+    A  theta <- theta + (eps/2) sqrt(theta) r
+    O  r <- e^{-eps theta} r + sqrt(1 - e^{-2 eps theta}) xi      (exact OU, theta fixed)
+    A  theta <- theta + (eps/2) sqrt(theta) r
+
+F keeps the Gamma_r term; O solves dr = -theta r dt + sqrt(2 theta) dW
+exactly, so it is stable for any eps theta. Each position move reflects at 0
+(theta and r flip). Row r draws from ``mix_in(key, r)``, one normal per entry
+in both integrators.
 """
 
 from __future__ import annotations
@@ -26,7 +42,8 @@ import numba as nb
 import numpy as np
 
 from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, MomentumState, as_rows, check_totals, init_momentum
+from dscir.samplers._expanded import (TINY, MomentumState, as_rows, check_integrator,
+                                      check_totals, init_momentum, reflect)
 
 
 State = MomentumState
@@ -37,12 +54,13 @@ def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
 
 
 def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
-         totals=None) -> State:
+         totals=None, integrator: str = "splitting") -> State:
+    kernel = _sgrhmc if check_integrator(integrator, "gSGRHMC") == "euler" else _splitting
     theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
                                              "gSGRHMC")
     r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
     totals = check_totals(totals, theta, counts, "gSGRHMC")
-    t2, r2 = _sgrhmc(theta, r, prior, counts, eps, key, totals)
+    t2, r2 = kernel(theta, r, prior, counts, eps, key, totals)
     return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
 
 
@@ -63,6 +81,29 @@ def _sgrhmc(theta, r, prior, counts, eps, key, totals):
             v = t + eps * st * m
             if v < 0.0:
                 v, m = -v, -m
+            t_out[i, w] = v if v > 0.0 else TINY
+            r_out[i, w] = m
+    return t_out, r_out
+
+
+@nb.njit(parallel=True, cache=True)
+def _splitting(theta, r, prior, counts, eps, key, totals):
+    t_out = np.empty_like(theta)
+    r_out = np.empty_like(r)
+    lead = 0.5 * eps  # the position move before the O step; eps - lead after it
+    for i in nb.prange(theta.shape[0]):
+        s = new_state(mix_in(key, i))
+        ratio = totals[1, i] / totals[0, i]
+        for w in range(theta.shape[1]):
+            t = theta[i, w]
+            st = np.sqrt(t)
+            force = (prior[i, w] + counts[i, w] - 0.5) / st - st - st * ratio
+            m = r[i, w] + eps * force
+            v, m = reflect(t + lead * st * m, m)
+            v = v if v > 0.0 else TINY
+            decay = np.exp(-eps * v)
+            m = decay * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
+            v, m = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
             t_out[i, w] = v if v > 0.0 else TINY
             r_out[i, w] = m
     return t_out, r_out

@@ -52,7 +52,7 @@ class LDAConfig:
     thin: int = 10  # keep every thin-th iteration after burn_in
     eval_sweeps: int = 100
     completion_every: int = 10
-    sampler_options: dict[str, float] = field(default_factory=dict)  # e.g. SGHMC friction
+    sampler_options: dict[str, float | str] = field(default_factory=dict)  # friction, integrator
     # Warm starts: each document's chain starts from its assignments at the end of
     # its last visit (dscir.models.lda.warm); the first burn_sweeps of the
     # sweeps per visit are discarded (None: sweeps // 2, as a cold visit).

@@ -61,9 +61,17 @@ corpora, rule by rule:
   (news: |S| = 989, h = 9.89, e^-h = 5e-5, each step nearly a fresh draw
   from one minibatch's estimate); h = 1 there was 1.5 % better in one run,
   far less than the gap to tomotopy, so h is not capped.
-* **gSGRHMC's step size.** Its explicit Euler friction r - eps theta r is
-  unstable once eps theta > 2, and on one topic row the chain's theta for the
-  most frequent word settles near its scaled count over 1 + c_k. / theta_k.,
+* **gSGRHMC's step size.** With its default "splitting" integrator, the
+  reference step: the friction is an exact OU step, stable at any eps theta.
+  The position and force moves keep a limit, eps sqrt(1 + c_k. / theta_k.) < 2
+  (docs/integrators.md), which is 0.06 at wiki's scale (K = 50, c_k. = N/K,
+  theta_k. near W from the Gamma(1, 1) start) and self-limiting: a chain
+  pushed past it grows theta_k. until it holds (``tests/test_lda_policy.py``
+  runs a row at ap's scale and one with c_k. / theta_k. = 10^5 at the start,
+  where the Euler step diverges in 7 steps). With ``integrator="euler"``
+  (the paper's step) the step is bounded as follows. The Euler friction
+  r - eps theta r is unstable once eps theta > 2, and on one topic row the
+  chain's theta for the most frequent word settles near its scaled count over 1 + c_k. / theta_k.,
   with theta_k. near W (the reflected kicks of the words without counts):
   about ``TOP_SHARE`` x H, H = (N/K) W / (N/K + W). The papers' eps = 0.02
   sits at the edge (max eps theta 2.2-2.4 on rows at the scale of wiki, ap,
@@ -148,9 +156,10 @@ def choose_sweeps(policy: str) -> int:
 
 
 def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
-           size: CorpusSize | None = None) -> dict[str, Any]:
+           size: CorpusSize | None = None, integrator: str | None = None) -> dict[str, Any]:
     """The settings ``policy`` gives: alpha, beta, step_size, tau, kappa, for the
-    minibatch ``batch_size`` (the user's, or ``choose_batch``'s)."""
+    minibatch ``batch_size`` (the user's, or ``choose_batch``'s) and the
+    Hamiltonian samplers' ``integrator`` (None: their default, "splitting")."""
     check_policy(policy)
     ref = dict(REFERENCE[sampler])
     if policy == "reference":
@@ -166,7 +175,7 @@ def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
         scale = batch_size / REFERENCE_BATCH
         out["step_size"] = ref["step_size"] * scale
         out["tau"] = None if ref["tau"] is None else ref["tau"] / scale
-    if sampler == "gsgrhmc":
+    if sampler == "gsgrhmc" and integrator == "euler":
         out["step_size"] = min(ref["step_size"],
                                GSGRHMC_MARGIN / (TOP_SHARE * top_scale(size, n_topics)))
     return out
