@@ -27,6 +27,7 @@ from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.placement import Parts, TaskTime, Timing, split
+from dscir.runs.checkpoint import absolute_store
 
 
 class DaskExecutor:
@@ -34,7 +35,7 @@ class DaskExecutor:
 
     def __init__(self, client: Client, store: str, model: str):
         self.client = client
-        self.store = str(store)
+        self.store = absolute_store(str(store))  # the workers' cwd is not the driver's
         self.model = model
         self.timing = Timing()
         self.iteration = 0  # the chain's, named in task keys

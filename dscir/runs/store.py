@@ -66,7 +66,7 @@ class RunWriter:
 
     def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
                  checkpoint_every: int = 0):
-        self.path = Path(path)
+        self.path = Path(os.path.abspath(path))  # workers may write into it from another cwd
         check_out_path(self.path, overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.checkpoint_every = int(checkpoint_every)
@@ -89,7 +89,7 @@ class RunWriter:
         """Reopen a checkpointed run (finished or not) to continue it from ``ckpt``,
         its latest checkpoint. Samples kept after that checkpoint are dropped (the
         resumed chain keeps them again); ``checkpoint_every`` None keeps the run's own."""
-        path = Path(path)
+        path = Path(os.path.abspath(path))
         meta = resumable(path)
         self = cls.__new__(cls)
         self.path = self.tmp = path
