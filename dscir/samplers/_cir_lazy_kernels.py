@@ -1,7 +1,7 @@
 """Numba kernels of the lazy SCIR step (``dscir.samplers.cir_lazy``).
 
-Streams: a column's catch-up draws come from mix_in(mix_in(key, TAG_CATCH), w),
-its step's from mix_in(mix_in(key, TAG_STEP), w), a drawn normaliser's from
+Streams: the catch-up draws of word w (column w - first) come from
+mix_in(mix_in(key, TAG_CATCH), w), its step's from mix_in(mix_in(key, TAG_STEP), w), a drawn normaliser's from
 mix_in(key, TAG_NORM): named by word, never by block, worker or order. The tags
 lie above any row index, so they never meet the dense sampler's row streams.
 
@@ -77,8 +77,8 @@ def _flush(lt_w, t_w, j0, n, prior, c0, c1, window, base, total, n_windows, out)
 
 
 @nb.njit(cache=True)
-def advance(lt, last, sums, col_sums, words, counts, prior, scale, clock, h, key, at, phi_sum,
-            c0, c1, window, base, total, n, n_windows, has_kept):
+def advance(lt, last, sums, col_sums, words, counts, prior, scale, clock, h, key, first, at,
+            phi_sum, c0, c1, window, base, total, n, n_windows, has_kept):
     """Touch (h == 0) or step (h > 0) the columns ``words``: pending kept terms
     added, catch-up over the gap, the step over h, the row sums updated.
     Returns the number of entries visited."""
@@ -110,10 +110,11 @@ def advance(lt, last, sums, col_sums, words, counts, prior, scale, clock, h, key
             x = np.exp(lt[w, k])
             sums[0, k] -= x * e
             sums[1, k] -= x * e * e
+        word = np.uint64(first + w)
         if gap > 0.0:
-            _column(new_state(mix_in(key_c, w)), lt[w], prior, counts, i, 0.0, gap)
+            _column(new_state(mix_in(key_c, word)), lt[w], prior, counts, i, 0.0, gap)
         if h > 0.0:
-            _column(new_state(mix_in(key_s, w)), lt[w], prior, counts, i, scale, h)
+            _column(new_state(mix_in(key_s, word)), lt[w], prior, counts, i, scale, h)
         for k in range(n_k):
             x = np.exp(lt[w, k])
             sums[0, k] += x

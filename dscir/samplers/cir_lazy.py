@@ -89,7 +89,8 @@ class Kept(NamedTuple):
 class State(NamedTuple):
     """Lazy SCIR state: log theta (W x K), each column's realization clock, the
     clock, the row sums [a1, a2, fresh] (3 x K), [b1, b2], the last step size,
-    the kept accumulators and the number of entries visited so far (cost)."""
+    the kept accumulators, the number of entries visited so far (cost) and the
+    word id of column 0 (a block of a larger vocabulary: streams are named by it)."""
 
     log_theta: np.ndarray
     last: np.ndarray
@@ -99,18 +100,20 @@ class State(NamedTuple):
     step_size: float
     kept: Kept
     entries: int
+    first_word: int
 
 
-def init(theta0: np.ndarray) -> State:
-    """State at ``theta0`` (K x W, positive and finite), clock 0."""
+def init(theta0: np.ndarray, first_word: int = 0) -> State:
+    """State at ``theta0`` (K x W, positive and finite), clock 0; its columns are
+    the words first_word, first_word + 1, ... (a block of a vocabulary)."""
     theta0 = np.asarray(theta0, dtype=np.float64)
     if theta0.ndim != 2 or not np.all(np.isfinite(theta0) & (theta0 > 0)):
         raise DscirError("lazy SCIR theta0 must be a K x W array, positive and finite")
-    return init_log(np.log(theta0))
+    return init_log(np.log(theta0), first_word)
 
 
-def init_log(log_theta0: np.ndarray) -> State:
-    """State at theta = exp(``log_theta0``) (K x W, finite), clock 0."""
+def init_log(log_theta0: np.ndarray, first_word: int = 0) -> State:
+    """State at theta = exp(``log_theta0``) (K x W, finite), clock 0 (``init``)."""
     lt = np.asarray(log_theta0, dtype=np.float64)
     if lt.ndim != 2 or not np.all(np.isfinite(lt)):
         raise DscirError("lazy SCIR log_theta0 must be a finite K x W array")
@@ -121,11 +124,11 @@ def init_log(log_theta0: np.ndarray) -> State:
                 np.zeros((_HISTORY0, k)), np.zeros(_HISTORY0, np.int64), np.zeros(_HISTORY0),
                 np.zeros((_HISTORY0, k)), 0, 0)
     return State(lt, np.zeros(w), 0.0, np.stack([x, x, x.copy()]), np.array([w, w], float),
-                 0.0, kept, 0)
+                 0.0, kept, 0, _check_key(first_word))
 
 
 def touch(state: State, words, prior: float, key: int) -> State:
-    """Realize the columns of ``words`` (sorted distinct ids) at the current clock:
+    """Realize the columns ``words`` (sorted distinct column indices) at the current clock:
     each lazy one advances by one exact transition with shape ``prior`` over its
     gap (stream mix_in(mix_in(key, TAG_CATCH), w)); a column already at the clock is left
     as it is, so touching twice is touching once."""
@@ -159,7 +162,7 @@ def _advance(state, words, counts, prior, scale, h, key) -> State:
     kept = state.kept
     phi_sum = kept.phi_sum if kept.phi_sum is not None else np.zeros((0, 0))
     visited = advance(state.log_theta, state.last, state.sums, state.col_sums, words, counts,
-                      prior, scale, state.clock, h, np.uint64(key), kept.at, phi_sum, kept.c0,
+                      prior, scale, state.clock, h, np.uint64(key), state.first_word, kept.at, phi_sum, kept.c0,
                       kept.c1, kept.window, kept.base, kept.total, kept.n, kept.n_windows,
                       kept.phi_sum is not None)
     return state._replace(clock=clock, step_size=h if h > 0 else state.step_size,
