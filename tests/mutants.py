@@ -82,6 +82,15 @@ REPORT = "tests/test_report.py"
 SPARSE = "tests/test_lda_sparse_kernel.py"
 BLOCKED = "tests/test_blocked.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
+LAZY = "tests/test_lazy_cir.py"
+LAZY_COMPOSE = LAZY + "::test_lazy_gaps_compose_to_the_dense_chain_in_law"
+LAZY_TOUCH = LAZY + "::test_a_touch_after_a_gap_is_the_exact_transition_over_the_summed_steps"
+LAZY_STATIONARY = LAZY + "::test_stationary_law_is_gamma_prior_with_zero_counts"
+LAZY_MOMENTS = LAZY + "::test_moments_are_the_conditional_mean_and_variance_of_the_row_totals"
+LAZY_DRAWN = LAZY + "::test_drawn_totals_have_the_moments_and_nearly_the_law_of_the_realized_ones"
+LAZY_KEPT = LAZY + "::test_kept_mean_is_the_sum_of_the_conditional_expectations_over_r"
+LAZY_STREAMS = LAZY + "::test_streams_are_named_by_word_not_by_block"
+LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
@@ -517,6 +526,27 @@ MUTANTS = [
     Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
            'return client if client.status == "running" else None', "return client",
            (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
+    # -- the lazy SCIR step (issue 30) --
+    Mutant("lazy-catch-up-over-one-step-only", LAZY_KERNELS,
+           "lt[w], prior, counts, i, 0.0, gap)",
+           "lt[w], prior, counts, i, 0.0, h if h > 0 else gap)", (LAZY_COMPOSE,)),
+    Mutant("lazy-catch-up-with-the-counts-shape", LAZY_KERNELS,
+           "lt[w], prior, counts, i, 0.0, gap)", "lt[w], prior, counts, i, scale, gap)",
+           (LAZY_COMPOSE,)),
+    Mutant("lazy-catch-up-skipped", LAZY_KERNELS, "if gap > 0.0:", "if gap > 1e300:",
+           (LAZY_COMPOSE, LAZY_TOUCH)),
+    Mutant("lazy-clock-not-advanced", "dscir/samplers/cir_lazy.py",
+           "clock = state.clock + h", "clock = state.clock", (LAZY_TOUCH, LAZY_STATIONARY)),
+    Mutant("lazy-row-sums-not-decayed", LAZY_KERNELS, "sums[0, k] *= eh", "sums[0, k] *= 1.0",
+           (LAZY_MOMENTS,)),
+    Mutant("lazy-drawn-total-shape-not-squared", LAZY_KERNELS, "mu * mu / m[1, k]",
+           "mu / m[1, k]", (LAZY_DRAWN,)),
+    Mutant("lazy-kept-later-windows-dropped", LAZY_KERNELS, "fb = np.exp(f)", "fb = 0.0",
+           (LAZY_KEPT,)),
+    Mutant("lazy-kept-own-window-unscaled", LAZY_KERNELS, "fa = np.exp(t_w - base[a])",
+           "fa = 1.0", (LAZY_KEPT,)),
+    Mutant("lazy-streams-by-column-not-word", LAZY_KERNELS, "word = np.uint64(first + w)",
+           "word = np.uint64(w)", (LAZY_STREAMS,)),
 ]
 
 

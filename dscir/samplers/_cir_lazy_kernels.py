@@ -1,9 +1,10 @@
 """Numba kernels of the lazy SCIR step (``dscir.samplers.cir_lazy``).
 
 Streams: the catch-up draws of word w (column w - first) come from
-mix_in(mix_in(key, TAG_CATCH), w), its step's from mix_in(mix_in(key, TAG_STEP), w), a drawn normaliser's from
-mix_in(key, TAG_NORM): named by word, never by block, worker or order. The tags
-lie above any row index, so they never meet the dense sampler's row streams.
+mix_in(mix_in(key, TAG_CATCH), w), its step's from mix_in(mix_in(key, TAG_STEP), w),
+a drawn normaliser's from mix_in(key, TAG_NORM): named by word, never by block,
+worker or order. The tags lie above any row index, so they never meet the dense
+sampler's row streams.
 
 Kept samples. Sample j at clock t_j with row totals R_kj adds, for a column last
 realized at T_w with values x_kw,

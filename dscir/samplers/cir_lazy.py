@@ -143,7 +143,8 @@ def step(state: State, words, counts, prior: float, h: float, key: int,
     """One SCIR step: the columns of ``words`` (sorted distinct ids) catch up to
     the clock (as ``touch``) and take the exact transition over ``h`` with shape
     ``prior + scale * counts`` (K x len(words), >= 0; stream
-    mix_in(mix_in(key, TAG_STEP), w)); every other column stays lazy. The clock advances by ``h``."""
+    mix_in(mix_in(key, TAG_STEP), w)); every other column stays lazy. The clock
+    advances by ``h``."""
     words = _check_words(words, state)
     prior, key = _check_prior(prior), _check_key(key)
     h = _check_positive(h, "step_size")
@@ -162,9 +163,9 @@ def _advance(state, words, counts, prior, scale, h, key) -> State:
     kept = state.kept
     phi_sum = kept.phi_sum if kept.phi_sum is not None else np.zeros((0, 0))
     visited = advance(state.log_theta, state.last, state.sums, state.col_sums, words, counts,
-                      prior, scale, state.clock, h, np.uint64(key), state.first_word, kept.at, phi_sum, kept.c0,
-                      kept.c1, kept.window, kept.base, kept.total, kept.n, kept.n_windows,
-                      kept.phi_sum is not None)
+                      prior, scale, state.clock, h, np.uint64(key), state.first_word, kept.at,
+                      phi_sum, kept.c0, kept.c1, kept.window, kept.base, kept.total, kept.n,
+                      kept.n_windows, kept.phi_sum is not None)
     return state._replace(clock=clock, step_size=h if h > 0 else state.step_size,
                           entries=state.entries + visited)
 
@@ -224,7 +225,9 @@ def _room(kept: Kept, shape) -> Kept:
     cap = kept.clock.size
     if kept.n < cap and kept.n_windows < kept.base.size:
         return kept
-    grow = lambda a, rows: np.concatenate([a, np.zeros((rows,) + a.shape[1:], a.dtype)])  # noqa: E731
+    def grow(a, rows):
+        return np.concatenate([a, np.zeros((rows,) + a.shape[1:], a.dtype)])
+
     return kept._replace(clock=grow(kept.clock, cap), c0=grow(kept.c0, cap), c1=grow(kept.c1, cap),
                          window=grow(kept.window, cap), base=grow(kept.base, cap),
                          total=grow(kept.total, cap))

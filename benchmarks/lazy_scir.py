@@ -1,0 +1,151 @@
+"""Lazy SCIR against the dense step: an inner-loop figure and the row-total error.
+
+1. Seconds per step of the sampler alone (an inner-loop figure on a contended
+   2-core machine shared with other work; no Gibbs, no engine): the dense step
+   (``cir.step`` over K x W, counts given as a K x W array) against the lazy one
+   (``cir_lazy``: touch the minibatch's words, the row totals, the phi columns,
+   the step; and a kept sample every ``--thin`` steps), at beta = 0.5, h = 0.1, with ``--words``
+   distinct words per minibatch and counts 160 x Poisson(1) on their entries.
+   The lazy state also counts the entries it visits per step (``State.entries``),
+   a figure the contention does not change. Grid: K = 1000 at W = 10^4, 10^5;
+   K = 100 at W = 10^4, 10^5, 10^6 (K = 1000 at W = 10^6 needs 8 GB per K x W
+   float64 array, more than this shared machine can spare).
+2. The row-total approximation on the Dirichlet study's posteriors
+   (``dscir.experiments.lazy_dirichlet``): the median over seeds of the KS distance
+   of one category's phi, as a step reads it, from its exact Beta marginal, for
+   the dense step and the lazy step's two totals; exact draws give the floor.
+
+Writes benchmarks/results/lazy_scir.json and .png.
+
+    python benchmarks/lazy_scir.py [--steps 3] [--seeds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dscir.experiments.lazy_dirichlet import METHODS, ks_distances
+from dscir.models import dirichlet as model
+from dscir.rng import derive
+from dscir.samplers import cir, cir_lazy
+
+from _common import cpu_model
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BETA, H = 0.5, 0.1
+GRID = [(1000, 10**4), (1000, 10**5), (100, 10**4), (100, 10**5), (100, 10**6)]
+
+
+def minibatch(rng, k: int, w: int, u: int):
+    words = np.sort(rng.choice(w, u, replace=False))
+    return words, 160.0 * rng.poisson(1.0, (k, u)).astype(float)
+
+
+def time_dense(k: int, w: int, u: int, steps: int) -> float:
+    rng = np.random.default_rng(0)
+    state = cir.init(rng.gamma(1.0, 1.0, (k, w)))
+    counts = np.zeros((k, w))
+    times = []
+    for m in range(steps + 1):
+        words, c = minibatch(rng, k, w, u)
+        counts[:] = 0.0
+        counts[:, words] = c
+        t0 = time.perf_counter()
+        state = cir.step(state, BETA, counts, H, derive(0, m))
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times[1:]))  # the first call may compile
+
+
+def time_lazy(k: int, w: int, u: int, steps: int, thin: int) -> tuple[float, float]:
+    rng = np.random.default_rng(0)
+    state = cir_lazy.init(rng.gamma(1.0, 1.0, (k, w)))
+    times, entries = [], []
+    for m in range(steps * thin + 1):
+        words, c = minibatch(rng, k, w, u)
+        before = state.entries
+        t0 = time.perf_counter()
+        state = cir_lazy.touch(state, words, BETA, derive(0, m))
+        norm = cir_lazy.normaliser(cir_lazy.moments(state, BETA))
+        cir_lazy.columns(state, words, norm)  # the phi columns a Gibbs step reads
+        state = cir_lazy.step(state, words, c, BETA, H, derive(0, m))
+        if m % thin == 0:
+            state = cir_lazy.keep(state, cir_lazy.normaliser(cir_lazy.moments(state, BETA)))
+        times.append(time.perf_counter() - t0)
+        entries.append(state.entries - before)
+    return float(np.median(times[1:])), float(np.mean(entries[1:]))
+
+
+def speed(steps: int, u: int, thin: int) -> list[dict]:
+    rows = []
+    for k, w in GRID:
+        lazy, entries = time_lazy(k, w, u, steps, thin)
+        dense = time_dense(k, w, u, steps)
+        rows.append({"K": k, "W": w, "words": u, "dense_s": dense, "lazy_s": lazy,
+                     "lazy_entries_per_step": entries, "dense_entries_per_step": k * w})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def row_totals(seeds: int, burn_in: int, kept: int) -> list[dict]:
+    rows = []
+    for name, counts in (("sparse", model.SPARSE), ("dense", model.DENSE)):
+        for n in (10, 100):
+            for h in (0.01, 0.1, 1.0):
+                ks = [ks_distances(counts, n, h, s, burn_in, kept, 1) for s in range(seeds)]
+                row = {"posterior": name, "minibatch": n, "h": h, "component": 1}
+                for m in (*METHODS, "exact"):
+                    row[m] = float(np.median([d[m] for d in ks]))
+                    row[m + "_spread"] = [float(min(d[m] for d in ks)),
+                                          float(max(d[m] for d in ks))]
+                rows.append(row)
+                print(row, flush=True)
+    return rows
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k, style in ((1000, "o"), (100, "s")):
+        sel = [r for r in rows if r["K"] == k]
+        ax.plot([r["W"] for r in sel], [r["dense_s"] for r in sel], marker=style,
+                label=f"dense, K={k}")
+        ax.plot([r["W"] for r in sel], [r["lazy_s"] for r in sel], marker=style,
+                linestyle="--", label=f"lazy, K={k}")
+    ax.set(xscale="log", yscale="log", xlabel="W", ylabel="seconds per step (median)",
+           title="SCIR step, inner loop only (contended 2-core machine)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--words", type=int, default=200)
+    parser.add_argument("--thin", type=int, default=10)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--burn-in", type=int, default=500)
+    parser.add_argument("--kept", type=int, default=2000)
+    args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    rows = speed(args.steps, args.words, args.thin)
+    totals = row_totals(args.seeds, args.burn_in, args.kept)
+    out = {"settings": {**vars(args), "beta": BETA, "h": H, "cpu": cpu_model(),
+                        "note": "inner-loop figure, contended machine (2 cores shared)"},
+           "speed": rows, "row_totals": totals}
+    (RESULTS / "lazy_scir.json").write_text(json.dumps(out, indent=1))
+    plot(rows, RESULTS / "lazy_scir.png")
+
+
+if __name__ == "__main__":
+    main()
