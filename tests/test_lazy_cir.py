@@ -16,15 +16,6 @@ P_MIN = 1e-3
 SCHEDULE = [0.3, 0.05, 0.5, 0.2, 0.1, 0.4]  # varying h, as a decaying schedule gives
 
 
-def copy(state):
-    """An independent copy (the functions update a state's arrays in place)."""
-    kept = state.kept._replace(**{f: (None if v is None else v.copy())
-                                  for f, v in state.kept._asdict().items()
-                                  if isinstance(v, np.ndarray) or v is None})
-    return state._replace(log_theta=state.log_theta.copy(), last=state.last.copy(),
-                          sums=state.sums.copy(), col_sums=state.col_sums.copy(), kept=kept)
-
-
 def lazy_pattern(x0, prior, counts, seed):
     """K x W entries from x0; every column stepped at iterations 0 and 5 with
     ``counts`` (shape prior + counts), columns W/2.. also at 1..4 with no counts,
@@ -132,7 +123,7 @@ def test_moments_are_the_conditional_mean_and_variance_of_the_row_totals():
     assert np.allclose(fresh, x[state.last == state.clock].sum(0), rtol=1e-12)
     assert np.any(state.last < state.clock)  # some columns are lazy
     # and they are the moments of the realized totals (Monte Carlo over catch-ups)
-    totals = np.array([np.exp(cir_lazy.realize(copy(state), prior, derive(8, i)).log_theta)
+    totals = np.array([np.exp(cir_lazy.realize(cir_lazy.copy(state), prior, derive(8, i)).log_theta)
                        .sum(0) for i in range(3000)])
     se = np.sqrt(var / totals.shape[0])
     assert np.all(np.abs(totals.mean(0) - mean) < 4 * se)
@@ -143,7 +134,7 @@ def test_drawn_totals_have_the_moments_and_nearly_the_law_of_the_realized_ones()
     state, prior, _ = random_run(9, w=60)
     m = cir_lazy.moments(state, prior)
     drawn = np.array([cir_lazy.normaliser(m, "draw", derive(10, i)) for i in range(4000)])
-    realized = np.array([np.exp(cir_lazy.realize(copy(state), prior, derive(11, i)).log_theta)
+    realized = np.array([np.exp(cir_lazy.realize(cir_lazy.copy(state), prior, derive(11, i)).log_theta)
                          .sum(0) for i in range(4000)])
     assert np.all(np.abs(drawn.mean(0) - m[0]) < 4 * np.sqrt(m[1] / 4000))
     assert np.allclose(drawn.var(0), m[1], rtol=0.1)
@@ -158,7 +149,7 @@ def test_kept_mean_is_the_sum_of_the_conditional_expectations_over_r():
     state, prior, terms = random_run(12, steps=30, keep_every=2)
     assert state.kept.n_windows >= 2
     expected = np.mean(terms, axis=0)
-    before = copy(state)
+    before = cir_lazy.copy(state)
     got = cir_lazy.mean_phi(state, prior)
     assert np.allclose(got, expected, rtol=1e-10)
     assert np.allclose(got.sum(1), 1.0)  # mean totals: each kept phi sums to one
@@ -220,6 +211,23 @@ def test_read_phi_on_the_dirichlet_posterior_is_as_close_as_the_dense_steps():
                         .statistic for s in range(4)]) for m in ("dense", "mean", "draw")}
     assert ks["mean"] <= ks["dense"] + 0.05
     assert ks["draw"] <= ks["dense"] + 0.05
+
+
+def test_a_chain_resumed_from_its_arrays_continues_bit_for_bit():
+    state, prior, _ = random_run(17, steps=12, keep_every=3)
+    resumed = cir_lazy.from_arrays(cir_lazy.to_arrays(state))  # copies: state untouched
+    words = np.array([0, 5, 9, 30])
+
+    def go_on(s):
+        s = cir_lazy.touch(s, words, prior, derive(18, 0))
+        s = cir_lazy.step(s, words, np.ones((3, 4)), prior, 0.3, derive(18, 0))
+        s = cir_lazy.keep(s, cir_lazy.normaliser(cir_lazy.moments(s, prior)))
+        return s.log_theta, cir_lazy.mean_phi(s, prior), s.clock
+
+    assert all(np.array_equal(a, b) for a, b in zip(go_on(resumed), go_on(state)))
+    with pytest.raises(DscirError, match="missing clock"):
+        cir_lazy.from_arrays({k: v for k, v in cir_lazy.to_arrays(state).items()
+                              if k != "clock"})
 
 
 def test_bad_input_is_one_readable_error():

@@ -220,8 +220,10 @@ def keep(state: State, norm: np.ndarray) -> State:
 def _room(kept: Kept, shape) -> Kept:
     """The accumulators with room for one more kept sample and window."""
     w, k = shape
-    if kept.phi_sum is None:
-        kept = kept._replace(phi_sum=np.zeros((w, k)))
+    if kept.phi_sum is None:  # written now, so no step pays for its first-touch page faults
+        phi_sum = np.empty((w, k))
+        phi_sum.fill(0.0)
+        kept = kept._replace(phi_sum=phi_sum)
     cap = kept.clock.size
     if kept.n < cap and kept.n_windows < kept.base.size:
         return kept
@@ -257,6 +259,35 @@ def log_theta_kw(state: State) -> np.ndarray:
     """K x W log theta as stored (lazy columns at their own clocks; ``realize`` first
     for the state at the clock)."""
     return state.log_theta.T
+
+
+def copy(state: State) -> State:
+    """An independent copy (the other functions update a state's arrays in place)."""
+    return from_arrays(to_arrays(state))
+
+
+_SCALARS = ("clock", "step_size", "entries", "first_word", "kept/n", "kept/n_windows")
+
+
+def to_arrays(state: State) -> dict[str, np.ndarray]:
+    """The whole state as named arrays (copies), for a checkpoint: nothing is
+    realized, so a chain resumed by ``from_arrays`` continues bit for bit."""
+    out = {f: np.array(getattr(state, f)) for f in State._fields if f != "kept"}
+    for f, v in state.kept._asdict().items():
+        if v is not None:
+            out[f"kept/{f}"] = np.array(v)
+    return out
+
+
+def from_arrays(arrays: dict[str, np.ndarray]) -> State:
+    """The state ``to_arrays`` wrote."""
+    missing = [f for f in (*State._fields, *(f"kept/{f}" for f in Kept._fields))
+               if f not in arrays and f not in ("kept", "kept/phi_sum")]
+    if missing:
+        raise DscirError(f"lazy SCIR state arrays are missing {', '.join(missing)}")
+    get = {f: (arrays[f].item() if f in _SCALARS else np.array(arrays[f])) for f in arrays}
+    kept = Kept(**{f: get.get(f"kept/{f}") for f in Kept._fields})
+    return State(**{f: get[f] for f in State._fields if f != "kept"}, kept=kept)
 
 
 def _check_words(words, state: State) -> np.ndarray:
