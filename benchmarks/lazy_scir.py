@@ -10,7 +10,10 @@
    a figure the contention does not change. Grid: K = 1000 at W = 10^4, 10^5;
    K = 100 at W = 10^4, 10^5, 10^6 (K = 1000 at W = 10^6 needs 8 GB per K x W
    float64 array, more than this shared machine can spare).
-2. The row-total approximation on the Dirichlet study's posteriors
+2. The size of the ``"mean"`` row totals' error, sd[R | x] / E[R | x] (and as a
+   share of R's own stationary sd), from the exact conditional moments, in a
+   synthetic LDA-like run (K = 50, W = 5000, 200 Zipf-drawn words per step).
+3. The row-total approximation on the Dirichlet study's posteriors
    (``dscir.experiments.lazy_dirichlet``): the median over seeds of the KS distance
    of one category's phi, as a step reads it, from its exact Beta marginal, for
    the dense step and the lazy step's two totals; exact draws give the floor.
@@ -29,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.experiments.lazy_dirichlet import METHODS, ks_distances
+from dscir.experiments.lazy_dirichlet import METHODS, ks_distances, normaliser_spread
 from dscir.models import dirichlet as model
 from dscir.rng import derive
 from dscir.samplers import cir, cir_lazy
@@ -107,6 +110,19 @@ def row_totals(seeds: int, burn_in: int, kept: int) -> list[dict]:
     return rows
 
 
+def spreads(steps: int) -> list[dict]:
+    rows = []
+    for h in (0.01, 0.1, 0.5):
+        rel, share = normaliser_spread(50, 5000, 200, h, steps, 0)[:, steps // 2:]
+        rows.append({"K": 50, "W": 5000, "words": 200, "h": h, "steps": steps,
+                     "rel_sd_median": float(np.median(rel)),
+                     "rel_sd_q99": float(np.quantile(rel, 0.99)),
+                     "share_of_stationary_sd_median": float(np.median(share)),
+                     "share_of_stationary_sd_q99": float(np.quantile(share, 0.99))})
+        print(rows[-1], flush=True)
+    return rows
+
+
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -139,10 +155,11 @@ def main() -> None:
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     rows = speed(args.steps, args.words, args.thin)
+    spread = spreads(400)
     totals = row_totals(args.seeds, args.burn_in, args.kept)
     out = {"settings": {**vars(args), "beta": BETA, "h": H, "cpu": cpu_model(),
                         "note": "inner-loop figure, contended machine (2 cores shared)"},
-           "speed": rows, "row_totals": totals}
+           "speed": rows, "normaliser_spread": spread, "row_totals": totals}
     (RESULTS / "lazy_scir.json").write_text(json.dumps(out, indent=1))
     plot(rows, RESULTS / "lazy_scir.png")
 

@@ -113,6 +113,11 @@ def conditional_mean(state, prior):
     return (np.exp(state.log_theta) * e[:, None] + prior * (1 - e)[:, None]).T
 
 
+def realized_totals(state, prior, key):
+    """Row totals of a copy of ``state`` with every column realized at the clock."""
+    return np.exp(cir_lazy.realize(cir_lazy.copy(state), prior, key).log_theta).sum(0)
+
+
 def test_moments_are_the_conditional_mean_and_variance_of_the_row_totals():
     state, prior, _ = random_run(7)
     mean, var, fresh = cir_lazy.moments(state, prior)
@@ -123,8 +128,7 @@ def test_moments_are_the_conditional_mean_and_variance_of_the_row_totals():
     assert np.allclose(fresh, x[state.last == state.clock].sum(0), rtol=1e-12)
     assert np.any(state.last < state.clock)  # some columns are lazy
     # and they are the moments of the realized totals (Monte Carlo over catch-ups)
-    totals = np.array([np.exp(cir_lazy.realize(cir_lazy.copy(state), prior, derive(8, i)).log_theta)
-                       .sum(0) for i in range(3000)])
+    totals = np.array([realized_totals(state, prior, derive(8, i)) for i in range(3000)])
     se = np.sqrt(var / totals.shape[0])
     assert np.all(np.abs(totals.mean(0) - mean) < 4 * se)
     assert np.allclose(totals.var(0), var, rtol=0.15)
@@ -134,8 +138,7 @@ def test_drawn_totals_have_the_moments_and_nearly_the_law_of_the_realized_ones()
     state, prior, _ = random_run(9, w=60)
     m = cir_lazy.moments(state, prior)
     drawn = np.array([cir_lazy.normaliser(m, "draw", derive(10, i)) for i in range(4000)])
-    realized = np.array([np.exp(cir_lazy.realize(cir_lazy.copy(state), prior, derive(11, i)).log_theta)
-                         .sum(0) for i in range(4000)])
+    realized = np.array([realized_totals(state, prior, derive(11, i)) for i in range(4000)])
     assert np.all(np.abs(drawn.mean(0) - m[0]) < 4 * np.sqrt(m[1] / 4000))
     assert np.allclose(drawn.var(0), m[1], rtol=0.1)
     # the moment-matched Gamma is not the exact law (a sum of noncentral chi-squares

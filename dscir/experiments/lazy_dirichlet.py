@@ -1,4 +1,6 @@
-"""The lazy SCIR step's row totals measured on the Dirichlet study's posteriors.
+"""The lazy SCIR step's row totals measured: on the Dirichlet study's posteriors
+(``read_phi``, ``ks_distances``) and in a synthetic LDA-like run
+(``normaliser_spread``).
 
 A Dirichlet(alpha + counts) posterior over d categories (``dscir.models.dirichlet``)
 is sampled by SCIR on d expanded-mean entries, one "row" (K = 1) of d "word"
@@ -64,4 +66,30 @@ def ks_distances(counts: np.ndarray, n: int, h: float, seed: int, burn_in: int, 
                                  law.cdf).statistic) for m in METHODS}
     exact = law.rvs(kept, random_state=np.random.default_rng(derive(seed, streams.DIRICHLET_EXACT)))
     out["exact"] = float(stats.kstest(exact, law.cdf).statistic)
+    return out
+
+
+def normaliser_spread(k: int, w: int, u: int, h: float, steps: int, seed: int,
+                      prior: float = 0.5, scale: float = 100.0) -> np.ndarray:
+    """[2, steps, k]: sd[R_k | x] / E[R_k | x], and sd[R_k | x] / sqrt(E[R_k | x])
+    (the same sd as a share of R's own sd at stationarity, Gamma(E R)), at each
+    step and row of a synthetic
+    LDA-like run: Zipf word frequencies, each minibatch the ``u`` distinct words
+    drawn by frequency, counts scale x Poisson of a fixed random topic mix. It is
+    the size of the ``"mean"`` normaliser's error (exact, from ``moments``)."""
+    rng = np.random.default_rng(seed)
+    freq = 1.0 / np.arange(1, w + 1)
+    freq /= freq.sum()
+    mix = rng.dirichlet(np.full(k, 0.3), size=w).T  # topic shares of each word, k x w
+    state = cir_lazy.init(rng.gamma(1.0, 1.0, (k, w)))
+    out = np.empty((2, steps, k))
+    for m in range(steps):
+        words = np.sort(rng.choice(w, u, replace=False, p=freq))
+        key = derive(seed, m)
+        state = cir_lazy.touch(state, words, prior, key)
+        mean, var, _ = cir_lazy.moments(state, prior)
+        out[0, m] = np.sqrt(var) / mean
+        out[1, m] = np.sqrt(var / mean)
+        counts = rng.poisson(mix[:, words] * 3.0).astype(float)
+        state = cir_lazy.step(state, words, counts, prior, h, key, scale=scale)
     return out

@@ -37,14 +37,15 @@ prior (W - 2 b1 + b2). The sums are additive over column blocks (``moments``).
 
 Kept samples (Rao-Blackwellised, no realization): a kept sample at clock t adds
 E[theta_kw(t) | x_w] / R_k(t) = (prior + (x_kw - prior) e^{-(t - T_w)}) / R_k(t)
-for every column, in closed form when the column is next touched (``_kernels``
-has the prefix sums). ``mean_phi`` reads the mean without changing the state,
+for every column, in closed form when the column is next touched (the prefix
+sums are in ``_cir_lazy_kernels``). ``mean_phi`` reads the mean without changing the state,
 so checkpoints and scoring never alter the chain.
 
 The state's arrays are updated in place and shared with the returned state
 (as with JAX's donated buffers): use only the state a function returns.
-Layout: ``log_theta`` is W x K (a column is contiguous); ``realize`` and
-``log_theta_kw`` give K x W.
+Layout: ``log_theta`` is W x K (a column is contiguous); ``log_theta_kw``
+gives K x W (after ``realize``, the state at the clock). Checkpoints:
+``to_arrays`` / ``from_arrays`` (docs/lazy_scir.md has the model's wiring).
 """
 
 from __future__ import annotations
