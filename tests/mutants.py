@@ -90,6 +90,7 @@ LAZY_MOMENTS = LAZY + "::test_moments_are_the_conditional_mean_and_variance_of_t
 LAZY_DRAWN = LAZY + "::test_drawn_totals_have_the_moments_and_nearly_the_law_of_the_realized_ones"
 LAZY_KEPT = LAZY + "::test_kept_mean_is_the_sum_of_the_conditional_expectations_over_r"
 LAZY_STREAMS = LAZY + "::test_streams_are_named_by_word_not_by_block"
+LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_ones"
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
@@ -545,6 +546,11 @@ MUTANTS = [
            (LAZY_KEPT,)),
     Mutant("lazy-kept-own-window-unscaled", LAZY_KERNELS, "fa = np.exp(t_w - base[a])",
            "fa = 1.0", (LAZY_KEPT,)),
+    Mutant("lazy-row-total-without-the-lazy-prior-mass", "dscir/samplers/cir_lazy.py",
+           "mean = a1 + prior * (w - b1)", "mean = a1", (LAZY_MOMENTS,)),
+    Mutant("lazy-row-total-of-the-realized-columns-only", "dscir/samplers/cir_lazy.py",
+           "np.stack([np.maximum(mean, fresh), var, fresh])", "np.stack([fresh, var, fresh])",
+           (LAZY_LDA,)),
     Mutant("lazy-streams-by-column-not-word", LAZY_KERNELS, "word = np.uint64(first + w)",
            "word = np.uint64(w)", (LAZY_STREAMS,)),
 ]
