@@ -79,11 +79,12 @@ def time_lazy(k: int, w: int, u: int, steps: int, thin: int) -> tuple[float, flo
         before = state.entries
         t0 = time.perf_counter()
         state = cir_lazy.touch(state, words, BETA, derive(0, m))
-        norm = cir_lazy.normaliser(cir_lazy.moments(state, BETA))
+        norm = cir_lazy.normaliser(cir_lazy.moments(state, BETA), "draw", derive(1, m))
         cir_lazy.columns(state, words, norm)  # the phi columns a Gibbs step reads
         state = cir_lazy.step(state, words, c, BETA, H, derive(0, m))
         if m % thin == 0:
-            state = cir_lazy.keep(state, cir_lazy.normaliser(cir_lazy.moments(state, BETA)))
+            state = cir_lazy.keep(state, cir_lazy.normaliser(cir_lazy.moments(state, BETA),
+                                                             "mean"))
         times.append(time.perf_counter() - t0)
         entries.append(state.entries - before)
     return float(np.median(times[1:])), float(np.mean(entries[1:]))

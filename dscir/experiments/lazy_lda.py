@@ -93,7 +93,8 @@ def run(method: str, data: dict, k: int, iters: int, batch: int, burn_in: int, t
         if lazy:
             state = cir_lazy.step(state, words, counts, BETA, h, key, scale)
             if keep:
-                state = cir_lazy.keep(state, cir_lazy.normaliser(cir_lazy.moments(state, BETA)))
+                state = cir_lazy.keep(state, cir_lazy.normaliser(cir_lazy.moments(state, BETA),
+                                                                  "mean"))
         else:
             full = np.zeros((k, w))
             full[:, words] = counts * scale
