@@ -85,7 +85,7 @@ def normaliser_spread(k: int, w: int, u: int, h: float, steps: int, seed: int,
     out = np.empty((2, steps, k))
     for m in range(steps):
         words = np.sort(rng.choice(w, u, replace=False, p=freq))
-        key = derive(seed, m)
+        key = derive(seed, streams.SAMPLER, m)
         state = cir_lazy.touch(state, words, prior, key)
         mean, var, _ = cir_lazy.moments(state, prior)
         out[0, m] = np.sqrt(var) / mean
