@@ -186,9 +186,10 @@ def moments(state: State, prior: float) -> np.ndarray:
 def normaliser(moments_: np.ndarray, totals: str, key: int = 0) -> np.ndarray:
     """R_k (K values) from summed ``moments``: the conditional mean (``"mean"``), or
     the fresh sum plus a Gamma draw with the lazy part's conditional mean and
-    variance (``"draw"``, stream mix_in(key, TAG_NORM)). docs/lazy_scir.md
-    measures both: ``"draw"`` for the step's reads (its LDA chains behave like the
-    dense step's), ``"mean"`` at kept samples (each kept phi row sums to one)."""
+    variance (``"draw"``, stream mix_in(key, TAG_NORM)). Use ``"draw"`` for the
+    step's reads (the lazy part's exact conditional mean and variance) and
+    ``"mean"`` at kept samples (each kept phi row then sums to one);
+    docs/lazy_scir.md measures both."""
     if totals not in TOTALS:
         raise DscirError(f"lazy SCIR totals must be one of {TOTALS}, got {totals!r}")
     moments_ = np.asarray(moments_, dtype=np.float64)
