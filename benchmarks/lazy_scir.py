@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from dscir.experiments import lazy_lda
@@ -166,6 +169,12 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def machine() -> dict:
+    return {"cpu": cpu_model(), "cores": os.cpu_count(),
+            "numba_threads": numba.config.NUMBA_NUM_THREADS, "numba": numba.__version__,
+            "numpy": np.__version__, "python": platform.python_version()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
@@ -182,7 +191,10 @@ def main() -> None:
     spread = spreads(400)
     totals = row_totals(args.seeds, args.burn_in, args.kept)
     chains = lda_chains(args.lda_seeds, args.lda_iterations)
-    out = {"settings": {**vars(args), "beta": BETA, "h": H, "cpu": cpu_model(),
+    out = {"command": "python benchmarks/lazy_scir.py " + " ".join(
+               f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
+           "machine": machine(),
+           "settings": {**vars(args), "beta": BETA, "h": H,
                         "note": "inner-loop figure, contended machine (2 cores shared)"},
            "speed": rows, "normaliser_spread": spread, "row_totals": totals,
            "lda_chains": chains}
