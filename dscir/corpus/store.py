@@ -1,6 +1,6 @@
 """The dscir corpus store: a Zarr v3 group holding a CSR document-term matrix.
 
-Format version 2 (the full spec is in README.md, "Corpus store format")::
+Format version 2 (the full spec: docs/guide/store.md)::
 
     STORE/   attrs: encoding-type "csr_matrix", encoding-version "0.1.0",
              shape [n_docs, n_words] (AnnData's sparse encoding), and
