@@ -27,7 +27,7 @@ import numpy as np
 from dscir.api.chains import check_chains, fit_chains
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory
-from dscir.api.params import Interval, validate
+from dscir.api.params import AUTO, Interval, validate
 from dscir.api.session import lost_scheduler, new_executor, session
 from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
@@ -341,7 +341,7 @@ class Estimator(ChainDiagnostics):
     def __repr__(self) -> str:
         params = self.get_params()
         shown = ", ".join(f"{k}={params[k]!r}" for k in self._shown
-                          if k in params and params[k] is not None)
+                          if k in params and params[k] is not None and params[k] != AUTO)
         return f"{type(self).__name__}({shown}){self._fitted_repr()}"
 
     def _fitted_repr(self) -> str:
