@@ -423,6 +423,18 @@ MUTANTS = [
            'if p.constraint.none and text.lower() in ("none", "constant"):',
            'if False:',
            ("tests/test_params.py::test_every_flag_reads_back_into_the_estimator",)),
+    Mutant("stopping-phases-share-scores", "dscir/engine/stopping.py",
+           "scores = self.burn_scores if self.burn_end is None else self.kept_scores",
+           "scores = self.burn_scores",
+           ("tests/test_auto_stop.py::test_burn_in_ends_at_the_first_plateau_then_the_kept_mean"
+            "_stops_the_chain",)),
+    Mutant("stopping-forgotten-on-resume", "dscir/engine/chain.py",
+           'self.stopping.restore(ckpt.values["stopping"])', "None",
+           ("tests/test_auto_stop.py::test_an_auto_run_resumes_the_same_decision",)),
+    Mutant("auto-keeps-samples-while-burning-in", "dscir/engine/chain.py",
+           "burn_in = cfg.burn_in if self.stopping is None else self.stopping.burn_in",
+           "burn_in = cfg.burn_in",
+           ("tests/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),
     # -- the topics on the workers (issue 14, part 1) --
     Mutant("blocked-counts-overwritten", "dscir/models/lda/vocabulary_blocks.py",
            "counts[r.topics[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]",

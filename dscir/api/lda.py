@@ -14,6 +14,7 @@ from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
+from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.policy import CorpusSize, choose, choose_batch, choose_sweeps, needs_corpus
@@ -61,7 +62,7 @@ class LDA(Estimator):
         sampler = get_sampler(self.sampler, **options)  # unknown options: one clear error
         size = corpus_size(store) if store is not None else None
         policy_size = size if needs_corpus(self.policy) else None
-        values = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS if p.config}
+        values = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS if p.config is True}
         if values["batch_size"] == AUTO:
             values["batch_size"] = choose_batch(self.policy, policy_size)
         chosen = choose(self.policy, self.sampler, values["n_topics"], values["batch_size"],
@@ -71,13 +72,38 @@ class LDA(Estimator):
         values.update({k: declared[k].coerce(chosen[k]) for k in POLICY_CHOSEN
                        if values[k] == AUTO})
         values.update(
-            burn_in=self._burn_in(), sampler_options={k: v if isinstance(v, str) else float(v)
+            burn_in=self._burn_in(), stopping=self._stopping_rule(), sampler_options={k: v if isinstance(v, str) else float(v)
                              for k, v in options.items()})
         config = LDAConfig(**values)
         if store is None:
             return config
         # "auto" is resolved on the corpus, so the run records the placement that ran.
         return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
+
+    def _stopping_rule(self) -> dict | None:
+        """The ``config="stopping"`` parameters and the scoring cadence with
+        ``n_iter="auto"`` (None: a fixed number of iterations)."""
+        if self.n_iter != AUTO:
+            return None
+        if self.burn_in is not None:
+            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
+                             "leave it None")
+        rule = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS
+                if p.config == "stopping"}
+        Plateau(**rule).check()
+        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
+
+    def _burn_in(self) -> int:
+        return 0 if self.n_iter == AUTO else super()._burn_in()
+
+    def _iterations(self, config) -> int:
+        return self.n_iter if config.stopping is None else config.stopping["max_iter"]
+
+    def _stopping(self, config):
+        if config.stopping is None:
+            return None
+        rule = {k: v for k, v in config.stopping.items() if k != "eval_every"}
+        return Stopping(Plateau(**rule), config.stopping["eval_every"], lower_is_better=True)
 
     def _model_type(self, config):
         return LDAModel

@@ -2,7 +2,9 @@
 
 The estimator's signature, constraint table and docstring, and ``dscir fit lda``'s
 options are built from ``PARAMS``; ``config=True`` parameters are fields of
-``LDAConfig`` (``AUTO`` resolved by the policy), the others drive the run.
+``LDAConfig`` (``AUTO`` resolved by the policy), ``config="stopping"`` ones the
+stopping rule of ``n_iter="auto"`` (``LDAConfig.stopping``, the fields of
+``dscir.engine.stopping.Plateau``); the others drive the run.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import numbers
 
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
+from dscir.engine.stopping import EVAL_EVERY
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
@@ -57,15 +60,22 @@ PARAMS: tuple[Param, ...] = (
     Param("control_variates", BOOL, False,
           "a_hat from the stored assignments' counts plus the scaled minibatch correction "
           "(Dubey et al. 2016); needs warm_start."),
-    Param("n_iter", Interval(Int, 0), 1000, "iterations of fit.", flag="--iterations",
-          config=False),
+    Param("n_iter", Interval(Int, 0), 1000,
+          "iterations of fit; 'auto': until the held-out score stops improving "
+          "(dscir.engine.stopping): burn-in ends at the plateau of the current state's "
+          "score, the run at the plateau of the kept samples' mean's (or max_iter); "
+          "needs held-out documents.", flag="--iterations", config=False, auto=True),
+    Param("max_iter", Interval(Int, 1), 5000,
+          "iterations at the most with n_iter='auto'.", config="stopping"),
     Param("burn_in", Interval(Int, 0, none=True), None,
           "samples of phi are kept every thin iterations after burn_in (None: half of "
-          "n_iter); topic_word_ is their mean.", config=False),
+          "n_iter; with n_iter='auto' the stopping rule's); topic_word_ is their mean.",
+          config=False),
     Param("thin", Interval(Int, 1), 10, "keep a sample every this many iterations."),
     Param("eval_every", Interval(Int, 0), 0,
-          "score the held-out documents every this many iterations (0: never; on the "
-          "command line, at the end when the store has held-out documents).", config=False),
+          "score the held-out documents every this many iterations (0: never, or every "
+          f"{EVAL_EVERY} with n_iter='auto'; on the command line, at the end when the store "
+          "has held-out documents).", config=False),
     Param("eval_sweeps", Interval(Int, 2), 100,
           "Gibbs sweeps for document completion when scoring."),
     Param("sampler_options", Mapping(none=True), None,

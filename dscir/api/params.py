@@ -110,7 +110,8 @@ class Param:
     also allowed; ``default``: the value ``__init__`` takes; ``help``: one line of
     prose for the docstring and the command line; ``flag``: its command-line flag
     ("" gives ``--name-with-dashes``, None: not on the command line); ``config``:
-    whether it is a field of the model's configuration, passed on as resolved;
+    whether it is a field of the model's configuration, passed on as resolved (a
+    string: an entry of that field, a dict);
     ``positional``: may be given by position in ``__init__``.
     """
 
@@ -120,7 +121,7 @@ class Param:
     help: str
     flag: str | None = ""
     auto: bool = False
-    config: bool = True
+    config: bool | str = True
     positional: bool = False
 
     def coerce(self, value: Any) -> Any:

@@ -6,6 +6,7 @@ import argparse
 
 from dscir.api import LDA_DEFAULTS
 from dscir.api.lda_params import PARAMS
+from dscir.api.params import AUTO
 from dscir.cli import options
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
@@ -52,7 +53,7 @@ def fit_and_report(model, store: str, args: argparse.Namespace, top: int, **run)
 
     check_flags(model)  # a bad value is named by its flag
     model.chain_config(store)  # a bad parameter is named before the store is read
-    if model.eval_every == 0 and Corpus.open(store).heldout_docs().size:
+    if model.eval_every == 0 and model.n_iter != AUTO and Corpus.open(store).heldout_docs().size:
         model.set_params(eval_every=max(model.n_iter, 1))
     options.fit(model, store, args, **run)
     if model.evaluations_:
