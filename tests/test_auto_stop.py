@@ -126,3 +126,24 @@ def test_auto_needs_held_out_documents():
 def test_auto_rejects_a_burn_in():
     with pytest.raises(DscirError, match="burn_in is decided by the stopping rule"):
         auto_lda(burn_in=3, policy="reference").chain_config()
+
+
+def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_workers):  # noqa: F811
+    """Guards against a declared tolerance that never reaches the rule (the chain
+    would stop where the default tolerance does)."""
+    store, _ = synthetic_store
+    model = auto_lda(tolerance=0.02, max_iter=60).fit(store, client=two_workers)
+    got = model.stopping_
+    assert got["tolerance"] == 0.02
+    scores = [e.perplexity for e in model.evaluations_]
+    i = plateau_at(Plateau(0.02, got["window"], 60), scores)
+    assert i is not None and got["burn_end"] == model.evaluations_[i].iteration
+    assert plateau_at(Plateau(0.002, got["window"], 60), scores) != i
+
+
+def test_a_bad_tolerance_is_named_as_typed(capsys):
+    with pytest.raises(DscirError, match="^tolerance must be >= 0, got -0.1"):
+        auto_lda(tolerance=-0.1, policy="reference").chain_config()
+    assert main(["fit", "lda", "/nonexistent/store", "--iterations", "auto",
+                 "--tolerance", "-0.1"]) == 2
+    assert "--tolerance must be >= 0, got -0.1" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
-from dscir.engine.stopping import EVAL_EVERY
+from dscir.engine.stopping import EVAL_EVERY, Plateau
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
@@ -67,6 +67,9 @@ PARAMS: tuple[Param, ...] = (
           "needs held-out documents.", flag="--iterations", config=False, auto=True),
     Param("max_iter", Interval(Int, 1), 5000,
           "iterations at the most with n_iter='auto'.", config="stopping"),
+    Param("tolerance", Interval(Real, 0), Plateau._field_defaults["tolerance"],
+          "with n_iter='auto', the relative improvement of the held-out score over its "
+          "last window of scores that still counts as progress.", config="stopping"),
     Param("burn_in", Interval(Int, 0, none=True), None,
           "samples of phi are kept every thin iterations after burn_in (None: half of "
           "n_iter; with n_iter='auto' the stopping rule's); topic_word_ is their mean.",
