@@ -28,6 +28,7 @@ from dscir.api.chains import check_chains, fit_chains
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory
 from dscir.api.params import AUTO, Interval, validate
+from dscir.api.registry import register
 from dscir.api.session import lost_scheduler, new_executor, session
 from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
@@ -58,6 +59,17 @@ class Estimator(ChainDiagnostics):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _shown: ClassVar[tuple[str, ...]] = ()  # parameters in repr()
+    # What the run readers support for this model (``dscir.api.registry``): R-hat,
+    # ESS and held-out scores of the kept samples (``dscir diagnose``), the KSD,
+    # an HTML report.
+    _diagnosable: ClassVar[bool] = False
+    _reportable: ClassVar[bool] = False
+    _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_model_name" in cls.__dict__:
+            register(cls)
 
     # -- parameters ----------------------------------------------------------
 

@@ -59,6 +59,9 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     _model_name = "dpmm"
     _unit = "users"
+    _diagnosable = True
+    _score_note = "mean log predictive"
+    _ksd_count, _ksd_unit = "n_sticks", "users"
     _shown = ("sampler", "policy", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
     _parameter_constraints = {
         "sampler": Options((*REFERENCE, None)),
@@ -116,6 +119,51 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     def _model_type(self, config):
         return model_type(config.sampler)
+
+    # -- reading runs of several chains (dscir.api.diagnose, dscir.api.stein) --
+
+    @classmethod
+    def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
+        """The held-out users' mean log predictive under each kept sample [chain, draw]."""
+        from dscir.models.dpmm.model import samples_from_arrays, user_scores
+
+        if heldout.size == 0:
+            raise DscirError(f"{runs[0].store} has no held-out users to score")
+        return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"])))
+                          for s in samples_from_arrays(r.samples())] for r in runs])
+
+    @classmethod
+    def _diagnostic_rows(cls, runs, top: int):
+        from dscir.api.diagnose import row, stack
+
+        return [row("alpha", stack(runs, "alpha")),
+                row("clusters", stack(runs, "n_components").astype(np.float64),
+                    "components of each kept sample")], None
+
+    @classmethod
+    def _posterior(cls, runs):
+        from dscir.api.diagnose import stack
+
+        return {"alpha": stack(runs, "alpha"), "n_clusters": stack(runs, "n_components")}, {}, {}
+
+    @classmethod
+    def _ksd_full_data(cls, config) -> bool:
+        """An exact Gibbs run scores every training user by default."""
+        return config["sampler"] == "gibbs"
+
+    @classmethod
+    def _run_ksd(cls, runs, executor, train, batch_size, *, n_words, words, n_sticks):
+        from dscir.api.stein import KSDResult, dp_chain_ksd, kept
+        from dscir.models.dpmm import DPMMConfig, samples_from_arrays
+
+        values = []
+        for r in runs:
+            kept(r, "alpha")
+            values.append(dp_chain_ksd(executor, train, DPMMConfig(**r.config),
+                                       samples_from_arrays(r.samples()), int(n_sticks),
+                                       batch_size))
+        return KSDResult(values, None, len(runs[0].samples()["alpha"]), batch_size,
+                         batch_size == train.size, int(n_sticks))
 
     def _collect(self, chain) -> None:
         super()._collect(chain)

@@ -47,6 +47,9 @@ class LDA(Estimator):
     _model_name = "lda"
     _shown = ("n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "seed")
     _params = PARAMS
+    _diagnosable = _reportable = True
+    _score_note = "per-token log likelihood"
+    _ksd_count, _ksd_unit = "n_words", "documents"
 
     def needs_cluster(self) -> bool:
         """LDA always runs on Dask (its settings need no corpus to know that)."""
@@ -107,6 +110,51 @@ class LDA(Estimator):
 
     def _model_type(self, config):
         return LDAModel
+
+    # -- reading runs of several chains (dscir.api.diagnose, dscir.api.stein) --
+
+    @classmethod
+    def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
+        """-log perplexity of the held-out documents under each kept phi [chain, draw]."""
+        from dscir.models.lda import perplexity
+
+        out = []
+        for r in runs:
+            cfg = LDAConfig(**r.config)
+            out.append([-np.log(perplexity(executor, heldout, phi, cfg.alpha, cfg.eval_sweeps,
+                                           cfg.seed, cfg.completion_every))
+                        for phi in r.samples()["phi"].astype(np.float64)])
+        return np.array(out)
+
+    @classmethod
+    def _diagnostic_rows(cls, runs, top: int):
+        from dscir.api.diagnose import topic_rows
+
+        return topic_rows(runs, top)
+
+    @classmethod
+    def _posterior(cls, runs):
+        from dscir.api.diagnose import lda_phi
+
+        phi, _ = lda_phi(runs)
+        coords = dict(topic=np.arange(phi.shape[2]),
+                      word=np.array([str(v) for v in runs[0].vocabulary]))
+        return {"phi": phi}, {"phi": ["topic", "word"]}, coords
+
+    @classmethod
+    def _ksd_full_data(cls, config) -> bool:
+        return False
+
+    @classmethod
+    def _run_ksd(cls, runs, executor, train, batch_size, *, n_words, words, n_sticks):
+        from dscir.api.stein import KSDResult, chain_ksd, frequent_words, kept
+
+        if words is None:
+            words = frequent_words(executor, runs[0].store, n_words)
+        values = [chain_ksd(executor, train, LDAConfig(**r.config), kept(r, "phi"), words,
+                            batch_size) for r in runs]
+        return KSDResult(values, words, len(runs[0].samples()["phi"]), batch_size,
+                         batch_size == train.size)
 
     def _parameter_rows(self, config) -> int:
         return config.n_topics
