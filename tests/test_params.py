@@ -11,6 +11,7 @@ from sklearn.base import clone
 
 import dscir
 from dscir.api.lda_params import PARAMS
+from dscir.api.mixture_params import DPMM, MIXTURE
 from dscir.api.params import AUTO
 from dscir.cli import main
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
@@ -23,13 +24,16 @@ def lda_parser() -> argparse.ArgumentParser:
     return p
 
 
-def test_the_signature_is_the_declarations():
+@pytest.mark.parametrize("cls, params", [(dscir.LDA, PARAMS), (dscir.DPMixture, DPMM),
+                                         (dscir.Mixture, MIXTURE)])
+def test_the_signature_is_the_declarations(cls, params):
     """Guards against a parameter declared but missing from __init__ (get_params
     would then drop it and clone lose it)."""
-    sig = inspect.signature(dscir.LDA.__init__)
-    assert [n for n in sig.parameters if n != "self"] == [p.name for p in PARAMS]
+    sig = inspect.signature(cls.__init__)
+    assert [n for n in sig.parameters if n != "self"] == [p.name for p in params]
     assert {n: v.default for n, v in sig.parameters.items() if n != "self"} == \
-        {p.name: p.default for p in PARAMS}
+        {p.name: p.default for p in params}
+    assert clone(cls()).get_params() == cls().get_params()
     assert dscir.LDA(7, "sgrld").get_params()["sampler"] == "sgrld"  # positional as before
 
 
@@ -79,3 +83,34 @@ def test_an_error_names_what_the_user_typed(python, flag, value, message):
 def test_the_command_line_names_the_flag(capsys):
     assert main(["fit", "lda", "/nonexistent/store", "--iterations", "-3"]) == 2
     assert "--iterations must be >= 0, got -3" in capsys.readouterr().err
+
+
+def test_pairs_and_auto_choices_on_the_command_line():
+    p = argparse.ArgumentParser(exit_on_error=False)
+    add_params(p, DPMM)
+    kw = estimator_kwargs(p.parse_args(["--step-sizes", "0.1", "0.2", "--sampler", "auto",
+                                        "--alpha-prior", "2", "3"]), DPMM)
+    assert (kw["step_sizes"], kw["sampler"], kw["alpha_prior"]) == ((0.1, 0.2), AUTO, (2.0, 3.0))
+    assert estimator_kwargs(p.parse_args([]), DPMM) == dscir.DPMixture().get_params()
+    model = dscir.DPMixture(step_sizes=(0.1, -1.0))
+    with pytest.raises(DscirError, match=r"^step_sizes\[1\] \(h_DP\) must be > 0"):
+        model.chain_config()
+    with pytest.raises(DscirError, match=r"^--step-sizes\[1\] \(h_DP\) must be > 0"):
+        check_flags(model)
+
+
+def test_the_reference_shows_a_table_of_each_declaration():
+    """Guards against a parameter or an estimator missing from the API reference."""
+    from pathlib import Path
+
+    from dscir.api.params import markdown_table
+
+    page = (Path(__file__).parent.parent / "docs/api/estimators.md").read_text()
+    for module, name, params in (("lda_params", "PARAMS", PARAMS),
+                                 ("mixture_params", "DPMM", DPMM),
+                                 ("mixture_params", "MIXTURE", MIXTURE)):
+        assert f"<!-- dscir-parameters: dscir.api.{module}:{name} -->" in page
+        table = markdown_table(params).splitlines()
+        assert len(table) == 2 + len(params)
+        assert all(row.startswith(f"| `{p.name}` | `{p.default!r}` |")
+                   for row, p in zip(table[2:], params))

@@ -101,9 +101,9 @@ class Estimator(ChainDiagnostics):
         raise NotImplementedError
 
     def _reference(self, reference: dict, name: str):
-        """Parameter ``name``, or the sampler's reference value where it is None."""
+        """Parameter ``name``, or the policy's value where it is ``AUTO``."""
         value = getattr(self, name)
-        return reference[name] if value is None else value
+        return reference[name] if isinstance(value, str) and value == AUTO else value
 
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""

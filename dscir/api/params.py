@@ -112,7 +112,8 @@ class Param:
     ("" gives ``--name-with-dashes``, None: not on the command line); ``config``:
     whether it is a field of the model's configuration, passed on as resolved (a
     string: an entry of that field, a dict);
-    ``positional``: may be given by position in ``__init__``.
+    ``positional``: may be given by position in ``__init__``; ``required``: the
+    command line asks for it (the Python default is then for the API alone).
     """
 
     name: str
@@ -123,6 +124,7 @@ class Param:
     auto: bool = False
     config: bool | str = True
     positional: bool = False
+    required: bool = False
 
     def coerce(self, value: Any) -> Any:
         """The value as the configuration holds it (a plain int or float for a number)."""
@@ -181,9 +183,21 @@ def declare(cls):
 
     __init__.__signature__ = signature
     __init__.__qualname__ = f"{cls.__name__}.__init__"
+    __init__.__module__ = cls.__module__
     cls.__init__ = __init__
     cls._parameter_constraints = {p.name: p for p in params}
     rows = "\n".join(f"    {p.name} : {p.help} Default: {p.default!r}." for p in params)
     cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n\n    Parameters\n    ----------\n" + rows + "\n"
     return cls
 
+
+
+def markdown_table(params: tuple[Param, ...]) -> str:
+    """The declarations as a Markdown table (the API reference's parameter tables)."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = [f"| `{p.name}` | `{p.default!r}` | "
+            + (f"`{p.option}`" if p.option else "") + f" | {cell(p.help)} |" for p in params]
+    return "\n".join(["| parameter | default | command line | meaning |",
+                      "|---|---|---|---|", *rows])

@@ -13,7 +13,7 @@ import argparse
 import numbers
 from typing import Any
 
-from dscir.api.params import AUTO, Interval, Options, Param, validate
+from dscir.api.params import AUTO, Interval, Options, Pair, Param, validate
 
 
 def _parse(p: Param):
@@ -31,6 +31,14 @@ def _parse(p: Param):
     return parse
 
 
+def _element(text: str) -> float | str:
+    """One number of a pair (argparse also passes a string default through it)."""
+    return AUTO if text == AUTO else float(text)
+
+
+_element.__name__ = "float"
+
+
 def _add(parser: argparse.ArgumentParser, p: Param) -> None:
     c, flag = p.constraint, p.option
     help_text = p.help
@@ -40,9 +48,17 @@ def _add(parser: argparse.ArgumentParser, p: Param) -> None:
         return
     if isinstance(c, Interval):
         parser.add_argument(flag, dest=p.name, type=_parse(p), default=p.default,
-                            metavar=p.name.upper(), help=f"{help_text} (default: {p.default})")
+                            required=p.required, metavar=p.name.upper(),
+                            help=help_text if p.required else f"{help_text} (default: "
+                            f"{p.default})")
         return
-    parser.add_argument(flag, dest=p.name, choices=c.values, default=p.default,
+    if isinstance(c, Pair):
+        names = tuple(n.format("").strip(" []()0123456789").upper() for n in c.names)
+        parser.add_argument(flag, dest=p.name, type=_element, nargs=2, default=p.default,
+                            metavar=names, help=f"{help_text} (default: {p.default})")
+        return
+    choices = (*c.values, AUTO) if p.auto else c.values
+    parser.add_argument(flag, dest=p.name, choices=choices, default=p.default,
                         help=f"{help_text} (default: {p.default})")
 
 
@@ -56,8 +72,9 @@ def add_params(parser: argparse.ArgumentParser, params: tuple[Param, ...],
 
 def estimator_kwargs(args: argparse.Namespace, params: tuple[Param, ...]) -> dict[str, Any]:
     """The estimator's keywords of the options ``add_params`` added (and were parsed)."""
-    return {p.name: getattr(args, p.name) for p in params
-            if p.option is not None and hasattr(args, p.name)}
+    return {p.name: tuple(v) if isinstance(v, list) else v
+            for p in params if p.option is not None and hasattr(args, p.name)
+            for v in [getattr(args, p.name)]}
 
 
 def check_flags(model) -> None:
