@@ -36,7 +36,7 @@ class LDAConfig:
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
                                           "control_variates": False, "kernel": "dense",
                                           "placement": "driver", "block_entries": BLOCK_ENTRIES,
-                                          "policy": "reference"}
+                                          "policy": "reference", "stopping": None}
 
     n_topics: int
     sampler: str
@@ -72,6 +72,9 @@ class LDAConfig:
     # models/lda/placement.py).
     placement: str = "auto"
     block_entries: int = BLOCK_ENTRIES
+    # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
+    # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
+    stopping: dict[str, Any] | None = None
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
