@@ -23,6 +23,7 @@ figures are contended: compare their ranges, and the task counts, which are
 exact.
 
     python benchmarks/iteration_cost.py [--iterations 40] [--repeats 3] [--tag _before]
+    python benchmarks/iteration_cost.py --resident --tag _after
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def run(store: str, args) -> dict:
               progress=False).chain_config(store)
     per_iteration = []
     with dask_client(n_workers=2, dashboard_address=None) as client:
-        executor = DaskExecutor(client, store, "lda")
+        executor = DaskExecutor(client, store, "lda", resident=args.resident)
         watch = Stopwatch(executor)
         chain = Chain(LDAModel, cfg, store, executor)
         for i in range(args.warmup):
@@ -148,6 +149,8 @@ def main() -> None:
     p.add_argument("--n-words", type=int, default=200)
     p.add_argument("--n-docs", type=int, default=1000)
     p.add_argument("--tag", default="_before")
+    p.add_argument("--resident", action="store_true",
+                   help="documents resident on the workers (dscir.engine.shards)")
     args = p.parse_args()
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_before": os.getloadavg(), "contended": True},

@@ -72,6 +72,7 @@ DP_DIAGNOSE = DP_STEIN + "::test_diagnose_gives_each_dp_chains_ksd"
 TUNE_CHOOSE = "tests/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/test_warm_start.py"
+SHARDS = "tests/test_shards.py"
 CV = "tests/test_control_variates.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
@@ -450,6 +451,15 @@ MUTANTS = [
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
            "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",
            ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
+    # -- documents resident on the workers (issue 30) --
+    Mutant("resident-rows-misplaced", "dscir/engine/shards.py",
+           "np.repeat(starts - offsets, n)", "np.repeat(starts, n)",
+           (SHARDS + "::test_take_is_the_store_read_of_the_same_documents",
+            SHARDS + "::test_parts_are_the_documents_in_order_with_their_words")),
+    Mutant("resident-shards-unused", "dscir/engine/dask.py",
+           "lambda s: (shard_key, s)) if resident else None",
+           "lambda s: (shard_key, s)) if False else None",
+           (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
 ]
 
 
