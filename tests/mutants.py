@@ -76,6 +76,7 @@ DP_DIAGNOSE = DP_STEIN + "::test_diagnose_gives_each_dp_chains_ksd"
 TUNE_CHOOSE = "tests/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/test_warm_start.py"
+SHARDS = "tests/test_shards.py"
 CV = "tests/test_control_variates.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
@@ -588,6 +589,15 @@ MUTANTS = [
            (LAZY_LDA,)),
     Mutant("lazy-streams-by-column-not-word", LAZY_KERNELS, "word = np.uint64(first + w)",
            "word = np.uint64(w)", (LAZY_STREAMS,)),
+    # -- documents resident on the workers (issue 30) --
+    Mutant("resident-rows-misplaced", "dscir/engine/shards.py",
+           "np.repeat(starts - offsets, n)", "np.repeat(starts, n)",
+           (SHARDS + "::test_take_is_the_store_read_of_the_same_documents",
+            SHARDS + "::test_parts_are_the_documents_in_order_with_their_words")),
+    Mutant("resident-shards-unused", "dscir/engine/dask.py",
+           "lambda s: (shard_key, s)) if resident else None",
+           "lambda s: (shard_key, s)) if False else None",
+           (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
 ]
 
 

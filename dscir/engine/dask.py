@@ -1,13 +1,17 @@
-"""Placement on a Dask cluster: reads on the workers, tasks beside their data, keys.
+"""Placement on a Dask cluster: documents resident on the workers, tasks beside them, keys.
 
-The driver owns the chain; workers own data. A minibatch is split into parts
-(one per worker thread: each task costs milliseconds of scheduler round trip,
-as much as a few hundred documents' Gibbs work); each
-part is read from the Zarr store by a task on a worker, which reports the
-distinct words it uses; a model's task for that part then runs on the batch
-where it lies and gets only the parameter columns of its words. Every task's
-input is either computed from the store or travels inside the task, never
-scattered, so a lost worker costs a recomputation, not the chain.
+The driver owns the chain; workers own data. With ``resident`` the corpus is
+held on the workers in shards, each read from the Zarr store once
+(``dscir.engine.shards``), and ``read`` groups documents by the worker holding their shards into parts (one
+per worker thread: each task costs milliseconds of scheduler round trip, as
+much as a few hundred documents' Gibbs work), and computes each part's
+distinct words on the driver, so an iteration is one round of tasks, each
+run beside its shards with only the parameter columns of its words.
+Without it (the default until a worker killed mid-task is shown not to
+stall a resident chain), and always in ``read_blocks``, each part is read by
+a task of its own, which reports the part's words. Every task's input is
+either computed from the store or travels inside the task, never scattered,
+so a lost worker costs a recomputation, not the chain.
 
 Keys are ``(f"dscir-{model}-{what}-{token}", iteration, serial, part)``: the
 dashboard shows ``dscir-lda-gibbs`` and friends, a key names the chain's
@@ -27,13 +31,18 @@ from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.placement import Parts, TaskTime, Timing, split
+from dscir.engine.shards import ResidentBatch, Shards, packed
 from dscir.runs.checkpoint import absolute_store
+
+
+def _resident(parts: Parts) -> bool:
+    return bool(parts.batches) and isinstance(parts.batches[0], ResidentBatch)
 
 
 class DaskExecutor:
     """Runs a model's reads and tasks on the workers of ``client``."""
 
-    def __init__(self, client: Client, store: str, model: str):
+    def __init__(self, client: Client, store: str, model: str, resident: bool = False):
         self.client = client
         self.store = absolute_store(str(store))  # the workers' cwd is not the driver's
         self.model = model
@@ -41,6 +50,8 @@ class DaskExecutor:
         self.iteration = 0  # the chain's, named in task keys
         self._token = uuid.uuid4().hex[:8]
         self._serial = itertools.count()
+        shard_key = f"dscir-{model}-shard-{self._token}"
+        self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
 
     @property
     def n_parts(self) -> int:
@@ -53,9 +64,14 @@ class DaskExecutor:
         return lambda j: (name, it, serial, j)
 
     def read(self, docs: np.ndarray, what: str = "read", iteration: int | None = None) -> Parts:
-        """Submit reads of ``docs`` (sorted) in parts, for ``iteration`` (default the
-        current one); returns at once."""
+        """``docs`` (sorted) in parts, for ``iteration`` (default the current one):
+        grouped by the workers holding their shards, or without resident shards
+        read by tasks submitted now; returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
+        if self.shards is not None:
+            batches = self.shards.group(docs)
+            return Parts(docs, [b.docs for b in batches], batches,
+                         [self.shards.words(b.docs) for b in batches])
         return self.read_blocks(split(docs, self.n_parts), what, iteration, docs)
 
     def read_blocks(self, blocks: Sequence[np.ndarray], what: str = "read",
@@ -73,6 +89,8 @@ class DaskExecutor:
 
     def words(self, parts: Parts) -> list[np.ndarray]:
         """The distinct word ids of each part."""
+        if _resident(parts):
+            return list(parts.words)
         start = time.perf_counter()
         out = self.client.gather(parts.words)
         self.timing.add_wait(time.perf_counter() - start)
@@ -84,6 +102,9 @@ class DaskExecutor:
         worker to worker); its key names ``what``, the iteration and ``j``. With
         ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``); ``near``
         (a worker address) is where it should run if that worker is still there."""
+        fn, args = packed(fn, args)
+        if near is None:
+            near = next((a.holder for a in args if isinstance(a, ResidentBatch)), None)
         if timed:
             fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
@@ -91,6 +112,8 @@ class DaskExecutor:
 
     def holders(self, futures: Sequence[Any]) -> list[str | None]:
         """The worker holding each future's result now (None: not in memory)."""
+        if futures and isinstance(futures[0], ResidentBatch):
+            return [b.holder for b in futures]
         held = self.client.who_has(list(futures))
         return [next(iter(held.get(f.key, ())), None) for f in futures]
 
@@ -106,9 +129,17 @@ class DaskExecutor:
             self.timing.add_round(start, time.time(), tasks_of(out))
         return out
 
+    def _beside(self, batch: ResidentBatch, key, fn: Callable, *args: Any) -> Any:
+        """``worker.timed_at(fn, batch, *args)`` on the worker holding ``batch``'s shards."""
+        fn, args = packed(fn, (batch, *args))
+        return self.client.submit(worker.timed_at, fn, *args, key=key, workers=[batch.holder],
+                                  allow_other_workers=True)
+
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
         about ``block_entries`` entries (``dscir.engine.blocks``)."""
+        # Not yet with resident shards: this executor's reads are tasks again.
+        self.shards = None
         return blocks.BlockedState(self, blocks.block_bounds(n_rows, n_cols, block_entries))
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
@@ -119,12 +150,17 @@ class DaskExecutor:
         if local is not None:
             fn, args, plans = local_state.bind(local, fn, parts, args)
         key = self._key(what)
-        # The words stay on the workers as futures: no second gather, no round trip.
-        futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
-                   for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+        if _resident(parts):
+            futures = [self._beside(b, key(j), fn, w, *a)
+                       for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+        else:  # the words stay on the workers as futures: no second gather
+            futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
+                       for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
         start = time.time()
         out = self.client.gather(futures)
-        self.timing.add_round(start, time.time(), [t for _, t in out])
+        self.timing.add_round(start, time.time(), [o[1] for o in out])
+        if _resident(parts):
+            self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
         if local is not None:
             local_state.commit(local, parts, plans)
-        return [r for r, _ in out]
+        return [o[0] for o in out]

@@ -42,3 +42,10 @@ def timed(fn, *args: Any) -> tuple[Any, TaskTime]:
     seconds = time.perf_counter() - clock
     thread = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
     return result, TaskTime(start, start + seconds, seconds, thread)
+
+
+def timed_at(fn, *args: Any) -> tuple[Any, TaskTime, str]:
+    """``timed(fn, *args)`` and the address of the worker that ran it."""
+    from distributed import get_worker
+
+    return (*timed(fn, *args), get_worker().address)

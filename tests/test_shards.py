@@ -1,0 +1,108 @@
+"""Documents resident on the workers (``dscir.engine.shards``).
+
+A part built from resident shards is the batch a store read gives, its words
+computed on the driver are the words of that batch, an iteration is one round
+of Gibbs tasks (one per worker, no read or words task, each shard read once),
+and a shard lost with its worker is rebuilt from the store with the chain
+unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+
+import numpy as np
+import pytest
+from distributed import get_task_stream
+
+from dscir.corpus import Corpus
+from dscir.engine.chain import Chain, run_chain
+from dscir.engine.dask import DaskExecutor
+from dscir.engine.shards import read_shard, take
+from dscir.engine.worker import batch_words
+from dscir.models.lda import LDAModel
+from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
+
+
+def lda_chain(client, store: str, config) -> Chain:
+    return Chain(LDAModel, config, store, DaskExecutor(client, store, "lda", resident=True))
+
+
+def _same_batch(a, b):
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+
+
+def test_take_is_the_store_read_of_the_same_documents(synthetic_store):  # noqa: F811
+    """Rows gathered from several shards (first and last rows of a shard, a
+    shard with one document asked) are the store's own read, entry for entry."""
+    store, _ = synthetic_store
+    corpus = Corpus.open(store)
+    chunk = corpus.chunk_docs
+    shards = [read_shard(store, lo, min(lo + chunk, corpus.n_docs))
+              for lo in range(0, corpus.n_docs, chunk)]
+    rng = np.random.default_rng(0)
+    for docs in (np.array([0, chunk - 1, chunk, 2 * chunk + 5, corpus.n_docs - 1]),
+                 np.sort(rng.choice(corpus.n_docs, 40, replace=False)), np.array([7])):
+        held = [shards[s] for s in np.unique(docs // chunk)]
+        _same_batch(take(held, docs), corpus.read(docs))
+    with pytest.raises(ValueError, match="hold 1 of the part's 2 documents"):
+        take(shards[:1], np.array([0, chunk]))
+
+
+def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_workers):  # noqa: F811
+    store, _ = synthetic_store
+    corpus = Corpus.open(store)
+    executor = DaskExecutor(two_workers, store, "lda", resident=True)
+    docs = np.sort(np.random.default_rng(1).choice(corpus.n_docs, 50, replace=False))
+    parts = executor.read(docs)
+    assert np.array_equal(np.concatenate(parts.parts), docs)
+    for p, w in zip(parts.parts, executor.words(parts)):
+        assert np.array_equal(w, batch_words(corpus.read(p)))
+    holders = executor.holders(parts.batches)
+    assert set(holders) <= set(two_workers.nthreads())
+
+
+def _kinds(stream) -> Counter:
+    return Counter(str(t["key"][0] if isinstance(t["key"], tuple) else t["key"]).split("-")[2]
+                   for t in stream)
+
+
+def test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once(
+        synthetic_store, two_workers):  # noqa: F811
+    """Guards against a read task per iteration coming back (or a shard read at
+    every visit): 12 iterations, 2 workers, 5 shards."""
+    store, _ = synthetic_store
+    two_workers.wait_for_workers(2, timeout=120)
+    chain = lda_chain(two_workers, store, small_config(batch_size=60))
+    n_shards = chain.executor.shards.n_shards
+    with get_task_stream(two_workers) as ts:
+        run_chain(chain, 12, progress=False)
+    kinds = _kinds(ts.data)
+    assert kinds["read"] == kinds["words"] == 0
+    assert kinds["shard"] <= n_shards
+    assert 12 <= kinds["gibbs"] <= 2 * 12
+
+
+def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
+        synthetic_store, two_workers):  # noqa: F811
+    """A worker killed between iterations takes its shards with it; the next
+    tasks get them rebuilt from the store and the chain is the undisturbed one."""
+    store, _ = synthetic_store
+    config = small_config(batch_size=60)
+    two_workers.wait_for_workers(2, timeout=120)
+    undisturbed = lda_chain(two_workers, store, config)
+    run_chain(undisturbed, 8, progress=False)
+    disturbed = lda_chain(two_workers, store, config)
+    run_chain(disturbed, 4, progress=False)
+    holders = set(disturbed.executor.shards._holder.values())
+    pids = two_workers.run(os.getpid)
+    victim = sorted(holders)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    run_chain(disturbed, 4, progress=False)
+    two_workers.wait_for_workers(2, timeout=120)
+    assert victim not in two_workers.nthreads()
+    assert np.array_equal(disturbed.model.state_.log_theta, undisturbed.model.state_.log_theta)
+    assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
