@@ -104,5 +104,5 @@ def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
     run_chain(disturbed, 4, progress=False)
     two_workers.wait_for_workers(2, timeout=120)
     assert victim not in two_workers.nthreads()
-    assert np.array_equal(disturbed.model.state_.log_theta, undisturbed.model.state_.log_theta)
+    assert np.array_equal(disturbed.model.topics.state_.log_theta, undisturbed.model.topics.state_.log_theta)
     assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
