@@ -74,6 +74,7 @@ def test_resumed_chain_equals_uninterrupted(wide_store, two_workers, tmp_path):
     write_checkpoint(tmp_path, first.checkpoint())
     second = lda_chain(two_workers, path, cfg)
     second.restore(read_checkpoint_dir(tmp_path))
+    assert_same_state(second.model.run_arrays(), first.model.run_arrays())  # a run written now
     run_chain(second, 3, progress=False)
     assert_same_state(state_arrays(second), state_arrays(whole))
     assert second.n_samples == whole.n_samples == 3
