@@ -187,3 +187,18 @@ def test_lazy_stays_on_the_driver_and_old_checkpoints_resume_dense():
     assert resolve_placement(lazy_config(placement="auto"), 10**7) == "driver"
     assert resolve_placement(small_config(placement="auto"), 10**7) == "workers"
     assert LDAConfig.PREDATED["scir_step"] == "dense" and small_config().scir_step == "dense"
+
+
+def test_divergence_check_reads_the_touched_columns_and_the_row_moments():
+    """``finite`` looks at what the iteration touched (O(K U)) and the O(K) row
+    moments: a non-finite touched entry is seen; an untouched column is not read."""
+    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
+    topics._u = np.array([2, 5])
+    assert topics.finite()
+    topics.state_.log_theta[7, 1] = np.nan  # not touched this iteration
+    assert topics.finite()
+    topics.state_.log_theta[5, 1] = np.nan
+    assert not topics.finite()
+    topics.state_.log_theta[5, 1] = 0.0
+    topics.state_.sums[0, 2] = np.inf
+    assert not topics.finite()
