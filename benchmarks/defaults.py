@@ -146,7 +146,10 @@ def make_gen(path: Path, seed: int, n_topics: int = 50, n_words: int = 20_000,
 def dscir_config(store: str, policy: str, seed: int, beta: float | None = None,
                  step: float | None = None, kappa: float | None = None,
                  batch: int | None = None):
+    """The configuration of a plan; None: the policy's ("auto")."""
     from dscir.api import LDA
+
+    beta, step, kappa, batch = ("auto" if v is None else v for v in (beta, step, kappa, batch))
 
     return LDA(n_topics=K, sampler="scir", batch_size=batch, sweeps=SWEEPS, beta=beta,
                step_size=step, kappa=kappa, n_iter=max(DSCIR_BUDGETS), eval_sweeps=SCORE_SWEEPS,

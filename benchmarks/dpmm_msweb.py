@@ -63,7 +63,7 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
 
     params = METHODS[method] if args.policy == "reference" else {"sampler": method}
     cfg = DPMixture(**params, policy=args.policy, batch_size=1000 if args.policy ==
-                    "reference" else None, n_iter=args.iterations,
+                    "reference" else "auto", n_iter=args.iterations,
                     thin=10, seed=seed).chain_config(str(store))
     executor = (LocalExecutor(str(store), "dpmm") if method == "gibbs"
                 else DaskExecutor(client, str(store), "dpmm"))

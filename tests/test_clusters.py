@@ -404,8 +404,7 @@ def test_embedded_workers_cap_numba_threads_at_their_own():
     """The embedded LocalCluster's worker processes run numba's parallel kernels on
     as many threads as each worker has (as the cluster recipes export), not on
     every core: guards against workers contending for the cores (on 2 cores, 2
-    workers' block steps measured 0.60-0.75 of linear scaling uncapped, 0.63-0.92
-    capped; benchmarks/README.md, "Scale")."""
+    workers' block steps scale worse uncapped: docs/benchmarks/scale.md)."""
     def threads():
         import numba
 

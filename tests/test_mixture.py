@@ -293,10 +293,10 @@ def test_cli_fit_gibbs_prints_the_clusters(store, capsys):
     assert 1 <= len(clusters) <= 4
 
 
-@pytest.mark.parametrize("args, name", [(["--clusters", "1"], "n_clusters"),
-                                        (["--clusters", "4", "--a0", "-1"], "a0"),
-                                        (["--clusters", "4", "--gamma", "0"], "gamma")])
-def test_cli_bad_input_is_one_line_naming_the_parameter(store, capsys, args, name):
+@pytest.mark.parametrize("args, name", [(["--clusters", "1"], "--clusters"),
+                                        (["--clusters", "4", "--a0", "-1"], "--a0"),
+                                        (["--clusters", "4", "--gamma", "0"], "--gamma")])
+def test_cli_bad_input_is_one_line_naming_the_flag(store, capsys, args, name):
     path, _, _ = store
     assert main(["fit", "mixture", path, "--sampler", "gibbs", "--iterations", "2",
                  "--no-progress", *args]) == 2

@@ -17,4 +17,4 @@ def test_wrong_arguments_exit_2(capsys):
     assert main(["fit", "lda", "/nonexistent/store", "--topics", "5"]) == 2
     assert "no corpus store" in capsys.readouterr().err
     assert main(["fit", "lda", "/nonexistent/store", "--topics", "1"]) == 2
-    assert "n_topics must be >= 2" in capsys.readouterr().err
+    assert "--topics must be >= 2, got 1" in capsys.readouterr().err  # the flag typed

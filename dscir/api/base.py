@@ -27,12 +27,16 @@ import numpy as np
 from dscir.api.chains import check_chains, fit_chains
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory
-from dscir.api.params import Interval, validate
+from dscir.api.params import AUTO, Interval, validate
+from dscir.api.registry import register
 from dscir.api.session import lost_scheduler, new_executor, session
 from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
 
 __all__ = ["Estimator", "Plan"]
+
+#: The run store attribute holding a stopping rule and where it ended burn-in and the run.
+STOPPING_ATTR = "dscir_stopping"
 
 
 class Plan(NamedTuple):
@@ -55,6 +59,17 @@ class Estimator(ChainDiagnostics):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _shown: ClassVar[tuple[str, ...]] = ()  # parameters in repr()
+    # What the run readers support for this model (``dscir.api.registry``): R-hat,
+    # ESS and held-out scores of the kept samples (``dscir diagnose``), the KSD,
+    # an HTML report.
+    _diagnosable: ClassVar[bool] = False
+    _reportable: ClassVar[bool] = False
+    _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_model_name" in cls.__dict__:
+            register(cls)
 
     # -- parameters ----------------------------------------------------------
 
@@ -86,9 +101,9 @@ class Estimator(ChainDiagnostics):
         raise NotImplementedError
 
     def _reference(self, reference: dict, name: str):
-        """Parameter ``name``, or the sampler's reference value where it is None."""
+        """Parameter ``name``, or the policy's value where it is ``AUTO``."""
         value = getattr(self, name)
-        return reference[name] if value is None else value
+        return reference[name] if isinstance(value, str) and value == AUTO else value
 
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
@@ -96,6 +111,15 @@ class Estimator(ChainDiagnostics):
 
     def _model_type(self, config):
         raise NotImplementedError
+
+    def _iterations(self, config) -> int:
+        """The iterations ``fit`` runs in all (at most, with a stopping rule)."""
+        return self.n_iter
+
+    def _stopping(self, config):
+        """The ``dscir.engine.stopping.Stopping`` that ends a chain of unknown
+        length (None: the chain runs ``n_iter`` iterations)."""
+        return None
 
     def needs_cluster(self) -> bool:
         """Whether ``fit`` runs on Dask (the exact samplers run in this process)."""
@@ -168,7 +192,7 @@ class Estimator(ChainDiagnostics):
         elif out is not None:
             writer = RunWriter(out, model=plan.model_type.name, overwrite=overwrite,
                                checkpoint_every=checkpoint_every)
-        self._advance(chain, self.n_iter - chain.iteration, writer)
+        self._advance(chain, self._iterations(plan.config) - chain.iteration, writer)
 
     def _start(self, plan: Plan, client, *, seed: int | None = None,
                local_dir: str | None = None):
@@ -178,7 +202,8 @@ class Estimator(ChainDiagnostics):
 
         config = plan.config if seed is None else dataclasses.replace(plan.config, seed=seed)
         executor = new_executor(plan.model_type.name, plan.store, client)
-        return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir)
+        return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
+                     stopping=self._stopping(config))
 
     def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
                   resume: str | Path | None = None, overwrite: bool = False) -> None:
@@ -196,8 +221,9 @@ class Estimator(ChainDiagnostics):
         if checkpoint_every and out is None and resume is None:
             raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
                              "store to checkpoint into")
+        n_iter = self._iterations(config)
         if out is not None and resume is None:
-            if self.n_iter == 0:
+            if n_iter == 0:
                 raise DscirError("n_iter=0 (--iterations 0) with out (--out) would write a "
                                  "finished run of the random initial state; ask for at least "
                                  "1 iteration")
@@ -206,6 +232,10 @@ class Estimator(ChainDiagnostics):
         from dscir.models.base import Data
 
         data = Data.open(store)
+        if self._stopping(config) is not None and data.heldout.size == 0:
+            raise DscirError(f"n_iter='auto' stops where the held-out score stops improving, "
+                             f"and {store} has no held-out documents; give n_iter a number "
+                             f"or use a store with held-out documents")
         if model_type.minibatch:
             train = data.train.size
             if config.batch_size > train:
@@ -216,9 +246,9 @@ class Estimator(ChainDiagnostics):
         if resume is not None:
             ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store,
                                         getattr(config, "PREDATED", None))
-            if ckpt.iteration > self.n_iter:
+            if ckpt.iteration > n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
-                                 f"n_iter={self.n_iter}")
+                                 f"n_iter={n_iter}")
         return Plan(config, store, model_type, ckpt)
 
     def _parameter_rows(self, config) -> int | None:
@@ -302,6 +332,11 @@ class Estimator(ChainDiagnostics):
             model=chain.model.name, metric=chain.model.metric, config=chain.config.to_dict(),
             store=absolute_store(chain.store), iteration=chain.iteration,
             n_samples=chain.n_samples, arrays=arrays)
+        if chain.stopping is not None:
+            import zarr
+
+            zarr.open_group(str(self.run_path_), mode="r+").attrs[STOPPING_ATTR] = \
+                chain.stopping.summary()
 
     def _collect(self, chain) -> None:
         """Learned attributes from the chain (every estimator's, then the model's own)."""
@@ -311,6 +346,8 @@ class Estimator(ChainDiagnostics):
         self.n_samples_ = chain.n_samples
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
+        if chain.stopping is not None:
+            self.stopping_ = chain.stopping.summary()
 
     def _fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
@@ -341,7 +378,7 @@ class Estimator(ChainDiagnostics):
     def __repr__(self) -> str:
         params = self.get_params()
         shown = ", ".join(f"{k}={params[k]!r}" for k in self._shown
-                          if k in params and params[k] is not None)
+                          if k in params and params[k] is not None and params[k] != AUTO)
         return f"{type(self).__name__}({shown}){self._fitted_repr()}"
 
     def _fitted_repr(self) -> str:

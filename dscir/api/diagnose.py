@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dscir.api.registry import estimator_class
 from dscir.api.stein import KSDResult, check_options, run_ksd
 from dscir.diagnostics import convergence as cv
 from dscir.diagnostics.matching import align_chains
@@ -64,7 +65,7 @@ class Diagnosis(NamedTuple):
         return "\n".join(lines)
 
 
-def _stack(runs, name: str) -> np.ndarray:
+def stack(runs, name: str) -> np.ndarray:
     arrays = [r.samples().get(name) for r in runs]
     if any(a is None for a in arrays):
         raise DscirError(f"{runs[0].path} kept no samples ({name}); fit with n_iter > burn_in")
@@ -78,15 +79,15 @@ def lda_phi(runs) -> tuple[np.ndarray, list[np.ndarray]]:
     """The kept phi samples [chain, draw, K, W] with topics matched onto chain 0's,
     and each chain's labelling."""
     perms = align_chains([r.phi_mean for r in runs])
-    phi = _stack(runs, "phi")
+    phi = stack(runs, "phi")
     return np.stack([phi[c][:, p] for c, p in enumerate(perms)]), perms
 
 
-def _row(quantity: str, draws: np.ndarray, note: str = "") -> Row:
+def row(quantity: str, draws: np.ndarray, note: str = "") -> Row:
     return Row(quantity, float(np.max(cv.rhat(draws))), float(np.min(cv.ess(draws))), note)
 
 
-def _topic_rows(runs, top: int) -> tuple[list[Row], list[np.ndarray]]:
+def topic_rows(runs, top: int) -> tuple[list[Row], list[np.ndarray]]:
     phi, perms = lda_phi(runs)
     ids = cv.top_word_ids(phi.mean(axis=(0, 1)), top)
     rhats, esss = cv.rhat(cv.topic_draws(phi, ids)), cv.ess(cv.topic_draws(phi, ids))
@@ -102,22 +103,7 @@ def sample_scores(runs, executor) -> np.ndarray:
     from dscir.corpus import Corpus
 
     heldout = np.asarray(Corpus.open(runs[0].store).heldout_docs(), np.int64)
-    if runs[0].model == "lda":
-        from dscir.models.lda import LDAConfig, perplexity
-
-        out = []
-        for r in runs:
-            cfg = LDAConfig(**r.config)
-            out.append([-np.log(perplexity(executor, heldout, phi, cfg.alpha, cfg.eval_sweeps,
-                                           cfg.seed, cfg.completion_every))
-                        for phi in r.samples()["phi"].astype(np.float64)])
-        return np.array(out)
-    from dscir.models.dpmm.model import samples_from_arrays, user_scores
-
-    if heldout.size == 0:
-        raise DscirError(f"{runs[0].store} has no held-out users to score")
-    return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"])))
-                      for s in samples_from_arrays(r.samples())] for r in runs])
+    return estimator_class(runs[0].model)._sample_scores(runs, executor, heldout)
 
 
 def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
@@ -134,8 +120,7 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
 
     runs = open_chains(run)
     model = runs[0].model
-    if model not in ("lda", "dpmm"):
-        raise DscirError(f"{run} is a {model} run; diagnose reads LDA and DP-mixture runs")
+    kind = estimator_class(model, "_diagnosable", "diagnose")
     if runs[0].n_samples < 4:
         raise DscirError(f"{run} kept {runs[0].n_samples} samples per chain; R-hat and ESS "
                          "need at least 4 (more iterations after burn_in, or a smaller thin)")
@@ -148,17 +133,10 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
             stein = (run_ksd(runs, executor, n_words=ksd_words, batch_size=ksd_batch_size,
                              n_sticks=ksd_sticks) if ksd else None)
     if score:
-        what = "per-token log likelihood" if model == "lda" else "mean log predictive"
-        rows.append(_row("held-out score", scores, what))
-    if model == "lda":
-        topic_rows, perms = _topic_rows(runs, top)
-        rows += topic_rows
-    else:
-        alpha = _stack(runs, "alpha")
-        rows.append(_row("alpha", alpha))
-        rows.append(_row("clusters", _stack(runs, "n_components").astype(np.float64),
-                         "components of each kept sample"))
-    return Diagnosis(model, len(runs), runs[0].n_samples, rows, perms, scores, stein)
+        rows.append(row("held-out score", scores, kind._score_note))
+    model_rows, perms = kind._diagnostic_rows(runs, top)
+    return Diagnosis(model, len(runs), runs[0].n_samples, rows + model_rows, perms, scores,
+                     stein)
 
 
 def inference_data(run: str | Path, scores: np.ndarray | None = None):
@@ -175,18 +153,9 @@ def inference_data(run: str | Path, scores: np.ndarray | None = None):
     iterations = runs[0].samples().get("iteration")
     if iterations is None:
         raise DscirError(f"{run} kept no samples")
-    coords = {"draw": np.asarray(iterations)}
-    if runs[0].model == "lda":
-        phi, _ = lda_phi(runs)
-        posterior = {"phi": phi}
-        dims = {"phi": ["topic", "word"]}
-        coords.update(topic=np.arange(phi.shape[2]),
-                      word=np.array([str(v) for v in runs[0].vocabulary]))
-    elif runs[0].model == "dpmm":
-        posterior = {"alpha": _stack(runs, "alpha"), "n_clusters": _stack(runs, "n_components")}
-        dims = {}
-    else:
-        raise DscirError(f"{run} is a {runs[0].model} run; LDA and DP-mixture runs export")
+    kind = estimator_class(runs[0].model, "_diagnosable", "the ArviZ export")
+    posterior, dims, coords = kind._posterior(runs)
+    coords = {"draw": np.asarray(iterations), **coords}
     stats = None if scores is None else {"heldout_score": np.asarray(scores)}
     return az.from_dict(posterior=posterior, sample_stats=stats, coords=coords, dims=dims)
 

@@ -2,106 +2,43 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from dscir.api.base import Estimator
 from dscir.api.mixtures import HeldoutPredictive
-from dscir.api.params import Interval, Options, Pair
+from dscir.api.mixture_params import DPMM
+from dscir.api.params import AUTO, declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
-from dscir.models.dpmm import (INITS, REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
+from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)
-from dscir.models.policy import POLICIES, corpus_shape, default_settings, dp_sampler
+from dscir.models.policy import corpus_shape, default_settings, dp_sampler
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
-_POSITIVE = Interval(numbers.Real, 0, open_low=True)
-
-
+@declare
 class DPMixture(HeldoutPredictive, Estimator):
     """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
     alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.dpmm``.
-
-    Parameters
-    ----------
-    sampler : "scir" or "sgrld": the stochastic slice sampler on a Dask cluster
-        with SCIR or SGRLD steps; "gibbs": the exact Gibbs slice sampler on all
-        training users in this process (no cluster); None (default): the
-        policy's (SGRLD on text under "auto", else SCIR).
-    policy : where unset (None) settings come from: "auto" (default: from the
-        corpus's vocabulary size and documents; on text, W >= 1000, SGRLD with
-        a0 0.01 and step sizes (0.03, 0.005), and 100 components seeded by
-        k-means++) or "reference" (the papers' msweb
-        settings); see ``dscir.models.policy``. The fit records the resolved
-        settings.
-    a0 : Dirichlet concentration of the components (None: the policy's: the
-        sampler's reference value, SGRLD's text value on text).
-    alpha_prior : (shape, rate) of the Gamma prior on the DP concentration.
-    batch_size : users per minibatch (stochastic samplers; None: the policy's).
-    step_sizes : (h_theta, h_DP) for components and sticks (None: the policy's, as a0).
-    n_init : components at the start (None: the policy's).
-    init : "random" (components from Gamma(1, 1), the reference start) or
-        "kmeans++" (components seeded on users, ``dscir.models.seeding``; None: the
-        policy's).
-    n_iter : iterations of ``fit``.
-    burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
-        (None: half of ``n_iter``); ``score`` averages the held-out predictive over them
-        (they are held in memory, K x W floats each, to score other stores).
-    eval_every : score the held-out users every this many iterations (0: never).
-    seed : the whole chain is a function of the seed (and the corpus).
-    progress : show a progress bar.
+    Each parameter is declared once in ``dscir.api.mixture_params``.
     """
 
     _model_name = "dpmm"
     _unit = "users"
+    _diagnosable = True
+    _score_note = "mean log predictive"
+    _ksd_count, _ksd_unit = "n_sticks", "users"
     _shown = ("sampler", "policy", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
-    _parameter_constraints = {
-        "sampler": Options((*REFERENCE, None)),
-        "policy": Options(POLICIES),
-        "a0": Interval(numbers.Real, 0, open_low=True, none=True),
-        "alpha_prior": Pair(("{} shape", "{} rate"), _POSITIVE, _POSITIVE),
-        "batch_size": Interval(numbers.Integral, 1, none=True),
-        "step_sizes": Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), _POSITIVE, _POSITIVE,
-                           none=True),
-        "n_init": Interval(numbers.Integral, 1, none=True),
-        "init": Options((*INITS, None)),
-        "n_iter": Interval(numbers.Integral, 0),
-        "burn_in": Interval(numbers.Integral, 0, none=True),
-        "thin": Interval(numbers.Integral, 1),
-        "eval_every": Interval(numbers.Integral, 0),
-        "seed": Interval(numbers.Integral, 0),
-    }
-
-    def __init__(self, sampler: str | None = None, *, policy: str = "auto",
-                 a0: float | None = None,
-                 alpha_prior: tuple[float, float] = (1.0, 1.0), batch_size: int | None = None,
-                 step_sizes: tuple[float, float] | None = None, n_init: int | None = None,
-                 init: str | None = None,
-                 n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
-                 eval_every: int = 0, seed: int = 0, progress: bool = True):
-        self.sampler = sampler
-        self.policy = policy
-        self.a0 = a0
-        self.alpha_prior = alpha_prior
-        self.batch_size = batch_size
-        self.step_sizes = step_sizes
-        self.n_init = n_init
-        self.init = init
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.eval_every = eval_every
-        self.seed = seed
-        self.progress = progress
+    _params = DPMM
 
     def _make_config(self, store: str | None = None) -> DPMMConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        sampler = dp_sampler(self.policy, self.sampler, shape[0])
+        sampler = dp_sampler(self.policy, None if self.sampler == AUTO else self.sampler,
+                             shape[0])
         defaults = default_settings(self.policy, sampler, *shape)
         value = {k: self._reference(defaults, k) for k in defaults}
         steps = value["step_sizes"]
@@ -116,6 +53,51 @@ class DPMixture(HeldoutPredictive, Estimator):
 
     def _model_type(self, config):
         return model_type(config.sampler)
+
+    # -- reading runs of several chains (dscir.api.diagnose, dscir.api.stein) --
+
+    @classmethod
+    def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
+        """The held-out users' mean log predictive under each kept sample [chain, draw]."""
+        from dscir.models.dpmm.model import samples_from_arrays, user_scores
+
+        if heldout.size == 0:
+            raise DscirError(f"{runs[0].store} has no held-out users to score")
+        return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"])))
+                          for s in samples_from_arrays(r.samples())] for r in runs])
+
+    @classmethod
+    def _diagnostic_rows(cls, runs, top: int):
+        from dscir.api.diagnose import row, stack
+
+        return [row("alpha", stack(runs, "alpha")),
+                row("clusters", stack(runs, "n_components").astype(np.float64),
+                    "components of each kept sample")], None
+
+    @classmethod
+    def _posterior(cls, runs):
+        from dscir.api.diagnose import stack
+
+        return {"alpha": stack(runs, "alpha"), "n_clusters": stack(runs, "n_components")}, {}, {}
+
+    @classmethod
+    def _ksd_full_data(cls, config) -> bool:
+        """An exact Gibbs run scores every training user by default."""
+        return config["sampler"] == "gibbs"
+
+    @classmethod
+    def _run_ksd(cls, runs, executor, train, batch_size, *, n_words, words, n_sticks):
+        from dscir.api.stein import KSDResult, dp_chain_ksd, kept
+        from dscir.models.dpmm import DPMMConfig, samples_from_arrays
+
+        values = []
+        for r in runs:
+            kept(r, "alpha")
+            values.append(dp_chain_ksd(executor, train, DPMMConfig(**r.config),
+                                       samples_from_arrays(r.samples()), int(n_sticks),
+                                       batch_size))
+        return KSDResult(values, None, len(runs[0].samples()["alpha"]), batch_size,
+                         batch_size == train.size, int(n_sticks))
 
     def _collect(self, chain) -> None:
         super()._collect(chain)

@@ -10,16 +10,15 @@ from pathlib import Path
 import numpy as np
 
 from dscir.api.base import Estimator
-from dscir.api.params import Interval, Mapping, Options
+from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
+from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
+from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
-from dscir.models.lda.config import BLOCK_ENTRIES
-from dscir.models.lda.kernels import KERNELS
-from dscir.models.lda.policy import (POLICIES, CorpusSize, choose, choose_batch, choose_sweeps,
-                                     needs_corpus)
-from dscir.models.lda.placement import PLACEMENTS, resolve_placement
+from dscir.models.lda.policy import CorpusSize, choose, choose_batch, choose_sweeps, needs_corpus
+from dscir.models.lda.placement import resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -34,119 +33,23 @@ def corpus_size(store: str) -> CorpusSize:
     return CorpusSize(train, int(c.n_words), round(int(c.meta["n_tokens"]) * train / c.n_docs))
 
 
+@declare
 class LDA(Estimator):
     """Latent Dirichlet allocation fitted by stochastic-gradient MCMC on Dask.
 
-    Parameters
-    ----------
-    n_topics : number of topics K.
-    sampler : "scir" (default), "sgrld", "gsgrhmc", "sgld" or "sghmc".
-    alpha : document-topic Dirichlet concentration (None: the policy's value).
-    beta : topic-word Dirichlet concentration (None: the policy's value).
-    batch_size : documents per minibatch (None: the policy's; "default": one pass
-        over the training documents in 10 iterations, 50 to 1,000 documents).
-    step_size : h (SCIR) or epsilon; with ``tau`` set, h_m = h (1 + m/tau)^-kappa.
-    tau, kappa : the step-size schedule; ``tau=None`` keeps the step constant
-        (``"default"`` / None: the policy's).
-    policy : who chooses alpha, beta, the minibatch, the step schedule and the
-        sweeps where they are not set:
-        "default" (from the corpus's size, K and the minibatch;
-        ``dscir.models.lda.policy``) or "reference" (the papers' settings,
-        ``LDA_DEFAULTS``). Explicit values always win; the run records the policy.
-    sweeps : Gibbs sweeps per minibatch document and visit (None: the policy's;
-        "default" 10, "reference" 200).
-    burn_sweeps : the first this many sweeps of a visit are discarded (None: half).
-    warm_start : each document's chain starts from its topic assignments at the
-        end of its last visit (kept in the run, or a temporary directory the
-        workers must see), not from a fresh draw; then few sweeps suffice.
-    control_variates : a_hat from the stored assignments' counts plus the scaled
-        minibatch correction (Dubey et al. 2016); needs ``warm_start``.
-    n_iter : iterations of ``fit``.
-    burn_in, thin : posterior samples of phi are kept every ``thin`` iterations
-        after ``burn_in`` (None: half of ``n_iter``); ``topic_word_`` is their mean.
-    eval_every : score the held-out documents every this many iterations (0: never).
-    eval_sweeps : Gibbs sweeps for document completion when scoring.
-    sampler_options : the sampler's own hyperparameters, e.g. ``{"friction": 1.0}``
-        for SGHMC, ``{"integrator": "euler"}`` for gSGRHMC or SGHMC (the papers'
-        step; default "splitting", docs/integrators.md); None: the defaults.
-    kernel : the minibatch Gibbs kernel: "dense" (exact draws, O(K) per token),
-        "sparse" (Metropolis-Hastings with alias tables, O(1) per token; the same
-        conditional left invariant) or "auto" (default: dense below
-        ``dscir.models.lda.kernels.SPARSE_FROM_K`` topics, sparse from it).
-    placement : where the topics live: "driver" (one K x W state, stepped on the
-        driver), "workers" (vocabulary blocks held and stepped by the workers,
-        the driver keeps O(K) per block; a different chain of the same
-        posterior; not with warm starts) or "auto" (default: workers from
-        K x W = ``dscir.models.lda.placement.WORKERS_FROM_ENTRIES``). The run
-        records the placement that ran.
-    block_entries : parameters per vocabulary block with ``placement="workers"``
-        (blocks of block_entries // K words; part of the chain's definition).
-    seed : the whole chain is a function of the seed (and the corpus).
-    progress : show a progress bar.
+    The parameters left ``"auto"`` (alpha, beta, the minibatch, the step schedule
+    and the sweeps) are chosen by ``policy``: "default" from the corpus's size, K
+    and the minibatch, "reference" the papers' settings; explicit values always
+    win and the run records the values that ran. Each parameter is declared once
+    in ``dscir.api.lda_params``.
     """
 
     _model_name = "lda"
     _shown = ("n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "seed")
-    _parameter_constraints = {
-        "n_topics": Interval(numbers.Integral, 2),
-        "sampler": Options(tuple(REFERENCE)),
-        "alpha": Interval(numbers.Real, 0, open_low=True, none=True),
-        "beta": Interval(numbers.Real, 0, open_low=True, none=True),
-        "batch_size": Interval(numbers.Integral, 1, none=True),
-        "step_size": Interval(numbers.Real, 0, open_low=True, none=True),
-        "kappa": Interval(numbers.Real, 0, 1, none=True),
-        "sweeps": Interval(numbers.Integral, 2, none=True),
-        "burn_sweeps": Interval(numbers.Integral, 0, none=True),
-        "warm_start": Options((False, True)),
-        "control_variates": Options((False, True)),
-        "n_iter": Interval(numbers.Integral, 0),
-        "burn_in": Interval(numbers.Integral, 0, none=True),
-        "thin": Interval(numbers.Integral, 1),
-        "eval_every": Interval(numbers.Integral, 0),
-        "eval_sweeps": Interval(numbers.Integral, 2),
-        "seed": Interval(numbers.Integral, 0),
-        "kernel": Options(KERNELS),
-        "policy": Options(POLICIES),
-        "placement": Options(PLACEMENTS),
-        "block_entries": Interval(numbers.Integral, 1),
-    }
-
-    def __init__(self, n_topics: int = 100, sampler: str = "scir", *,
-                 alpha: float | None = None, beta: float | None = None,
-                 batch_size: int | None = None,
-                 step_size: float | None = None, tau: float | None | str = "default",
-                 kappa: float | None = None, sweeps: int | None = None,
-                 burn_sweeps: int | None = None, warm_start: bool = False,
-                 control_variates: bool = False, n_iter: int = 1000,
-                 burn_in: int | None = None, thin: int = 10, eval_every: int = 0,
-                 eval_sweeps: int = 100, sampler_options: dict | None = None, seed: int = 0,
-                 kernel: str = "auto", placement: str = "auto",
-                 block_entries: int = BLOCK_ENTRIES, policy: str = "default",
-                 progress: bool = True):
-        self.n_topics = n_topics
-        self.sampler = sampler
-        self.alpha = alpha
-        self.beta = beta
-        self.batch_size = batch_size
-        self.step_size = step_size
-        self.tau = tau
-        self.kappa = kappa
-        self.sweeps = sweeps
-        self.burn_sweeps = burn_sweeps
-        self.warm_start = warm_start
-        self.control_variates = control_variates
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.eval_every = eval_every
-        self.eval_sweeps = eval_sweeps
-        self.sampler_options = sampler_options
-        self.seed = seed
-        self.kernel = kernel
-        self.policy = policy
-        self.placement = placement
-        self.block_entries = block_entries
-        self.progress = progress
+    _params = PARAMS
+    _diagnosable = _reportable = True
+    _score_note = "per-token log likelihood"
+    _ksd_count, _ksd_unit = "n_words", "documents"
 
     def needs_cluster(self) -> bool:
         """LDA always runs on Dask (its settings need no corpus to know that)."""
@@ -156,41 +59,102 @@ class LDA(Estimator):
         return True
 
     def _make_config(self, store: str | None = None) -> LDAConfig:
-        options = dict(self.sampler_options or {})
-        Mapping().check("sampler_options", options)
         from dscir.samplers import get_sampler
 
+        options = dict(self.sampler_options or {})
         sampler = get_sampler(self.sampler, **options)  # unknown options: one clear error
         size = corpus_size(store) if store is not None else None
         policy_size = size if needs_corpus(self.policy) else None
-        batch = int(self.batch_size) if self.batch_size is not None \
-            else choose_batch(self.policy, policy_size)
-        chosen = choose(self.policy, self.sampler, int(self.n_topics), batch, policy_size,
-                        sampler.hyperparameters.get("integrator"))
-        pick = lambda name: self._reference(chosen, name)  # noqa: E731
-        tau = chosen["tau"] if self.tau == "default" else self.tau
-        Interval(numbers.Real, 0, open_low=True, none=True).check("tau", tau)
-        config = LDAConfig(
-            n_topics=int(self.n_topics), sampler=self.sampler, alpha=float(pick("alpha")),
-            beta=float(pick("beta")), batch_size=batch,
-            step_size=float(pick("step_size")), tau=None if tau is None else float(tau),
-            kappa=float(pick("kappa")), seed=int(self.seed),
-            sweeps=int(choose_sweeps(self.policy) if self.sweeps is None else self.sweeps),
-            burn_sweeps=None if self.burn_sweeps is None else int(self.burn_sweeps),
-            warm_start=bool(self.warm_start), control_variates=bool(self.control_variates),
-            burn_in=self._burn_in(),
-            thin=int(self.thin), eval_sweeps=int(self.eval_sweeps),
-            sampler_options={k: v if isinstance(v, str) else float(v)
-                             for k, v in options.items()}, kernel=self.kernel,
-            placement=self.placement, block_entries=int(self.block_entries),
-            policy=self.policy)
+        values = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS if p.config is True}
+        if values["batch_size"] == AUTO:
+            values["batch_size"] = choose_batch(self.policy, policy_size)
+        chosen = choose(self.policy, self.sampler, values["n_topics"], values["batch_size"],
+                        policy_size, sampler.hyperparameters.get("integrator"))
+        chosen["sweeps"] = choose_sweeps(self.policy)
+        declared = self._parameter_constraints
+        values.update({k: declared[k].coerce(chosen[k]) for k in POLICY_CHOSEN
+                       if values[k] == AUTO})
+        values.update(
+            burn_in=self._burn_in(), stopping=self._stopping_rule(), sampler_options={k: v if isinstance(v, str) else float(v)
+                             for k, v in options.items()})
+        config = LDAConfig(**values)
         if store is None:
             return config
         # "auto" is resolved on the corpus, so the run records the placement that ran.
         return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
 
+    def _stopping_rule(self) -> dict | None:
+        """The ``config="stopping"`` parameters and the scoring cadence with
+        ``n_iter="auto"`` (None: a fixed number of iterations)."""
+        if self.n_iter != AUTO:
+            return None
+        if self.burn_in is not None:
+            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
+                             "leave it None")
+        rule = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS
+                if p.config == "stopping"}
+        Plateau(**rule).check()
+        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
+
+    def _burn_in(self) -> int:
+        return 0 if self.n_iter == AUTO else super()._burn_in()
+
+    def _iterations(self, config) -> int:
+        return self.n_iter if config.stopping is None else config.stopping["max_iter"]
+
+    def _stopping(self, config):
+        if config.stopping is None:
+            return None
+        rule = {k: v for k, v in config.stopping.items() if k != "eval_every"}
+        return Stopping(Plateau(**rule), config.stopping["eval_every"], lower_is_better=True)
+
     def _model_type(self, config):
         return LDAModel
+
+    # -- reading runs of several chains (dscir.api.diagnose, dscir.api.stein) --
+
+    @classmethod
+    def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
+        """-log perplexity of the held-out documents under each kept phi [chain, draw]."""
+        from dscir.models.lda import perplexity
+
+        out = []
+        for r in runs:
+            cfg = LDAConfig(**r.config)
+            out.append([-np.log(perplexity(executor, heldout, phi, cfg.alpha, cfg.eval_sweeps,
+                                           cfg.seed, cfg.completion_every))
+                        for phi in r.samples()["phi"].astype(np.float64)])
+        return np.array(out)
+
+    @classmethod
+    def _diagnostic_rows(cls, runs, top: int):
+        from dscir.api.diagnose import topic_rows
+
+        return topic_rows(runs, top)
+
+    @classmethod
+    def _posterior(cls, runs):
+        from dscir.api.diagnose import lda_phi
+
+        phi, _ = lda_phi(runs)
+        coords = dict(topic=np.arange(phi.shape[2]),
+                      word=np.array([str(v) for v in runs[0].vocabulary]))
+        return {"phi": phi}, {"phi": ["topic", "word"]}, coords
+
+    @classmethod
+    def _ksd_full_data(cls, config) -> bool:
+        return False
+
+    @classmethod
+    def _run_ksd(cls, runs, executor, train, batch_size, *, n_words, words, n_sticks):
+        from dscir.api.stein import KSDResult, chain_ksd, frequent_words, kept
+
+        if words is None:
+            words = frequent_words(executor, runs[0].store, n_words)
+        values = [chain_ksd(executor, train, LDAConfig(**r.config), kept(r, "phi"), words,
+                            batch_size) for r in runs]
+        return KSDResult(values, words, len(runs[0].samples()["phi"]), batch_size,
+                         batch_size == train.size)
 
     def _parameter_rows(self, config) -> int:
         return config.n_topics

@@ -2,54 +2,28 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from dscir.api.base import Estimator
 from dscir.api.mixtures import HeldoutPredictive
-from dscir.api.params import Interval, Options
+from dscir.api.mixture_params import MIXTURE
+from dscir.api.params import declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
-from dscir.models.dpmm import INITS
-from dscir.models.policy import POLICIES, corpus_shape, mixture_settings
+from dscir.models.policy import corpus_shape, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
-_POSITIVE_OR_NONE = Interval(numbers.Real, 0, open_low=True, none=True)
-
-
+@declare
 class Mixture(HeldoutPredictive, Estimator):
     """Finite mixture of K multinomials by stochastic-gradient MCMC on Dask, or exact Gibbs.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), z_i ~ Categorical(pi),
     phi_k ~ Dirichlet(a0), pi ~ Dirichlet(gamma). See ``dscir.models.mixture``.
-
-    Parameters
-    ----------
-    n_clusters : number of clusters K (>= 2).
-    sampler : "scir" (default) or "sgrld": allocations of a minibatch on a Dask
-        cluster, weights and components moved by SCIR or SGRLD steps; "gibbs":
-        the exact Gibbs sampler on all training documents in this process.
-    gamma : Dirichlet concentration of the mixture weights.
-    policy : where unset (None) settings come from: "auto" (default: on corpora of
-        1000 words or more the components are seeded by k-means++; minibatch
-        min(1000, N/4)) or "reference"; see ``dscir.models.policy``.
-    a0 : Dirichlet concentration of the components (None: the sampler's reference value).
-    batch_size : documents per minibatch (stochastic samplers; None: the policy's).
-    init : "random" (components from Gamma(1, 1)) or "kmeans++" (seeded on documents,
-        ``dscir.models.seeding``); None: the policy's.
-    step_weights, step_components : h (SCIR) or epsilon (SGRLD) of the weights and
-        of the components (None: the sampler's reference values).
-    n_iter : iterations of ``fit``.
-    burn_in, thin : samples are kept every ``thin`` iterations after ``burn_in``
-        (None: half of ``n_iter``); ``score`` averages the held-out predictive over
-        them (they are held in memory, K x W floats each, to score other stores).
-    eval_every : score the held-out documents every this many iterations (0: never).
-    seed : the whole chain is a function of the seed (and the corpus).
-    progress : show a progress bar.
+    Each parameter is declared once in ``dscir.api.mixture_params``.
 
     Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final
     state, ``labels_`` (every document's last cluster, -1 if held out),
@@ -58,44 +32,7 @@ class Mixture(HeldoutPredictive, Estimator):
 
     _model_name = "mixture"
     _shown = ("n_clusters", "sampler", "gamma", "a0", "batch_size", "seed")
-    _parameter_constraints = {
-        "n_clusters": Interval(numbers.Integral, 2),
-        "sampler": Options(tuple(REFERENCE)),
-        "gamma": Interval(numbers.Real, 0, open_low=True),
-        "a0": _POSITIVE_OR_NONE,
-        "policy": Options(POLICIES),
-        "batch_size": Interval(numbers.Integral, 1, none=True),
-        "init": Options((*INITS, None)),
-        "step_weights": _POSITIVE_OR_NONE,
-        "step_components": _POSITIVE_OR_NONE,
-        "n_iter": Interval(numbers.Integral, 0),
-        "burn_in": Interval(numbers.Integral, 0, none=True),
-        "thin": Interval(numbers.Integral, 1),
-        "eval_every": Interval(numbers.Integral, 0),
-        "seed": Interval(numbers.Integral, 0),
-    }
-
-    def __init__(self, n_clusters: int = 10, sampler: str = "scir", *, gamma: float = 1.0,
-                 policy: str = "auto", a0: float | None = None, batch_size: int | None = None,
-                 init: str | None = None,
-                 step_weights: float | None = None, step_components: float | None = None,
-                 n_iter: int = 1000, burn_in: int | None = None, thin: int = 10,
-                 eval_every: int = 0, seed: int = 0, progress: bool = True):
-        self.n_clusters = n_clusters
-        self.sampler = sampler
-        self.gamma = gamma
-        self.policy = policy
-        self.a0 = a0
-        self.batch_size = batch_size
-        self.init = init
-        self.step_weights = step_weights
-        self.step_components = step_components
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.eval_every = eval_every
-        self.seed = seed
-        self.progress = progress
+    _params = MIXTURE
 
     def _make_config(self, store: str | None = None) -> MixtureConfig:
         shape = (None, None) if store is None else corpus_shape(store)

@@ -1,7 +1,16 @@
-"""Declarative parameter constraints (scikit-learn's ``_parameter_constraints``).
+"""Declarative parameters: each estimator parameter is declared once, as a ``Param``.
 
-An estimator lists one constraint per parameter; ``validate`` checks them all
-at ``fit`` and raises one ``DscirError`` naming the parameter and the value.
+A ``Param`` holds the parameter's name, constraint, default, help text, command-line
+flag and whether it is a field of the chain's configuration. From an estimator's
+tuple of them ``dscir.api.declare`` builds its ``__init__`` signature (read back by
+``get_params``), its constraint table and its docstring's Parameters section, and
+``dscir.cli.options.add_params`` builds its command-line options. ``validate``
+checks every constraint at ``fit`` and raises one ``DscirError`` naming the
+parameter as the user wrote it: the Python name, or the flag on the command line.
+
+``AUTO`` is the one sentinel for "chosen for you" (by the estimator's policy, or
+the rule the parameter's help names); None is a value of its own where allowed
+(e.g. ``tau=None``: a constant step size).
 """
 
 from __future__ import annotations
@@ -76,9 +85,13 @@ class Pair:
 @dataclass(frozen=True)
 class Mapping:
     """A mapping of option names to positive numbers or names (a sampler's options;
-    the sampler checks the names)."""
+    the sampler checks the names); ``none``: None allowed."""
+
+    none: bool = False
 
     def check(self, name: str, value: Any) -> None:
+        if value is None and self.none:
+            return
         if not isinstance(value, dict):
             raise DscirError(f"{name} must be a dict of option names to numbers, got {value!r}")
         for k, v in value.items():
@@ -86,7 +99,105 @@ class Mapping:
                 Interval(numbers.Real, 0, open_low=True).check(f"{name}[{k!r}]", v)
 
 
-def validate(constraints: dict[str, Any], params: dict[str, Any]) -> None:
-    """Check every parameter against its constraint (the table's order)."""
-    for name, constraint in constraints.items():
-        constraint.check(name, params[name])
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One estimator parameter, declared once.
+
+    ``constraint``: its check (``Interval``, ``Options``, ...); ``auto``: ``AUTO`` is
+    also allowed; ``default``: the value ``__init__`` takes; ``help``: one line of
+    prose for the docstring and the command line; ``flag``: its command-line flag
+    ("" gives ``--name-with-dashes``, None: not on the command line); ``config``:
+    whether it is a field of the model's configuration, passed on as resolved (a
+    string: an entry of that field, a dict);
+    ``positional``: may be given by position in ``__init__``; ``required``: the
+    command line asks for it (the Python default is then for the API alone).
+    """
+
+    name: str
+    constraint: Any
+    default: Any
+    help: str
+    flag: str | None = ""
+    auto: bool = False
+    config: bool | str = True
+    positional: bool = False
+    required: bool = False
+
+    def coerce(self, value: Any) -> Any:
+        """The value as the configuration holds it (a plain int or float for a number)."""
+        if isinstance(self.constraint, Interval) and value is not None and value != AUTO:
+            return int(value) if self.constraint.kind is numbers.Integral else float(value)
+        return value
+
+    @property
+    def option(self) -> str | None:
+        """The command-line flag (None: not on the command line)."""
+        if self.flag is None:
+            return None
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def check(self, name: str, value: Any) -> None:
+        """Raise the ``DscirError`` of a bad value, naming the parameter ``name``."""
+        if self.auto and isinstance(value, str) and value == AUTO:
+            return
+        try:
+            self.constraint.check(name, value)
+        except DscirError as exc:
+            if not self.auto:
+                raise
+            raise DscirError(f"{exc} (or {AUTO!r})") from None
+
+
+def validate(params: Any, values: dict[str, Any], cli: bool = False) -> None:
+    """Check every parameter against its declaration (or a ``{name: constraint}``
+    table), in order; ``cli``: name each by its command-line flag."""
+    if isinstance(params, dict):
+        for name, constraint in params.items():
+            constraint.check(name, values[name])
+        return
+    for p in params:
+        p.check(p.option if cli and p.option else p.name, values[p.name])
+
+
+def declare(cls):
+    """Class decorator: build ``cls.__init__`` (its signature is what ``get_params``
+    reads), ``_parameter_constraints`` and the docstring's Parameters section from
+    ``cls._params``, the estimator's declarations."""
+    import inspect
+
+    params = cls._params
+    kind = inspect.Parameter
+    signature = inspect.Signature(
+        [kind("self", kind.POSITIONAL_OR_KEYWORD)]
+        + [kind(p.name, kind.POSITIONAL_OR_KEYWORD if p.positional else kind.KEYWORD_ONLY,
+                default=p.default) for p in params])
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature
+    __init__.__qualname__ = f"{cls.__name__}.__init__"
+    __init__.__module__ = cls.__module__
+    cls.__init__ = __init__
+    cls._parameter_constraints = {p.name: p for p in params}
+    rows = "\n".join(f"    {p.name} : {p.help} Default: {p.default!r}." for p in params)
+    cls.__doc__ = (cls.__doc__ or "").rstrip() + "\n\n    Parameters\n    ----------\n" + rows + "\n"
+    return cls
+
+
+
+def markdown_table(params: tuple[Param, ...]) -> str:
+    """The declarations as a Markdown table (the API reference's parameter tables)."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = [f"| `{p.name}` | `{p.default!r}` | "
+            + (f"`{p.option}`" if p.option else "") + f" | {cell(p.help)} |" for p in params]
+    return "\n".join(["| parameter | default | command line | meaning |",
+                      "|---|---|---|---|", *rows])

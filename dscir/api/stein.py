@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir import streams
+from dscir.api.registry import estimator_class
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
 from dscir.diagnostics.ksd import ksd
 from dscir.diagnostics.stein import complete_totals, lda_score
@@ -195,7 +196,7 @@ def dp_chain_ksd(executor, train: np.ndarray, config, samples, n_sticks: int,
     return ksd(np.array(logits), np.array(scores))
 
 
-def _kept(r, name: str):
+def kept(r, name: str):
     values = r.samples().get(name)
     if values is None or len(values) < 2:
         raise DscirError(f"{r.path} kept fewer than 2 samples; the KSD needs several "
@@ -208,18 +209,14 @@ def check_options(runs, batch_size=None, n_words: int = 10, n_sticks: int = 10) 
     (users) per score estimate (see ``run_ksd``)."""
     from dscir.corpus import Corpus
 
-    model = runs[0].model
-    if model not in ("lda", "dpmm"):
-        raise DscirError(f"the KSD is implemented for LDA and DP-mixture runs, not {model} runs")
+    kind = estimator_class(runs[0].model, "_ksd_count", "the KSD")
     n_train = Corpus.open(runs[0].store).train_docs().size
-    count = n_words if model == "lda" else n_sticks
+    count = {"n_words": n_words, "n_sticks": n_sticks}[kind._ksd_count]
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-        what = "n_words" if model == "lda" else "n_sticks"
-        raise DscirError(f"the KSD's {what} must be an int >= 1, got {count!r}")
-    if model == "lda":
-        return check_batch_size(batch_size, runs[0].config["batch_size"], n_train, "documents")
-    default = ALL if runs[0].config["sampler"] == "gibbs" else runs[0].config["batch_size"]
-    return check_batch_size(batch_size, default, n_train, "users")
+        raise DscirError(f"the KSD's {kind._ksd_count} must be an int >= 1, got {count!r}")
+    config = runs[0].config
+    default = ALL if kind._ksd_full_data(config) else config["batch_size"]
+    return check_batch_size(batch_size, default, n_train, kind._ksd_unit)
 
 
 def run_ksd(runs, executor, *, n_words: int = 10, batch_size: int | str | None = None,
@@ -232,22 +229,5 @@ def run_ksd(runs, executor, *, n_words: int = 10, batch_size: int | str | None =
 
     batch_size = check_options(runs, batch_size, n_words, n_sticks)
     train = np.asarray(Corpus.open(runs[0].store).train_docs(), np.int64)
-    full = batch_size == train.size
-    if runs[0].model == "dpmm":
-        from dscir.models.dpmm import DPMMConfig, samples_from_arrays
-
-        values = []
-        for r in runs:
-            _kept(r, "alpha")
-            values.append(dp_chain_ksd(executor, train, DPMMConfig(**r.config),
-                                       samples_from_arrays(r.samples()), int(n_sticks),
-                                       batch_size))
-        return KSDResult(values, None, len(runs[0].samples()["alpha"]), batch_size, full,
-                         int(n_sticks))
-    from dscir.models.lda import LDAConfig
-
-    if words is None:
-        words = frequent_words(executor, runs[0].store, n_words)
-    values = [chain_ksd(executor, train, LDAConfig(**r.config), _kept(r, "phi"), words,
-                        batch_size) for r in runs]
-    return KSDResult(values, words, len(runs[0].samples()["phi"]), batch_size, full)
+    return estimator_class(runs[0].model)._run_ksd(
+        runs, executor, train, batch_size, n_words=n_words, words=words, n_sticks=n_sticks)

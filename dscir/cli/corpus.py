@@ -149,6 +149,22 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stopping_info(path: str) -> None:
+    """The stopping rule of an n_iter="auto" run and where it ended burn-in and the run."""
+    import zarr
+
+    from dscir.api.base import STOPPING_ATTR
+
+    rule = zarr.open_group(path, mode="r").attrs.get(STOPPING_ATTR)
+    if rule is None:
+        return
+    burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
+    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations, "
+          f"plateau within {rule['tolerance']:g} over {rule['window']} scores, at most "
+          f"{rule['max_iter']} iterations; burn-in ended {burn}, stopped at iteration "
+          f"{rule['stopped']} ({rule['reason']})")
+
+
 def _run_info(path: str) -> int:
     from dscir.runs import Run
 
@@ -158,6 +174,7 @@ def _run_info(path: str) -> int:
     print(f"iterations:  {run.iteration:,}")
     print(f"samples:     {run.n_samples:,} kept")
     print("settings:    " + ", ".join(f"{k}={v}" for k, v in run.config.items()))
+    _stopping_info(path)
     ev = run.evaluations
     for i, value in zip(ev.get("iteration", []), ev.get(run.metric, [])):
         print(f"{run.metric}:  {value:.6g} at iteration {i}")

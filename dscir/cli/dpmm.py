@@ -7,7 +7,9 @@ import argparse
 import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
+from dscir.api.mixture_params import DPMM
 from dscir.cli import options
+from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -25,29 +27,10 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
     )
     p.add_argument("store", help="corpus store (see `dscir ingest`)")
-    p.add_argument("--sampler", choices=sorted(DPMM_DEFAULTS),
-                   help="default: the policy's (SGRLD on text under auto, else SCIR)")
-    p.add_argument("--policy", default="auto", choices=["auto", "reference"],
-                   help="where unset settings come from (see above)")
-    p.add_argument("--iterations", type=int, default=1000)
-    p.add_argument("--eval-every", type=int, default=0,
-                   help="held-out log predictive every M iterations (0: only at the end)")
+    add_params(p, DPMM)
     options.run_options(p)
-    p.add_argument("--a0", type=float, help="Dirichlet concentration of the components")
-    p.add_argument("--alpha-prior", type=float, nargs=2, default=(1.0, 1.0),
-                   metavar=("SHAPE", "RATE"), help="Gamma prior of the DP concentration")
-    p.add_argument("--batch-size", type=int, help="users per minibatch")
-    p.add_argument("--step-sizes", type=float, nargs=2, metavar=("H_THETA", "H_DP"),
-                   help="step sizes of the components and of the sticks")
-    p.add_argument("--n-init", type=int, help="components at the start")
-    p.add_argument("--init", choices=["random", "kmeans++"],
-                   help="initial components: Gamma(1, 1) draws or seeded on users (k-means++)")
-    p.add_argument("--burn-in", type=int, help="iterations before samples are kept")
-    p.add_argument("--thin", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--top", type=int, default=5, help="areas printed per cluster")
     p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
-    p.add_argument("--no-progress", action="store_true")
     options.cluster_options(p)
     p.set_defaults(func=_fit_dpmm)
 
@@ -55,14 +38,8 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
 def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
 
-    model = DPMixture(
-        sampler=args.sampler, policy=args.policy, a0=args.a0, alpha_prior=tuple(args.alpha_prior),
-        batch_size=args.batch_size,
-        step_sizes=None if args.step_sizes is None else tuple(args.step_sizes),
-        n_init=args.n_init, init=args.init, n_iter=args.iterations, burn_in=args.burn_in,
-        thin=args.thin,
-        eval_every=args.eval_every, seed=args.seed, progress=not args.no_progress,
-    )
+    model = DPMixture(**estimator_kwargs(args, DPMM))
+    check_flags(model)
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
     print(f"{model.n_iter_} iterations ({model.config_.sampler}): {model.n_clusters_} occupied "
           f"clusters, {model.n_components_} components represented, alpha = "

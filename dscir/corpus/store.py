@@ -1,6 +1,6 @@
 """The dscir corpus store: a Zarr v3 group holding a CSR document-term matrix.
 
-Format version 2 (the full spec is in README.md, "Corpus store format")::
+Format version 2 (the full spec: docs/guide/store.md)::
 
     STORE/   attrs: encoding-type "csr_matrix", encoding-version "0.1.0",
              shape [n_docs, n_words] (AnnData's sparse encoding), and
@@ -99,14 +99,7 @@ class Corpus:
     def open(cls, path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> Corpus:
         """Open a store by local path or any fsspec URL zarr accepts."""
         path = str(path)
-        try:
-            group = integrity.open_group(path, "corpus store")
-        except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
-            raise CorpusError(f"no corpus store at {path}") from exc
-        meta = group.attrs.get(ATTR)
-        if meta is None:
-            raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
-                              f"(its zarr.json has no {ATTR} attribute)")
+        group, meta = _corpus_group(path)
         if not isinstance(meta, dict):
             raise CorpusError(f"{path}: the {ATTR} attribute is not a JSON object")
         if meta.get("format_version") not in READABLE_VERSIONS:
@@ -276,20 +269,28 @@ def check_shapes(meta: dict, group: zarr.Group, indptr: np.ndarray, indices: zar
     return problems
 
 
+def _corpus_group(path: str):
+    """The Zarr group of the corpus store ``path`` and its dscir attribute (not None)."""
+    try:
+        group = integrity.open_group(path, "corpus store")
+    except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
+        raise CorpusError(f"no corpus store at {path}") from exc
+    meta = group.attrs.get(ATTR)
+    if meta is None:
+        raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
+                          f"(its zarr.json has no {ATTR} attribute)")
+    return group, meta
+
+
 def verify(path) -> tuple[list[str], list[str]]:
     """Read every chunk of every array of the corpus store ``path`` and check its
     consistency: ``indptr`` starts at 0, is monotone and ends at nnz, word ids in
     [0, n_words), counts > 0, and the attribute's sizes agree with the arrays.
     Returns (arrays found sound, problems as "array: what")."""
     path = str(path)
-    try:
-        group = integrity.open_group(path, "corpus store")
-    except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
-        raise CorpusError(f"no corpus store at {path}") from exc
-    meta = group.attrs.get(ATTR)
+    group, meta = _corpus_group(path)
     if not isinstance(meta, dict):
-        raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
-                          f"(its zarr.json has no {ATTR} attribute)")
+        raise CorpusError(f"{path}: the {ATTR} attribute is not a JSON object")
     ok, problems = [], []
     arrays = {}
     for name in ("indptr", "indices", "data", "doc_ids", "vocabulary", "heldout"):

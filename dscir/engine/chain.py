@@ -45,11 +45,15 @@ class Chain:
     ``local_values`` is a number keeps per-document state between visits
     (``dscir.engine.local_state``) in ``local_dir`` (None: a temporary
     directory; a checkpointed run's ``local`` group, so it can resume).
+    ``stopping`` (a ``dscir.engine.stopping.Stopping``): a chain of unknown length
+    whose burn-in and end its held-out scores decide (None: ``config.burn_in``
+    and the iterations asked for).
     """
 
     def __init__(self, model_type, config, store: str, executor, *, local_dir: str | None = None,
-                 **model_options):
+                 stopping=None, **model_options):
         self.config = config
+        self.stopping = stopping
         self.data = Data.open(store)
         self.store = self.data.store
         self.executor = executor
@@ -111,7 +115,8 @@ class Chain:
         self.position = after
         self.iteration = m + 1
         self.last_sample = None
-        if self.iteration > cfg.burn_in and (self.iteration - cfg.burn_in) % cfg.thin == 0:
+        burn_in = cfg.burn_in if self.stopping is None else self.stopping.burn_in
+        if self.iteration > burn_in and (self.iteration - burn_in) % cfg.thin == 0:
             self.last_sample = self.model.keep_sample(self.iteration)
             self.n_samples += 1
         timing = self.executor.timing
@@ -138,6 +143,8 @@ class Chain:
         a model leaves to their holders to write (``held_state``). The local state
         it names is kept until the next checkpoint is taken."""
         arrays, values = self.model.state()
+        if self.stopping is not None:
+            values = {**values, "stopping": self.stopping.state()}
         if self.local is not None:
             self.local.protect()
             arrays = {**arrays, **{f"local/{k}": v for k, v in self.local.arrays().items()}}
@@ -157,6 +164,8 @@ class Chain:
                    getattr(self.config, "PREDATED", None))
         arrays = {k: v for k, v in ckpt.arrays.items() if not k.startswith("local/")}
         self.model.restore(arrays, ckpt.values, samples or {})
+        if self.stopping is not None:
+            self.stopping.restore(ckpt.values["stopping"])
         if self.local is not None:
             self.local.restore(nested(ckpt.arrays, "local"))
         self.iteration = ckpt.iteration
@@ -189,11 +198,13 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     every iteration that is a multiple of ``eval_every`` (and at the end) when
     ``eval_every > 0``; returns the new scores (also in ``chain.evaluations``).
 
-    ``on_sample(rows)`` receives each kept sample's rows; ``checkpoint(chain)`` is
-    called at every multiple of ``checkpoint_every``, after that iteration's sample
-    and score. Both count the chain's iterations, so a resumed chain scores and
-    checkpoints where an uninterrupted one does. ``chain_index`` (chains run side
-    by side) names the chain on its progress bar and gives the bar its own line.
+    A chain with a ``stopping`` rule scores where the rule asks, and ends where it
+    decides (at most ``n_iter`` iterations). ``on_sample(rows)`` receives each
+    kept sample's rows; ``checkpoint(chain)`` is called at every multiple of
+    ``checkpoint_every``, after that iteration's sample and score. Both count the
+    chain's iterations, so a resumed chain scores and checkpoints where an
+    uninterrupted one does. ``chain_index`` (chains run side by side) names the
+    chain on its progress bar and gives the bar its own line.
     """
     from tqdm.auto import tqdm
 
@@ -213,16 +224,16 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     status = "failed"
     try:
         for i in range(n_iter):
+            if chain.stopping is not None and chain.stopping.done(chain.iteration):
+                break
             stats = chain.step(prefetch=i + 1 < n_iter)
-            m = chain.iteration
             report.iteration(**stats)
             if on_sample is not None and chain.last_sample is not None:
                 on_sample(chain.last_sample)
-            if eval_every > 0 and (m % eval_every == 0 or i + 1 == n_iter):
-                new.append(chain.evaluate())
-                extras = dict(zip(new[-1]._fields[2:], new[-1][2:]))
-                report.evaluation(m, new[-1][1], **extras)
-            if checkpoint is not None and checkpoint_every > 0 and m % checkpoint_every == 0:
+            if _score_due(chain, eval_every, last=i + 1 == n_iter):
+                new.append(_evaluate(chain, report))
+            if checkpoint is not None and checkpoint_every > 0 \
+                    and chain.iteration % checkpoint_every == 0:
                 checkpoint(chain)
             postfix = model.progress(stats)
             if chain.evaluations:
@@ -238,3 +249,19 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
         chain.close()
         report.finish(chain.iteration, status)
     return new
+
+
+def _score_due(chain: Chain, eval_every: int, last: bool) -> bool:
+    """Whether the chain scores its held-out documents after this iteration."""
+    if chain.stopping is not None:
+        return chain.stopping.due(chain.iteration)
+    return eval_every > 0 and (chain.iteration % eval_every == 0 or last)
+
+
+def _evaluate(chain: Chain, report) -> NamedTuple:
+    """Score the held-out documents, report it and give it to the stopping rule."""
+    record = chain.evaluate()
+    report.evaluation(chain.iteration, record[1], **dict(zip(record._fields[2:], record[2:])))
+    if chain.stopping is not None:
+        chain.stopping.observe(chain.iteration, record[1])
+    return record

@@ -1,4 +1,4 @@
-"""Default settings of the mixtures from the corpus's shape (issue 19).
+"""Default settings of the mixtures from the corpus's shape.
 
 The papers' reference settings (``REFERENCE``: 20 or 30 components drawn from
 Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
@@ -6,7 +6,7 @@ Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
 is noise, the first allocation merges true clusters, and no allocation move
 (Gibbs or slice, one document at a time) splits a merged cluster again; with
 minibatch statistics the stochastic chains merge more. What was measured to
-work (``benchmarks/dpmm_text.py``, README "DP mixture on text") is to start
+work (docs/benchmarks/dpmm_text.md) is to start
 from *more* components than clusters, seeded on documents by k-means++
 (``dscir.models.seeding``): every true cluster then gets a seed, and the
 surplus empties as the chain runs (the DP prior favours fewer clusters).
@@ -15,7 +15,7 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
 
 * the sampler ``TEXT_SAMPLER`` (SGRLD) where the user names none: on 20
   Newsgroups (21,537 words) seeded SGRLD beat k-means on tf-idf and exact
-  Gibbs (README, "DP mixture on text") where seeded SCIR stops at NMI 0.471;
+  Gibbs (docs/benchmarks/dpmm_text.md) where seeded SCIR stops at NMI 0.471;
   SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
   Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
 * ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
@@ -27,7 +27,7 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
   steps of 0.001 hardly move them): 22 clusters for 8, 61 on 20 Newsgroups.
   a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone
   kept more, larger steps alone merged two clusters of the policy test's
-  mixture (README). The other samplers keep their
+  mixture (docs/benchmarks/dpmm_text.md). The other samplers keep their
   reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5; on 20 Newsgroups
   SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2 or 0.001, and
   with 30 components instead of 100);

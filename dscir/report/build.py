@@ -28,6 +28,7 @@ def check_report(run: str | Path, store: str, out: str | Path, overwrite: bool =
     """The fitted LDA of ``run`` once every argument is checked (one clear error
     otherwise), before any cluster starts."""
     from dscir.api import load
+    from dscir.api.registry import estimator_class
 
     out = Path(out)
     if out.exists() and not overwrite:
@@ -37,8 +38,7 @@ def check_report(run: str | Path, store: str, out: str | Path, overwrite: bool =
     if not out.resolve().parent.is_dir():
         raise DscirError(f"cannot write {out}: {out.resolve().parent} is not a directory")
     model = load(run)
-    if model._model_name != "lda":
-        raise DscirError(f"{run} is a {model._model_name} run; reports are of LDA runs")
+    estimator_class(model._model_name, "_reportable", "a report")
     model.check_coherence(store, top=top)
     return model
 

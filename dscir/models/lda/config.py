@@ -36,7 +36,8 @@ class LDAConfig:
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
                                           "control_variates": False, "kernel": "dense",
                                           "placement": "driver", "block_entries": BLOCK_ENTRIES,
-                                          "policy": "reference", "scir_step": "dense"}
+                                          "policy": "reference", "stopping": None,
+                                          "scir_step": "dense"}
 
     n_topics: int
     sampler: str
@@ -76,6 +77,9 @@ class LDAConfig:
     # minibatch's columns, the others caught up exactly when next touched;
     # dscir/samplers/cir_lazy.py, docs/lazy_scir.md). Topics on the driver only.
     scir_step: str = "dense"
+    # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
+    # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
+    stopping: dict[str, Any] | None = None
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:

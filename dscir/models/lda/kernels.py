@@ -20,11 +20,9 @@ from dscir.rng import derive
 KERNELS = ("auto", "dense", "sparse")
 
 #: From this many topics on, ``kernel="auto"`` samples with the Metropolis-Hastings
-#: kernel. Measured on wiki batches with fitted topics (benchmarks/lda_kernel_large_k.py,
-#: benchmarks/README.md "LDA kernels at large K"): the sparse kernel runs 1.6x the
-#: dense one at K = 200 and 3.3x at K = 400, but its chains mix more slowly per sweep
-#: (a rough estimate from the same run: 2.1x and 2.6x the dense kernel's Monte Carlo
-#: variance per sweep), so per unit of error the dense kernel is still ahead at 200.
+#: kernel: it runs faster per sweep than the dense one from a few hundred topics on,
+#: but its chains mix more slowly per sweep, so the switch sits where it wins per
+#: unit of error (docs/benchmarks/lda_kernel_large_k.md).
 SPARSE_FROM_K = 400
 
 

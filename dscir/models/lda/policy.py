@@ -5,87 +5,40 @@ The papers' settings (``REFERENCE``) were tuned on one Wikipedia corpus (W =
 6,130 words, K = 100). Policy ``"default"`` keeps what they mean on other
 corpora, rule by rule:
 
-* **minibatch |S|.** The papers' 50 documents make one pass over D documents
-  D / 50 iterations, and an iteration costs about the same whatever its
-  Gibbs work at that size (a fixed per-iteration overhead of the cluster):
-  on 20 Newsgroups (D = 9,881) 200 iterations were one pass and 52.8 % worse
-  than tomotopy's 200 passes, 1,000 iterations 23 % (``benchmarks/README.md``).
-  So an unset minibatch is chosen so that one pass is ``PASS_ITERATIONS``
-  iterations: |S| = ceil(D / PASS_ITERATIONS), at least ``REFERENCE_BATCH``
-  (the papers', for small corpora) and at most ``BATCH_CAP`` (the Gibbs task
-  of a minibatch stays a few seconds; one pass over a large corpus is then
-  D / BATCH_CAP iterations), and never more than D. Measured at 40 sweeps
-  against tomotopy's 200 passes (``benchmarks/defaults.py --tag _batchrule``):
-  200 iterations went from +8.2 / +9.3 / +52.8 % (|S| = 50) to -3.7 / -3.5 /
-  +10.8 % on ap / kos / 20 Newsgroups, and wiki from +6.7 % to -1.9 % at 100
-  iterations; an iteration costs more, so on ap, kos and wiki dscir still
-  takes 2-11x tomotopy's time to reach tomotopy's perplexity.
-* **Gibbs sweeps per visit.** An unset ``sweeps`` is ``POLICY_SWEEPS`` = 10
-  (half burn-in), not the 200 of the reference. With the minibatch rule
-  every document is visited every 10 iterations, so a run of a few hundred
-  iterations revisits it tens of times and the kept phi averages over those
-  visits; at the rule's minibatches an iteration's time grows with its Gibbs
-  work. Measured at 200 iterations against 40 sweeps (``benchmarks/defaults.py
-  --sweeps 10``): ap, kos and 20 Newsgroups 1.7-3.5 % worse in perplexity
-  (ap and kos still better than tomotopy) in 2.8-4.8x less time; on ap with
-  ``benchmarks/peers.py`` against 100 sweeps: time to the target 116.7 s ->
-  68.4 s, the final perplexity 2,517 -> 2,576, still the best of dscir,
-  lda and tomotopy. With the engine's one task per worker thread and sparse
-  counts, the time to target was 0.93x tomotopy's on wiki and 8.5x on ap
-  (``benchmarks/README.md``, "Less waiting per iteration"). Warm starts are not part of the rule: on ap, warm starts
-  with 4 sweeps took 3.9x the time of cold visits with 10 for 200 iterations
-  and ended 3.4 % worse (reading and writing the stored assignments added
-  more time than the 6 sweeps saved), and they need the driver placement (the
-  workers placement keeps no local state) and a directory the workers share.
-* **topic prior beta.** Every topic gets beta x W pseudo-counts from the prior
-  against about N / K tokens of the corpus (N training tokens). SCIR's beta =
-  0.5 is 3,065 pseudo-counts per topic on wiki, but 25,000 on a 50,000-word
-  vocabulary, where it swamps the topics that get few tokens and their top
-  words become the prior's noise. So beta x W is held to at most
-  ``PRIOR_SHARE`` of the tokens per topic: beta = min(reference beta,
-  PRIOR_SHARE x N / (K W)), and never below ``BETA_FLOOR``.
+* **minibatch |S|.** An iteration costs about the same whatever its Gibbs work
+  at the papers' 50 documents (the cluster's fixed cost per iteration), so a
+  pass over a large corpus at |S| = 50 takes too many iterations. An unset
+  minibatch makes one pass ``PASS_ITERATIONS`` iterations: |S| =
+  ceil(D / PASS_ITERATIONS), at least ``REFERENCE_BATCH`` (the papers', for
+  small corpora), at most ``BATCH_CAP`` (a minibatch's Gibbs task stays a few
+  seconds) and never more than D.
+* **Gibbs sweeps per visit.** ``POLICY_SWEEPS`` (half burn-in) instead of the
+  reference's 200: with the minibatch rule every document is revisited every
+  ``PASS_ITERATIONS`` iterations, and the kept phi averages over the visits,
+  so fewer sweeps per visit cost little perplexity for much less time.
+* **topic prior beta.** Every topic gets beta x W pseudo-counts against about
+  N / K tokens (N training tokens); on a large vocabulary the reference beta
+  swamps the topics that get few tokens. So beta = min(reference beta,
+  ``PRIOR_SHARE`` x N / (K W)), never below ``BETA_FLOOR``.
 * **document prior alpha.** alpha x K, the prior's pseudo-counts per document,
   stays at its reference value at the papers' K (``REFERENCE_K``): alpha =
-  reference alpha x REFERENCE_K / K, so the pull of the prior on a
-  document's topic proportions does not grow with K.
-* **SCIR's step size.** One SCIR step keeps e^-h of the state and draws the
-  rest from the minibatch estimate a_hat = beta + (D/|S|) x counts; a_hat's
-  relative noise depends on |S|, not on D, so D needs no rule. The schedule
-  h_m = h (1 + m / tau)^-kappa is set per *document seen*: h = reference h x
-  |S| / REFERENCE_BATCH and tau = reference tau x REFERENCE_BATCH / |S|, so
-  the decay per document (h_m / |S|) after n documents is the same for every
-  minibatch size, and equal to the papers' at |S| = 50. Neither a smaller h
-  nor a faster decay (kappa 0.6, 1) brings 20 Newsgroups closer to tomotopy
-  (``benchmarks/README.md``); more passes over the data do, so the schedule
-  stays the papers'. At the large minibatches of the rule above h is large
-  (news: |S| = 989, h = 9.89, e^-h = 5e-5, each step nearly a fresh draw
-  from one minibatch's estimate); h = 1 there was 1.5 % better in one run,
-  far less than the gap to tomotopy, so h is not capped.
-* **gSGRHMC's step size.** With its default "splitting" integrator, the
-  reference step: the friction is an exact OU step, stable at any eps theta.
-  The position and force moves keep a limit, eps sqrt(1 + c_k. / theta_k.) < 2
-  (docs/integrators.md), which is 0.06 at wiki's scale (K = 50, c_k. = N/K,
-  theta_k. near W from the Gamma(1, 1) start) and self-limiting: a chain
-  pushed past it grows theta_k. until it holds (``tests/test_lda_policy.py``
-  runs a row at ap's scale and one with c_k. / theta_k. = 10^5 at the start,
-  where the Euler step diverges in 7 steps). With ``integrator="euler"``
-  (the paper's step) the step is bounded as follows. The Euler friction
-  r - eps theta r is unstable once eps theta > 2, and on one topic row the
-  chain's theta for the most frequent word settles near its scaled count over 1 + c_k. / theta_k.,
-  with theta_k. near W (the reflected kicks of the words without counts):
-  about ``TOP_SHARE`` x H, H = (N/K) W / (N/K + W). The papers' eps = 0.02
-  sits at the edge (max eps theta 2.2-2.4 on rows at the scale of wiki, ap,
-  kos and news), so an LDA chain diverges by chance (ap, K = 50). eps = min(reference, ``GSGRHMC_MARGIN`` / (TOP_SHARE x H)) keeps it at
-  0.2-1.2 there (``benchmarks/gsgrhmc_stiffness.py --policy``); not on a
-  corpus as small as reuters at K = 50 (2.1), where H underestimates. The
-  price is slower mixing. SGRLD, SGLD and SGHMC keep their reference steps
-  (no rule measured for them).
+  reference alpha x REFERENCE_K / K.
+* **SCIR's step size.** a_hat's relative noise depends on |S|, not on D, so
+  the schedule h_m = h (1 + m / tau)^-kappa is set per document seen: h =
+  reference h x |S| / REFERENCE_BATCH, tau = reference tau x REFERENCE_BATCH /
+  |S|, the papers' decay per document at every minibatch size.
+* **gSGRHMC's step size.** With the default "splitting" integrator (an exact
+  OU friction step, stable at any eps theta) the reference step. With
+  ``integrator="euler"`` (the paper's step) the friction r - eps theta r is
+  unstable once eps theta > 2, and the most frequent word's theta on a topic
+  row settles near ``TOP_SHARE`` x H, H = (N/K) W / (N/K + W); so eps =
+  min(reference, ``GSGRHMC_MARGIN`` / (TOP_SHARE x H)), at the price of slower
+  mixing (docs/integrators.md). SGRLD, SGLD and SGHMC keep their reference steps.
 
 Policy ``"reference"`` is ``REFERENCE`` unchanged (minibatch 50, 200 sweeps).
 An explicit argument always wins over either; a run records the policy's
-name and the values it ran with.
-``benchmarks/defaults.py`` measures the policy against the reference settings
-and tomotopy on six corpora (``benchmarks/README.md``).
+name and the values it ran with. What each rule gives, against the reference
+settings and tomotopy: docs/benchmarks/defaults.md and peers.md.
 """
 
 from __future__ import annotations

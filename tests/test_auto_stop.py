@@ -1,0 +1,149 @@
+"""``n_iter="auto"``: burn-in and the run end where the held-out score plateaus
+(dscir.engine.stopping.Stopping, wired through run_chain and the LDA estimator)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dscir.api import LDA
+from dscir.cli import main
+from dscir.engine.chain import Chain
+from dscir.engine.stopping import Plateau, Stopping
+from dscir.errors import DscirError
+from dscir.runs import Run, read_checkpoint
+from test_lda_driver import K_TRUE, synthetic_store  # noqa: F401  (fixture)
+from test_resume import Interrupt, assert_same_run
+
+
+def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
+    """Guards against one plateau ending both phases (a chain that stops where it
+    should start keeping samples) and against scores of the two phases mixed."""
+    stop = Stopping(Plateau(tolerance=0.01, window=2, max_iter=1000), 5, lower_is_better=True)
+    assert stop.burn_in == 1000  # nothing is kept while burning in
+    for m, score in zip((5, 10, 15, 20), (900.0, 700.0, 699.0, 698.0)):
+        assert stop.due(m) and not stop.due(m + 1)
+        stop.observe(m, score)
+    assert (stop.burn_end, stop.stopped, stop.burn_in) == (20, None, 20)
+    stop.observe(25, 697.9)  # flat against the burn-in scores, but a new series starts
+    assert stop.stopped is None and not stop.done(25)
+    for m, score in zip((30, 35), (640.0, 639.0)):
+        stop.observe(m, score)
+    assert stop.stopped is None
+    stop.observe(40, 638.5)
+    assert stop.stopped == 40 and stop.done(40)
+    assert stop.summary()["reason"] == "plateau"
+
+
+def test_max_iter_ends_a_chain_that_keeps_improving():
+    stop = Stopping(Plateau(tolerance=0.0, window=1, max_iter=12), 5, lower_is_better=True)
+    for m, score in ((5, 10.0), (10, 9.0), (12, 8.0)):
+        assert stop.due(m)
+        stop.observe(m, score)
+    assert (stop.burn_end, stop.stopped, stop.summary()["reason"]) == (None, 12, "max_iter")
+
+
+def test_the_state_continues_the_same_decision():
+    """Guards against a resumed chain that forgets the scores it has seen (it would
+    burn in again)."""
+    rule = Plateau(tolerance=0.01, window=2, max_iter=100)
+    a = Stopping(rule, 1, lower_is_better=False)
+    for m, s in enumerate((-9.0, -8.0, -7.99, -7.98, -7.0), 1):
+        a.observe(m, s)
+    b = Stopping(rule, 1, lower_is_better=False)
+    b.restore(a.state())
+    for s in (-6.99, -6.98):
+        a.observe(a_m := len(a.burn_scores) + len(a.kept_scores) + 1, s)
+        b.observe(a_m, s)
+    assert a.summary() == b.summary() and a.stopped is not None
+
+
+def auto_lda(**kw) -> LDA:
+    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter="auto", max_iter=100,
+                thin=2, eval_every=2, eval_sweeps=10, seed=7, progress=False)
+    return LDA(**{**base, **kw})
+
+
+def plateau_at(rule: Plateau, scores: list[float]) -> int | None:
+    """The index of the first score where ``rule`` is reached (None: never)."""
+    return next((i for i in range(len(scores)) if rule.reached(scores[:i + 1], True)), None)
+
+
+def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_workers,
+                                                           tmp_path, capsys):  # noqa: F811
+    store, _ = synthetic_store
+    model = auto_lda().fit(store, client=two_workers, out=tmp_path / "run")
+    got = model.stopping_
+    ev = [(e.iteration, e.perplexity) for e in model.evaluations_]
+    assert [m for m, _ in ev] == list(range(2, model.n_iter_ + 1, 2))
+    rule = Plateau(got["tolerance"], got["window"], got["max_iter"])
+    i = plateau_at(rule, [s for _, s in ev])
+    assert i is not None and got["burn_end"] == ev[i][0]  # the decision, redone
+    kept = [s for m, s in ev if m > got["burn_end"]]
+    j = plateau_at(rule, kept)
+    assert got["stopped"] == model.n_iter_ == (ev[i + 1 + j][0] if j is not None else 100)
+    samples = Run.open(tmp_path / "run").samples()["iteration"]
+    assert samples.size and samples.min() > got["burn_end"]
+    assert np.all((samples - got["burn_end"]) % 2 == 0)
+    assert main(["info", str(tmp_path / "run")]) == 0
+    assert f"burn-in ended at iteration {got['burn_end']}, stopped at iteration " \
+        f"{got['stopped']}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("after_burn_in", [-5, 3], ids=["burning-in", "keeping"])
+def test_an_auto_run_resumes_the_same_decision(synthetic_store, two_workers, tmp_path,
+                                               monkeypatch, after_burn_in):  # noqa: F811
+    """Stated: a resumed n_iter='auto' chain continues the uninterrupted chain's
+    decision (the scores seen and the burn-in end are checkpointed), so it ends
+    burn-in and stops at the same iterations, bit for bit."""
+    store, _ = synthetic_store
+    whole = auto_lda().fit(store, client=two_workers, out=tmp_path / "whole")
+    cut = whole.stopping_["burn_end"] + after_burn_in
+    step = Chain.step
+
+    def step_until(self, prefetch=True):
+        if self.iteration == cut:
+            raise Interrupt
+        return step(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step_until)
+    with pytest.raises(Interrupt):
+        auto_lda().fit(store, client=two_workers, out=tmp_path / "cut", checkpoint_every=2)
+    monkeypatch.setattr(Chain, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == cut - cut % 2
+    resumed = auto_lda().fit(store, client=two_workers, resume=tmp_path / "cut")
+    assert resumed.stopping_ == whole.stopping_
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
+
+
+def test_auto_needs_held_out_documents():
+    matrix = sp.csr_matrix(np.ones((40, 6), dtype=np.int64))
+    with pytest.raises(DscirError, match="no held-out documents; give n_iter a number"):
+        auto_lda().fit(matrix, vocabulary=[f"w{i}" for i in range(6)])
+
+
+def test_auto_rejects_a_burn_in():
+    with pytest.raises(DscirError, match="burn_in is decided by the stopping rule"):
+        auto_lda(burn_in=3, policy="reference").chain_config()
+
+
+def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_workers):  # noqa: F811
+    """Guards against a declared tolerance that never reaches the rule (the chain
+    would stop where the default tolerance does)."""
+    store, _ = synthetic_store
+    model = auto_lda(tolerance=0.02, max_iter=60).fit(store, client=two_workers)
+    got = model.stopping_
+    assert got["tolerance"] == 0.02
+    scores = [e.perplexity for e in model.evaluations_]
+    i = plateau_at(Plateau(0.02, got["window"], 60), scores)
+    assert i is not None and got["burn_end"] == model.evaluations_[i].iteration
+    assert plateau_at(Plateau(0.002, got["window"], 60), scores) != i
+
+
+def test_a_bad_tolerance_is_named_as_typed(capsys):
+    with pytest.raises(DscirError, match="^tolerance must be >= 0, got -0.1"):
+        auto_lda(tolerance=-0.1, policy="reference").chain_config()
+    assert main(["fit", "lda", "/nonexistent/store", "--iterations", "auto",
+                 "--tolerance", "-0.1"]) == 2
+    assert "--tolerance must be >= 0, got -0.1" in capsys.readouterr().err

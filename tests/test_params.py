@@ -1,0 +1,116 @@
+"""Each estimator parameter is declared once (``dscir.api.params.Param``): the
+signature, constraints, docstring and command line are built from it."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+from sklearn.base import clone
+
+import dscir
+from dscir.api.lda_params import PARAMS
+from dscir.api.mixture_params import DPMM, MIXTURE
+from dscir.api.params import AUTO
+from dscir.cli import main
+from dscir.cli.params import add_params, check_flags, estimator_kwargs
+from dscir.errors import DscirError
+
+
+def lda_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(exit_on_error=False)
+    add_params(p, PARAMS)
+    return p
+
+
+@pytest.mark.parametrize("cls, params", [(dscir.LDA, PARAMS), (dscir.DPMixture, DPMM),
+                                         (dscir.Mixture, MIXTURE)])
+def test_the_signature_is_the_declarations(cls, params):
+    """Guards against a parameter declared but missing from __init__ (get_params
+    would then drop it and clone lose it)."""
+    sig = inspect.signature(cls.__init__)
+    assert [n for n in sig.parameters if n != "self"] == [p.name for p in params]
+    assert {n: v.default for n, v in sig.parameters.items() if n != "self"} == \
+        {p.name: p.default for p in params}
+    assert clone(cls()).get_params() == cls().get_params()
+    assert dscir.LDA(7, "sgrld").get_params()["sampler"] == "sgrld"  # positional as before
+
+
+def test_get_set_params_and_clone_keep_every_parameter():
+    model = dscir.LDA(12, alpha=0.3, tau=None, n_iter=7, placement="driver")
+    copy = clone(model)
+    assert copy.get_params() == model.get_params()
+    copy.set_params(beta=0.2)
+    assert (copy.beta, model.beta) == (0.2, AUTO)
+    with pytest.raises(DscirError, match="no parameter bogus"):
+        model.set_params(bogus=1)
+
+
+def test_the_docstring_documents_every_parameter():
+    doc = dscir.LDA.__doc__
+    for p in PARAMS:
+        assert f"    {p.name} : {p.help}" in doc
+
+
+def test_every_flag_reads_back_into_the_estimator():
+    """Guards against a flag whose value is dropped or renamed on its way to LDA."""
+    args = lda_parser().parse_args(["--topics", "9", "--iterations", "40", "--tau", "none",
+                                    "--alpha", "auto", "--beta", "0.25", "--warm-start",
+                                    "--no-progress", "--kernel", "dense"])
+    kw = estimator_kwargs(args, PARAMS)
+    assert (kw["n_topics"], kw["n_iter"], kw["tau"], kw["alpha"], kw["beta"]) == \
+        (9, 40, None, AUTO, 0.25)
+    assert (kw["warm_start"], kw["progress"], kw["kernel"]) == (True, False, "dense")
+    defaults = estimator_kwargs(lda_parser().parse_args([]), PARAMS)
+    assert defaults == {k: v for k, v in dscir.LDA().get_params().items()
+                        if k != "sampler_options"}
+
+
+@pytest.mark.parametrize("python, flag, value, message", [
+    ("n_iter", "--iterations", -1, "must be >= 0, got -1"),
+    ("n_topics", "--topics", 1, "must be >= 2, got 1"),
+    ("alpha", "--alpha", 0.0, "must be > 0, got 0.0"),
+])
+def test_an_error_names_what_the_user_typed(python, flag, value, message):
+    model = dscir.LDA(**{python: value})
+    with pytest.raises(DscirError, match=f"^{python} {message}"):
+        model.chain_config()
+    with pytest.raises(DscirError, match=f"^{flag} {message}"):
+        check_flags(model)
+
+
+def test_the_command_line_names_the_flag(capsys):
+    assert main(["fit", "lda", "/nonexistent/store", "--iterations", "-3"]) == 2
+    assert "--iterations must be >= 0, got -3" in capsys.readouterr().err
+
+
+def test_pairs_and_auto_choices_on_the_command_line():
+    p = argparse.ArgumentParser(exit_on_error=False)
+    add_params(p, DPMM)
+    kw = estimator_kwargs(p.parse_args(["--step-sizes", "0.1", "0.2", "--sampler", "auto",
+                                        "--alpha-prior", "2", "3"]), DPMM)
+    assert (kw["step_sizes"], kw["sampler"], kw["alpha_prior"]) == ((0.1, 0.2), AUTO, (2.0, 3.0))
+    assert estimator_kwargs(p.parse_args([]), DPMM) == dscir.DPMixture().get_params()
+    model = dscir.DPMixture(step_sizes=(0.1, -1.0))
+    with pytest.raises(DscirError, match=r"^step_sizes\[1\] \(h_DP\) must be > 0"):
+        model.chain_config()
+    with pytest.raises(DscirError, match=r"^--step-sizes\[1\] \(h_DP\) must be > 0"):
+        check_flags(model)
+
+
+def test_the_reference_shows_a_table_of_each_declaration():
+    """Guards against a parameter or an estimator missing from the API reference."""
+    from pathlib import Path
+
+    from dscir.api.params import markdown_table
+
+    page = (Path(__file__).parent.parent / "docs/api/estimators.md").read_text()
+    for module, name, params in (("lda_params", "PARAMS", PARAMS),
+                                 ("mixture_params", "DPMM", DPMM),
+                                 ("mixture_params", "MIXTURE", MIXTURE)):
+        assert f"<!-- dscir-parameters: dscir.api.{module}:{name} -->" in page
+        table = markdown_table(params).splitlines()
+        assert len(table) == 2 + len(params)
+        assert all(row.startswith(f"| `{p.name}` | `{p.default!r}` |")
+                   for row, p in zip(table[2:], params))
