@@ -93,6 +93,8 @@ LAZY_KEPT = LAZY + "::test_kept_mean_is_the_sum_of_the_conditional_expectations_
 LAZY_STREAMS = LAZY + "::test_streams_are_named_by_word_not_by_block"
 LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_ones"
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
+LDA_LAZY = "tests/test_lda_lazy.py"
+LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
@@ -598,6 +600,22 @@ MUTANTS = [
            "lambda s: (shard_key, s)) if resident else None",
            "lambda s: (shard_key, s)) if False else None",
            (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
+    Mutant("lda-lazy-catch-up-skipped", LDA_LAZY_TOPICS,
+           "self.state_ = cir_lazy.touch(self.state_, self._u, beta, key)",
+           "self.state_ = self.state_",
+           (LDA_LAZY + "::test_same_chain_on_one_and_two_workers",
+            LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts")),
+    Mutant("lda-lazy-kept-with-the-draw-normaliser", LDA_LAZY_TOPICS,
+           'cir_lazy.moments(self.state_, beta), "mean")',
+           'cir_lazy.moments(self.state_, beta), "draw", 1)',
+           (LDA_LAZY + "::test_kept_mean_rows_sum_to_one",)),
+    Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS, "scale / results[0].n_kept)",
+           "1.0 / results[0].n_kept)",
+           (LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts",
+            LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
+    Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
+           'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
+           (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),
 ]
 
 

@@ -14,7 +14,7 @@ import numbers
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
 from dscir.engine.stopping import EVAL_EVERY, Plateau
 from dscir.models.lda import REFERENCE
-from dscir.models.lda.config import BLOCK_ENTRIES
+from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
 from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES
 from dscir.models.lda.policy import POLICIES
@@ -95,6 +95,11 @@ PARAMS: tuple[Param, ...] = (
           "where the topics live: 'driver', 'workers' (vocabulary blocks held and stepped "
           "by the workers; not with warm starts) or 'auto' (workers from K x W = "
           f"{WORKERS_FROM_ENTRIES:.0e}). The run records the placement that ran."),
+    Param("scir_step", Options(SCIR_STEPS), "dense",
+          "SCIR's step: 'dense' (every K x W entry each iteration) or 'lazy' (only the "
+          "minibatch's words; the others caught up exactly when next touched: O(K x "
+          "minibatch words) per iteration; sampler='scir' only, not with control "
+          "variates, topics on the driver; docs/lazy_scir.md)."),
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
           "parameters per vocabulary block with placement='workers'."),
     Param("progress", BOOL, True, "show a progress bar.", flag="--no-progress",

@@ -36,7 +36,8 @@ class LDAConfig:
     PREDATED: ClassVar[dict[str, Any]] = {"warm_start": False, "burn_sweeps": None,
                                           "control_variates": False, "kernel": "dense",
                                           "placement": "driver", "block_entries": BLOCK_ENTRIES,
-                                          "policy": "reference", "stopping": None}
+                                          "policy": "reference", "stopping": None,
+                                          "scir_step": "dense"}
 
     n_topics: int
     sampler: str
@@ -72,6 +73,10 @@ class LDAConfig:
     # models/lda/placement.py).
     placement: str = "auto"
     block_entries: int = BLOCK_ENTRIES
+    # SCIR's step: "dense" (every K x W entry each iteration) or "lazy" (only the
+    # minibatch's columns, the others caught up exactly when next touched;
+    # dscir/samplers/cir_lazy.py, docs/lazy_scir.md). Topics on the driver only.
+    scir_step: str = "dense"
     # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
     # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
     stopping: dict[str, Any] | None = None
@@ -91,6 +96,7 @@ class LDAConfig:
         if self.warm_start and self.kernel == "sparse":
             raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
                              "or 'auto' with warm_start=True")
+        _check_scir_step(self)
         from dscir.models.lda.placement import check_placement
 
         check_placement(self.placement, self.warm_start)
@@ -112,3 +118,24 @@ class LDAConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+SCIR_STEPS = ("dense", "lazy")
+
+
+def _check_scir_step(config: LDAConfig) -> None:
+    """One clear error for a scir_step this chain cannot run."""
+    if config.scir_step not in SCIR_STEPS:
+        raise DscirError(f"scir_step must be one of {', '.join(SCIR_STEPS)}, got "
+                         f"{config.scir_step!r}")
+    if config.scir_step != "lazy":
+        return
+    if config.sampler != "scir":
+        raise DscirError(f"scir_step='lazy' needs sampler='scir' (the only sampler whose "
+                         f"steps compose exactly), got sampler={config.sampler!r}")
+    if config.control_variates:
+        raise DscirError("scir_step='lazy' does not support control_variates (their stored "
+                         "counts touch every word each iteration); use scir_step='dense'")
+    if config.placement == "workers":
+        raise DscirError("scir_step='lazy' runs with the topics on the driver; use "
+                         "placement='driver' (or 'auto') with scir_step='lazy'")

@@ -4,7 +4,8 @@
 and its step-size schedule, the Gibbs kernel, the iteration's statistics,
 the divergence check, the kept-sample bookkeeping and the held-out score. Its
 ``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
-(one dense state on the driver) or ``WorkerTopics`` (vocabulary blocks on the
+(one dense state on the driver), ``LazyDriverTopics`` (the lazy SCIR step on
+the driver, ``scir_step="lazy"``) or ``WorkerTopics`` (vocabulary blocks on the
 workers), chosen once from the configuration's placement, resolved on the
 corpus (``placement.resolve_placement``: the estimator resolves it first, so
 the run records what ran).
@@ -23,6 +24,7 @@ from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
 from dscir.models.lda.topics import TOPIC_STATES
+from dscir.models.lda.topics_lazy import LazyDriverTopics
 from dscir.samplers import get_sampler
 
 
@@ -55,7 +57,9 @@ class LDAModel:
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
-        topics = TOPIC_STATES[resolve_placement(config, data.n_words)]
+        placement = resolve_placement(config, data.n_words)
+        lazy = config.scir_step == "lazy"  # the config allows it on the driver only
+        topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]
         self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
         # Warm starts: the engine gives the documents' stored assignments (token
         # topics, K values) as ``local``.

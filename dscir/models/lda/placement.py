@@ -31,9 +31,12 @@ def check_placement(placement: str, warm_start: bool) -> None:
 
 def resolve_placement(config, n_words: int) -> str:
     """``"driver"`` or ``"workers"``: the setting itself, or for ``"auto"`` the
-    workers when K x W >= WORKERS_FROM_ENTRIES and the chain can run there."""
+    workers when K x W >= WORKERS_FROM_ENTRIES and the chain can run there (not
+    with warm starts; the lazy SCIR step stays on the driver, O(K U) per step)."""
     check_placement(config.placement, config.warm_start)
     if config.placement != "auto":
         return config.placement
+    if getattr(config, "scir_step", "dense") == "lazy":  # O(K x minibatch words) on the driver
+        return "driver"
     big = config.n_topics * n_words >= WORKERS_FROM_ENTRIES
     return "workers" if big and not config.warm_start else "driver"
