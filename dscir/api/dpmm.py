@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.api.base import Estimator
-from dscir.api.mixtures import HeldoutPredictive
+from dscir.api.heldout import HeldoutPredictive
 from dscir.api.mixture_params import DPMM
 from dscir.api.params import AUTO, declare
 from dscir.corpus.temporary import csr_arrays
