@@ -3,7 +3,7 @@
 On the shared wiki corpus (K = 100, minibatch 50, SCIR), run a fixed number of
 iterations on LocalClusters of 1 and 2 single-threaded worker processes and
 report documents/s, tokens/s and the per-iteration split as measured
-(``dscir.engine.placement.Timing``): compute on the critical path (the busiest
+(``dscir.engine.parts.Timing``): compute on the critical path (the busiest
 worker thread's tasks), transfer (before the first task starts, after the last
 stops), queueing and idle otherwise, and the driver's update (phi columns,
 exact reduction, the K x W sampler step); and the compute summed over tasks.

@@ -10,7 +10,7 @@ delay added to each direction; the nannies' control connections do not.
 
 Per setting and repeat: seconds per iteration and their split from the run's
 history (``compute`` on the critical path, ``transfer``, ``queue`` and the
-driver's ``update``: dscir.engine.placement.Timing), medians over the iterations
+driver's ``update``: dscir.engine.parts.Timing), medians over the iterations
 after the first two. The slope of ``transfer`` over the one-way delay is the
 number of one-way network trips per iteration that nothing overlaps (the
 same for the wall time, in ``one_way_delays_per_iteration``).

@@ -12,7 +12,7 @@ sweeps) on ap (K = 50) and wiki (K = 100), on dscir's embedded LocalCluster of
 
 The variants alternate, ``--repeats`` runs each, so both see the same load.
 Each run's iterations after ``--warmup`` are split as measured
-(``dscir.engine.placement.Timing``: compute on the critical path, transfer,
+(``dscir.engine.parts.Timing``: compute on the critical path, transfer,
 queue, the driver's update; they add up to the wall time), and the sum of
 the final state's log theta shows that both variants ran the same chain.
 Writes results/round_trip.json and .png.

@@ -7,7 +7,7 @@ peak RSS is the cell's own) on a LocalCluster of single-threaded worker
 processes: SCIR, ``--sweeps`` Gibbs sweeps, ``--warmup`` iterations not
 timed, then ``--iterations`` timed. Reported per cell: median seconds per
 iteration, token-sweeps per second (tokens x sweeps / s), the median time
-split (``dscir.engine.placement.Timing``), driver peak RSS and the largest
+split (``dscir.engine.parts.Timing``), driver peak RSS and the largest
 worker peak RSS (ru_maxrss), the load average before and after. A cell that
 fails (e.g. out of memory) is recorded with its error. Writes
 benchmarks/results/scale.json and scale.png.

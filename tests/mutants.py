@@ -352,7 +352,7 @@ MUTANTS = [
            " for j, c in enumerate(cols)]",
            ("tests/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
     # -- the honest time split (issue 14, part 4) --
-    Mutant("time-split-slowest-task-as-critical-path", "dscir/engine/placement.py",
+    Mutant("time-split-slowest-task-as-critical-path", "dscir/engine/parts.py",
            "per_thread[t.thread] = per_thread.get(t.thread, 0.0) + t.seconds",
            "per_thread[t.thread] = max(per_thread.get(t.thread, 0.0), t.seconds)",
            ("tests/test_time_split.py",)),

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from dscir.corpus import Corpus, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.local import LocalExecutor
-from dscir.engine.placement import split
+from dscir.engine.parts import split
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
 from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dscir.engine.dask import DaskExecutor
-from dscir.engine.placement import Parts, TaskTime, Timing, critical_path
+from dscir.engine.parts import Parts, TaskTime, Timing, critical_path
 
 
 def test_round_split_from_known_stamps():

@@ -21,7 +21,7 @@ import numpy as np
 from dscir import monitor
 from dscir.engine.local_state import LocalState, state_dtype
 from dscir.engine.minibatch import EpochPosition, next_minibatch
-from dscir.engine.placement import Timing
+from dscir.engine.parts import Timing
 from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.runs.checkpoint import Checkpoint, absolute_store, nested

@@ -30,7 +30,7 @@ import numpy as np
 from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
-from dscir.engine.placement import Parts, TaskTime, Timing, split
+from dscir.engine.parts import Parts, TaskTime, Timing, split
 from dscir.engine.shards import ResidentBatch, Shards, packed
 from dscir.runs.checkpoint import absolute_store
 

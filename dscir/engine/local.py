@@ -14,7 +14,7 @@ import numpy as np
 
 from dscir.corpus import Corpus
 from dscir.engine import local_state, worker
-from dscir.engine.placement import Parts, Timing, split
+from dscir.engine.parts import Parts, Timing, split
 
 
 class LocalExecutor:

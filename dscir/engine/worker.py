@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dscir.corpus import Corpus, CSRBatch
-from dscir.engine.placement import TaskTime
+from dscir.engine.parts import TaskTime
 
 
 @functools.lru_cache(maxsize=16)

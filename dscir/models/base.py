@@ -123,7 +123,7 @@ class Model(Protocol):
     def progress(self, stats: dict[str, Any]) -> dict[str, Any]:
         """The progress bar's postfix for one iteration's record (the model's
         statistics with the engine's: iteration, wall, compute, transfer, queue,
-        update, compute_sum; see ``dscir.engine.placement.Timing``)."""
+        update, compute_sum; see ``dscir.engine.parts.Timing``)."""
 
 
 class ModelDefaults:
