@@ -412,3 +412,17 @@ def test_embedded_workers_cap_numba_threads_at_their_own():
 
     with dask_client(n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
         assert set(client.run(threads).values()) == {(1, "1")}
+
+
+@pytest.mark.parametrize("n_workers", [0, -1])
+def test_a_cluster_without_workers_is_refused_before_it_starts(n_workers, monkeypatch):
+    """``--workers 0`` once started a LocalCluster that waited forever for a worker
+    to run its first task; it is one clear error, and no cluster is started."""
+    from dscir.engine import cluster as cluster_module
+
+    started = []
+    monkeypatch.setattr(cluster_module, "LocalCluster", lambda *a, **k: started.append(k))
+    with pytest.raises(DscirError, match="--workers"):
+        with cluster_module.dask_client(n_workers=n_workers):
+            pass
+    assert started == []

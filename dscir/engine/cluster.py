@@ -68,6 +68,9 @@ def dask_client(
     is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM
     files (see ``tls_security``).
     """
+    if n_workers is not None and not n_workers >= 1:
+        raise DscirError(f"n_workers (--workers) must be at least 1, got {n_workers!r}: "
+                         "a LocalCluster without workers never runs a task")
     given = sum(x is not None for x in (client, address, scheduler_file))
     if given > 1:
         raise DscirError("give at most one of client, address and scheduler_file")
