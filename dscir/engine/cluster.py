@@ -69,8 +69,7 @@ def dask_client(
     files (see ``tls_security``).
     """
     if n_workers is not None and not n_workers >= 1:
-        raise DscirError(f"n_workers (--workers) must be at least 1, got {n_workers!r}: "
-                         "a LocalCluster without workers never runs a task")
+        raise DscirError(f"n_workers (--workers) must be at least 1, got {n_workers!r}")
     given = sum(x is not None for x in (client, address, scheduler_file))
     if given > 1:
         raise DscirError("give at most one of client, address and scheduler_file")
