@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import zarr
 
-from chains import lda_chain
+from support.chains import lda_chain
 from dscir.engine import blocks
 from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
@@ -44,8 +44,8 @@ from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
 from dscir.samplers.simplex import normalize_log
-from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_store  # noqa: F401
-from test_worker_failure import killing
+from support.lda import K_TRUE, W, small_config, synthetic_lda
+from support.killing import killing
 
 K = K_TRUE
 
@@ -261,7 +261,7 @@ def same_chain(a: Chain, b: Chain) -> None:
     assert [r["n_tokens"] for r in a.history] == [r["n_tokens"] for r in b.history]
 
 
-def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  # noqa: F811
+def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,
                                                  two_workers):
     store, _ = synthetic_store
     one, one_scores = chain(one_worker, store)
@@ -278,7 +278,7 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     assert driver.model.placement == "driver"
 
 
-def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
+def test_killed_workers_leave_the_blocked_chain_unchanged(
         synthetic_store, two_workers, tmp_path):
     store, _ = synthetic_store
     undisturbed, scores = chain(two_workers, store)
@@ -289,7 +289,7 @@ def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
     assert disturbed_scores == scores
 
 
-def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(  # noqa: F811
+def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(
         synthetic_store, one_worker, two_workers, tmp_path):
     """The blocks write the checkpoint's K x W arrays (the driver holds none of
     them), with a worker killed mid-write; the blocks restart from the
@@ -359,7 +359,7 @@ def test_a_failed_held_write_leaves_the_previous_checkpoint():
         np.testing.assert_array_equal(back.arrays["counts"], np.full((2, 2), 2.0))
 
 
-def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(  # noqa: F811
+def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(
         synthetic_store, one_worker, two_workers):
     """A Hamiltonian sampler's position and momentum in blocks, with the rows'
     totals from the ``row-totals`` task: the same chain on any number of
@@ -390,7 +390,7 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="cluster")
 
 
-def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,  # noqa: F811
+def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,
                                                                    monkeypatch):
     """``chain_config(store)`` resolves "auto" by K x W (so the run records what
     ran) and the one ``LDAModel`` holds the topics of that placement, resolving
@@ -431,7 +431,7 @@ def test_both_topic_states_have_the_whole_interface():
         assert not missing, (cls.__name__, missing)
 
 
-def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
+def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):
     """The run's K x W arrays, written block by block from the workers, are the
     chain's (checksummed, readable by ``Run``); guards against a block written at
     the wrong columns or a mean divided by the wrong count."""

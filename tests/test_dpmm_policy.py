@@ -21,7 +21,7 @@ from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import REFERENCE, model_type
 from dscir.models.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
                                  dp_sampler)
-from test_dpmm import adjusted_rand_index
+from support.mixtures import adjusted_rand_index
 
 N_DOCS, N_WORDS, K = 600, 3000, 8
 

@@ -20,7 +20,7 @@ from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
 from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
-from test_dpmm import adjusted_rand_index
+from support.mixtures import adjusted_rand_index
 
 N_DOCS, N_WORDS, K = 1000, 3000, 5
 

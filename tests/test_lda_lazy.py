@@ -17,9 +17,9 @@ from dscir.models.lda.topics_lazy import LazyDriverTopics
 from dscir.rng import derive
 from dscir.runs import write_checkpoint
 from dscir.samplers import cir_lazy
-from chains import lda_chain, topic_corpus
-from test_lda_driver import small_config
-from test_resume import read_checkpoint_dir
+from support.chains import lda_chain, topic_corpus
+from support.lda import small_config
+from support.runs import read_checkpoint_dir
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,8 @@ from dscir.models.mixture import (FiniteGibbs, MixtureConfig, MixtureGibbsModel,
                                   global_step, model_type)
 from dscir.runs.store import read_arrays
 from dscir.samplers import get_sampler
-from test_dpmm import adjusted_rand_index
-from test_dpmm_resume import assert_same_run
+from support.mixtures import adjusted_rand_index
+from support.runs import assert_same_stored_run as assert_same_run
 
 K_TRUE, W = 4, 60
 WEIGHTS = (0.4, 0.3, 0.2, 0.1)
