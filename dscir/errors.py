@@ -1,8 +1,11 @@
 """The one exception users see for bad input: its message names the problem."""
 
 
-class DscirError(Exception):
-    """Bad input or configuration; the CLI prints the message and exits non-zero."""
+class DscirError(ValueError):
+    """Bad input or configuration; the CLI prints the message and exits non-zero.
+
+    A ``ValueError``, as scikit-learn and its users expect of an invalid
+    parameter or input."""
 
 
 class CorpusError(DscirError):
