@@ -33,7 +33,7 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
-from dscir.errors import DscirError
+from dscir.errors import DscirError, not_fitted
 
 __all__ = ["Estimator", "Plan"]
 
@@ -347,7 +347,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def _fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
-            raise DscirError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+            raise not_fitted(f"this {type(self).__name__} is not fitted yet; call fit() first")
 
     # -- reading a run back -------------------------------------------------
 

@@ -18,6 +18,10 @@ from dscir.corpus.store import CSRBatch, Corpus
 from dscir.errors import DscirError
 
 
+class NotCountsError(DscirError, TypeError):
+    """Entries that are not numbers at all (a ``TypeError`` too, as numpy's own)."""
+
+
 def is_store(corpus) -> bool:
     """Whether ``corpus`` names a corpus store (a path or an open ``Corpus``)."""
     return isinstance(corpus, (str, Path, Corpus))
@@ -47,8 +51,8 @@ def count_matrix(X, who: str, n_features: int | None = None):
         values, shape = a, a.shape
     if len(shape) != 2:
         raise DscirError(f"Expected 2D array, got {len(shape)}D array instead: {who} takes a "
-                         f"document-term matrix (reshape a single document with "
-                         f"X.reshape(1, -1))")
+                         f"document-term matrix. Reshape your data with X.reshape(1, -1) "
+                         f"if it is a single document")
     _check_values(values, shape, who)
     if n_features is not None and shape[1] != n_features:
         raise DscirError(f"X has {shape[1]} features, but {who} is expecting {n_features} "
@@ -69,9 +73,9 @@ def _dense(X) -> np.ndarray:
     if a.dtype.kind not in "biuf":
         try:
             a = a.astype(np.float64)
-        except (TypeError, ValueError):
-            raise DscirError(f"X must hold numbers (word counts), got {a.dtype} entries "
-                             f"that are not numbers") from None
+        except (TypeError, ValueError) as exc:
+            raise NotCountsError(f"X must hold numbers (word counts), got {a.dtype} entries "
+                                 f"that are not: {exc}") from None
     return a
 
 
