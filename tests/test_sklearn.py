@@ -2,7 +2,9 @@
 
 scikit-learn's own estimator checks run on ``LDA``, ``Mixture`` and
 ``DPMixture`` with small settings, in this process (no cluster: the corpora are
-small); ``EXPECTED_FAILURES`` names every check expected to fail and why. The
+small); ``EXPECTED_FAILURES`` names every check expected to fail and why
+(scikit-learn itself skips ``check_array_api_input`` unless SCIPY_ARRAY_API=1 is
+set: dscir's kernels take numpy arrays, so it is not asked for). The
 rest guards what the checks do not see: the in-process chain is the cluster's
 chain bit for bit, pickles keep what scoring needs, a run gives back the
 parameters it ran with, matrices are scored, and ``partial_fit`` learns from
@@ -26,6 +28,7 @@ from dscir.corpus import split_heldout, write_corpus
 from dscir.engine.local import LocalExecutor
 from dscir.errors import DscirError
 from test_chain_digests import DPMM_DIGESTS, LDA_DIGESTS, pinned, run_digest
+from test_minibatch_scale import RecordingExecutor, RecordingSampler, minibatch
 
 SMALL = dict(n_iter=6, burn_in=2, thin=2, progress=False, seed=0)
 ESTIMATORS = [dscir.LDA(n_topics=2, sweeps=4, eval_sweeps=4, **SMALL),
@@ -217,6 +220,29 @@ def test_partial_fit_moves_the_topics_to_the_new_documents(X):
     assert model.perplexity(new) < 0.9 * before
     assert model.n_documents_seen_ == X.shape[0] + 5 * new.shape[0]
     assert model._chain.model.n_documents == model.n_documents_seen_
+
+
+def test_a_streams_minibatch_is_scaled_by_the_documents_seen(store):
+    """D of D / |S| is the model's ``n_documents`` (partial_fit: the documents seen
+    so far), not the store's training documents."""
+    from dscir.models.base import Data
+    from dscir.models.lda import LDAConfig
+    from dscir.models.lda.model import LDAModel
+
+    data = Data.open(store)
+    cfg = LDAConfig(n_topics=3, sampler="scir", alpha=0.1, beta=0.5, batch_size=20,
+                    step_size=0.5, tau=10.0, kappa=0.33, sweeps=6, seed=3, burn_in=0, thin=1,
+                    eval_sweeps=5)
+    executor = RecordingExecutor(store, "lda")
+    model = LDAModel(cfg, data, executor, n_documents=1000)
+    model.topics.sampler = RecordingSampler(model.topics.sampler)
+    model.step(0, executor.read(minibatch(data, 20)))
+    ints = np.zeros((3, data.n_words), np.int64)
+    for r in executor.results:
+        np.add.at(ints, (r.topics, r.word_ids), r.values)
+    (scaled,) = model.topics.sampler.counts
+    np.testing.assert_allclose(scaled, ints * (1000 / 20 / executor.results[0].n_kept),
+                               rtol=1e-12)
 
 
 def test_partial_fit_topics_are_the_calls_own_samples(X):
