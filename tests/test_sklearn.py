@@ -149,7 +149,7 @@ def test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score(store, monk
 
 def test_load_gives_back_the_parameters_the_run_used(store, tmp_path):
     model = lda(n_iter=30, eval_every=10, sampler_options={"integrator": "euler"},
-                sampler="gsgrhmc")
+                sampler="gsgrhmc", thin=np.int64(2))  # a numpy number is recorded as a number
     model.fit(store, out=tmp_path / "run.zarr")
     loaded = load(tmp_path / "run.zarr")
     assert loaded.get_params() == model.get_params()

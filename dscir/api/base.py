@@ -3,11 +3,13 @@
 Hyperparameters are stored unchanged by ``__init__`` and read back from its
 signature (``get_params``/``set_params``); they are validated at ``fit``
 from one constraint table per estimator; learned attributes end in an
-underscore. ``fit``, ``partial_fit``, resume and the run store's commit are
-written once here, and one chain or several (``dscir.api.chains``) run through
-the same steps: a ``Plan`` checked before any cluster starts, ``_start`` a
-chain, ``_advance`` it (run, collect, commit). A subclass names its model and
-turns validated parameters into the model's configuration.
+underscore. ``fit``, resume and the run store's commit are written once
+here (scikit-learn's side in ``dscir.api.sklearn_compat``; LDA's
+``partial_fit`` on new documents in ``dscir.api.streaming``), and one chain
+or several (``dscir.api.chains``) run through the same steps: a ``Plan``
+checked before any cluster starts, ``_start`` a chain, ``_advance`` it (run,
+collect, commit). A subclass names its model and turns validated parameters
+into the model's configuration.
 
 Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a
 temporary store), where the tasks run ``dscir.api.session`` (one client per
@@ -121,7 +123,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return None
 
     def needs_cluster(self) -> bool:
-        """Whether ``fit`` runs on Dask (the exact samplers run in this process)."""
+        """Whether the command line starts a cluster for ``fit`` (the exact samplers
+        run in this process)."""
         return self._model_type(self.chain_config()).minibatch
 
     # -- fitting -------------------------------------------------------------

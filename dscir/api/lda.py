@@ -55,7 +55,8 @@ class LDA(LDAScikitLearn, Estimator):
     _ksd_count, _ksd_unit = "n_words", "documents"
 
     def needs_cluster(self) -> bool:
-        """LDA always runs on Dask (its settings need no corpus to know that)."""
+        """The command line runs LDA on Dask (its settings need no corpus to know
+        that); from Python a small corpus runs in this process (``Plan.local``)."""
         from dscir.api.params import validate
 
         validate(self._parameter_constraints, self.get_params())

@@ -84,7 +84,9 @@ class ScikitLearn:
         def plain(v):
             if isinstance(v, np.generic):
                 return v.item()
-            return list(v) if isinstance(v, tuple) else v
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            return [plain(x) for x in v] if isinstance(v, tuple) else v
 
         return {k: plain(v) for k, v in self.get_params().items()}
 
