@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import numbers
-from pathlib import Path
 
 import numpy as np
 
@@ -247,7 +246,6 @@ class LDA(LDAScikitLearn, Estimator):
         in-process transform of its whole matrix, whatever the workers.
         """
         from dscir import streams
-        from dscir.corpus import Corpus
         from dscir.models.lda.kernels import document_topics
         from dscir.rng import derive
 
