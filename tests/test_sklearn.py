@@ -275,3 +275,29 @@ def test_partial_fit_keeps_the_fitted_vocabulary(X):
         model.partial_fit(X, vocabulary=words[:-1] + ["new"])
     model.partial_fit(X[:40])
     assert list(model.vocabulary_) == words
+
+
+def test_a_pipeline_and_a_grid_search_take_lda():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry dog egg fish goat hat ice jam kite lamp moon nest owl".split()
+    texts = [" ".join(rng.choice(words[:7] if i % 2 else words[7:], size=30))
+             for i in range(40)]
+    pipe = make_pipeline(CountVectorizer(), dscir.LDA(n_topics=2, n_iter=10, progress=False))
+    theta = pipe.fit_transform(texts)
+    assert theta.shape == (40, 2) and np.allclose(theta.sum(axis=1), 1.0)
+    search = GridSearchCV(clone(pipe), {"lda__n_topics": [2, 3]}, cv=2).fit(texts)
+    assert search.best_params_["lda__n_topics"] in (2, 3)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_a_dataframes_columns_are_the_vocabulary(X):
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"w{i}" for i in range(X.shape[1])])
+    model = lda().fit(frame)
+    assert list(model.vocabulary_) == list(frame.columns)
+    assert np.array_equal(model.transform(frame[:4]), model.transform(X[:4]))
