@@ -136,7 +136,7 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
     assert theta.shape == (5, K_TRUE) and np.allclose(theta.sum(axis=1), 1.0)
     assert len(model.top_words(3)) == K_TRUE
     assert "LDA(" in repr(model) and "<table>" in model._repr_html_()
-    model.partial_fit(client=two_workers, n_iter=2)
+    model.partial_fit(path, client=two_workers, n_iter=2)  # the same documents again
     assert model.n_iter_ == 22
     with pytest.raises(DscirError, match="exists"):
         model.fit(path, client=two_workers, out=tmp_path / "run")

@@ -52,8 +52,11 @@ class LDAModel:
     Evaluation = LDAEvaluation
     minibatch = True
 
-    def __init__(self, config: LDAConfig, data: Data, executor):
+    def __init__(self, config: LDAConfig, data: Data, executor, n_documents: int | None = None):
         self.config, self.data, self.executor = config, data, executor
+        # D of the minibatch scale D / |S|: the store's training documents, or the
+        # documents a stream has brought so far (``partial_fit``).
+        self.n_documents = int(data.train.size if n_documents is None else n_documents)
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
@@ -82,7 +85,7 @@ class LDAModel:
         cfg, ex = self.config, self.executor
         words = ex.words(parts)
         results = self.topics.gibbs(ex, m, parts, words, self.local)
-        scale = self.data.train.size / parts.docs.size
+        scale = self.n_documents / parts.docs.size
         h = float(self.schedule(m))
         stats = self.topics.step(ex, m, results, words, scale, h)
         check_finite(self.topics.finite(), cfg.sampler, m)
