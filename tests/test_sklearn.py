@@ -5,8 +5,8 @@ scikit-learn's own estimator checks run on ``LDA``, ``Mixture`` and
 small); ``EXPECTED_FAILURES`` names every check expected to fail and why
 (scikit-learn itself skips ``check_array_api_input`` unless SCIPY_ARRAY_API=1 is
 set: dscir's kernels take numpy arrays, so it is not asked for). The
-rest guards what the checks do not see: the in-process chain is the cluster's
-chain bit for bit, pickles keep what scoring needs, a run gives back the
+rest guards what the checks do not see: a small matrix runs here and a store on a
+cluster, the in-process chain is the cluster's chain bit for bit, pickles keep what scoring needs, a run gives back the
 parameters it ran with, matrices are scored, and ``partial_fit`` learns from
 new documents under its stated rules.
 """
@@ -23,12 +23,13 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dscir
-from dscir.api import load
+from dscir.api import base, load
 from dscir.corpus import split_heldout, write_corpus
+from dscir.engine import cluster
 from dscir.engine.local import LocalExecutor
 from dscir.errors import DscirError
-from test_chain_digests import DPMM_DIGESTS, LDA_DIGESTS, pinned, run_digest
-from test_minibatch_scale import RecordingExecutor, RecordingSampler, minibatch
+from support.digests import run_digest
+from support.recording import RecordingExecutor, RecordingSampler, minibatch
 
 SMALL = dict(n_iter=6, burn_in=2, thin=2, progress=False, seed=0)
 ESTIMATORS = [dscir.LDA(n_topics=2, sweeps=4, eval_sweeps=4, **SMALL),
@@ -101,20 +102,45 @@ def lda(**kw):
 
 # -- in this process, the same chain ------------------------------------------
 
-@pytest.mark.parametrize("sampler", ["scir", "sgrld"])
-def test_a_small_lda_fit_runs_here_and_is_the_clusters_chain(sampler, store, tmp_path):
-    model = lda(sampler=sampler, eval_every=4)
-    model.fit(store, out=tmp_path / "run.zarr", checkpoint_every=4)
-    assert isinstance(model._chain.executor, LocalExecutor)
-    assert run_digest(tmp_path / "run.zarr") == pinned(LDA_DIGESTS)[sampler]
+class Stop(Exception):
+    pass
 
 
-def test_a_small_dp_mixture_fit_runs_here_and_is_the_clusters_chain(store, tmp_path):
-    model = dscir.DPMixture(sampler="scir", batch_size=40, n_init=4, n_iter=9, burn_in=3,
-                            thin=2, eval_every=4, seed=5, progress=False)
-    model.fit(store, out=tmp_path / "run.zarr", checkpoint_every=4)
-    assert isinstance(model._chain.executor, LocalExecutor)
-    assert run_digest(tmp_path / "run.zarr") == pinned(DPMM_DIGESTS)["scir"]
+def test_a_matrix_runs_here_and_a_store_goes_to_a_cluster(store, X, monkeypatch):
+    """A store (the main job's input) goes to a cluster, the embedded LocalCluster by
+    default; a small in-memory matrix runs here. Guards against a store running in
+    this process, or a matrix starting worker processes for a few documents."""
+    asked = []
+
+    def spy(client=None, *, local=False, **cluster):
+        asked.append(local)
+        raise Stop
+
+    monkeypatch.setattr(base, "session", spy)
+    for data in (store, X):
+        with pytest.raises(Stop):
+            lda().fit(data)
+    with pytest.raises(Stop):
+        lda().fit(X, n_workers=2)
+    assert asked == [False, True, False]
+
+
+@pytest.mark.parametrize("estimator", [
+    lambda: lda(sampler="scir"), lambda: lda(sampler="sgrld"),
+    lambda: dscir.DPMixture(sampler="scir", batch_size=40, n_init=4, n_iter=9, burn_in=3,
+                            thin=2, seed=5, progress=False)])
+def test_a_small_fit_here_is_the_clusters_chain(estimator, X, two_workers, tmp_path,
+                                                monkeypatch):
+    """The in-process chain of a matrix is the cluster's bit for bit: the same reads
+    and tasks, by LocalExecutor instead of Dask."""
+    with monkeypatch.context() as m:  # as if no client were running in this process
+        m.setattr(cluster, "current_client", lambda: None)
+        here = estimator().fit(X, out=tmp_path / "here.zarr", checkpoint_every=4)
+    assert isinstance(here._chain.executor, LocalExecutor)
+    there = estimator().fit(X, client=two_workers, out=tmp_path / "there.zarr",
+                            checkpoint_every=4)
+    assert not isinstance(there._chain.executor, LocalExecutor)
+    assert run_digest(tmp_path / "here.zarr") == run_digest(tmp_path / "there.zarr")
 
 
 # -- pickling -----------------------------------------------------------------

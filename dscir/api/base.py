@@ -149,9 +149,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         of ``n_workers`` processes (``dscir.api.session``); ``security`` (a
         ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
         mutual TLS. Exact samplers run in this process, and so does a
-        stochastic sampler's chain on a small corpus when no cluster is named
-        or running (``dscir.api.session.runs_in_process``): the same chain,
-        read and computed here. With ``out``, the run (configuration,
+        stochastic sampler's chain on a small in-memory matrix when no cluster
+        is named or running (``dscir.api.session.runs_in_process``): the same
+        chain, read and computed here; a corpus store always goes to a cluster. With ``out``, the run (configuration,
         parameters, kept samples, final state, history, scores) is written
         there as a Zarr run store.
 
@@ -173,7 +173,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                        security=security)
         with self._documents(X, vocabulary) as store:
             plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
-                                 named=cluster_named(client, cluster))
+                                 named=is_store(X) or cluster_named(client, cluster))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
                     fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import numbers
 
 import numpy as np
 

@@ -10,8 +10,9 @@ the call returns. So a call that calls others (several chains, ``to_pyldavis``'s
 transform then counts, a report's diagnosis) starts at most one cluster, and
 several calls share one inside ``with session(n_workers=4):``. The exact
 samplers run in this process (``local``: no client at all), and so does a
-stochastic sampler's chain on a small corpus when no cluster is named or
-running (``runs_in_process``): the same reads and tasks, by
+stochastic sampler's chain on a small in-memory matrix (scikit-learn's use)
+when no cluster is named or running (``runs_in_process``); a corpus store goes
+to a cluster, the embedded LocalCluster by default. The same reads and tasks, by
 ``dscir.engine.local.LocalExecutor``, so the same chain.
 """
 
@@ -22,8 +23,9 @@ import contextlib
 from collections.abc import Iterator
 
 
-#: Training tokens up to which a stochastic chain runs in this process when no
-#: cluster is named or running: starting worker processes costs more than the work.
+#: Training tokens up to which a stochastic chain on an in-memory matrix runs in this
+#: process when no cluster is named or running: starting worker processes costs more
+#: than the work.
 IN_PROCESS_TOKENS = 200_000
 
 

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir.api.inputs import column_names, count_matrix, is_store
-from dscir.api.session import cluster_named, runs_in_process
 from dscir.corpus.temporary import corpus_store, scoring_store, store_path
 from dscir.errors import DscirError
 
@@ -54,7 +53,7 @@ class ScikitLearn:
         (every row held out, in a temporary store, in this process)."""
         if X is None or is_store(X):
             store = self._own_store() if X is None else store_path(X)
-            yield store, not cluster_named(client, cluster) and runs_in_process(store)
+            yield store, False
             return
         matrix = count_matrix(X, type(self).__name__, self.n_features_in_)
         with scoring_store(matrix) as store:

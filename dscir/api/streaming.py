@@ -88,7 +88,7 @@ def partial_fit(lda, X, client, vocabulary, n_iter: int | None, cluster: dict):
     first = not hasattr(lda, "config_")
     ckpt = None if first else _continued(lda)
     with _new_documents(lda, X, vocabulary, first) as store:
-        named = cluster_named(client, cluster)
+        named = is_store(X) or cluster_named(client, cluster)
         if first:
             plan = lda._prepare(store, None, 0, None, named=named)
             config, local, seen = plan.config, plan.local, None
