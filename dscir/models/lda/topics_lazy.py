@@ -119,7 +119,7 @@ class LazyDriverTopics:
                                          factor, h, key)
         self.versions += 1
         self.iteration = m
-        return {"n_tokens": int(sum(r.n_tokens for r in results))}
+        return {"n_tokens": int(sum(r.n_tokens for r in results)), "lazy_entries": self.entries()}
 
     def finite(self) -> bool:
         """The stepped columns and the row moments: O(K U), not O(K W)."""
@@ -127,7 +127,8 @@ class LazyDriverTopics:
                     and np.isfinite(summed_moments(self._moments())).all())
 
     def entries(self) -> int:
-        """State entries visited so far, all blocks (the cost counter)."""
+        """State entries visited so far, all blocks (the cost counter; ``lazy_entries``
+        in the run's history)."""
         return int(sum(b.state.entries for b in self.blocks))
 
     def keep(self) -> dict[str, np.ndarray]:

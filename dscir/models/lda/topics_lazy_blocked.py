@@ -113,13 +113,15 @@ class LazyWorkerTopics(WorkerTopics):
         self.iteration = m
         summaries = [executor.submit("gibbs-summary", gibbs_summary, g, j=j)
                      for j, g in enumerate(gibbs)]
-        return {"n_tokens": int(sum(self.normalise(summaries)))}
+        n_tokens = int(sum(self.normalise(summaries)))
+        return {"n_tokens": n_tokens, "lazy_entries": self.entries()}
 
     def finite(self) -> bool:
         return bool(self._finite and np.isfinite(summed_moments(self.moments)).all())
 
     def entries(self) -> int:
-        """State entries visited so far, all blocks (the cost counter)."""
+        """State entries visited so far, all blocks, as of the last step (the cost
+        counter; ``lazy_entries`` in the run's history)."""
         return self._entries
 
     def keep(self) -> dict[str, np.ndarray]:
