@@ -72,6 +72,23 @@ def test_same_chain_in_both_placements_on_one_and_two_workers(wide_store, one_wo
         assert_same_state(runs[0][3], other[3])
 
 
+def test_warm_starts_take_the_lazy_columns_on_any_number_of_workers(wide_store, one_worker,
+                                                                     two_workers):
+    """Warm-started visits (driver placement) read the lazy blocks' float32 columns:
+    the same chain on one and two workers, every kept row summing to one. Guards
+    against the warm kernel refusing or misreading the float32 columns."""
+    runs = []
+    for client in (one_worker, two_workers):
+        chain = lda_chain(client, wide_store, lazy_config(burn_in=2, warm_start=True,
+                                                          placement="driver"))
+        run_chain(chain, 6, progress=False)
+        runs.append((state_arrays(chain), chain.model.mean_phi()))
+        chain.close()
+    assert_same_state(runs[0][0], runs[1][0])
+    assert np.array_equal(runs[0][1], runs[1][1])
+    assert np.allclose(runs[0][1].sum(axis=1), 1.0, rtol=0, atol=1e-9)
+
+
 @pytest.mark.parametrize("placement", ["driver", "workers"])
 def test_resumed_chain_equals_uninterrupted(wide_store, two_workers, tmp_path, placement):
     """A checkpoint holds the unrealized state (pending gaps: each column's clock) and
