@@ -1,6 +1,6 @@
-"""LDA with the lazy SCIR step (scir_step="lazy", topics on the driver): reproducible on
-any number of workers and across resume, O(K x minibatch words) per iteration, and
-scoring like the dense step."""
+"""LDA with the lazy SCIR step (scir_step="lazy"), topics on the driver or on the
+workers: one chain in both placements on any number of workers and across resume,
+O(K x minibatch words) per iteration, and scoring like the dense step."""
 
 from __future__ import annotations
 

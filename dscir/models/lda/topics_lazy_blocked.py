@@ -52,7 +52,9 @@ def block_moments_of(block, versions: np.ndarray, beta: float) -> np.ndarray:
 
 
 class LazyWorkerTopics(WorkerTopics):
-    """Lazy SCIR blocks held by the workers; the driver keeps their O(K) moments."""
+    """Lazy SCIR blocks held by the workers; the driver keeps their O(K) moments.
+    Of ``WorkerTopics`` it takes the Gibbs tasks (``gibbs``) only: every method
+    that reads or changes the state is its own."""
 
     def __init__(self, config, n_words: int, sampler, kernel: str, executor):
         if not hasattr(executor, "blocked"):
