@@ -29,7 +29,7 @@ fields. Exactly what is approximated is docs/lazy_scir.md's: the row totals.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,10 +51,12 @@ def block_moments_of(block, versions: np.ndarray, beta: float) -> np.ndarray:
     return block_summary(block, versions, beta)[0]
 
 
-class LazyWorkerTopics(WorkerTopics):
+class LazyWorkerTopics:
     """Lazy SCIR blocks held by the workers; the driver keeps their O(K) moments.
-    Of ``WorkerTopics`` it takes the Gibbs tasks (``gibbs``) only: every method
-    that reads or changes the state is its own."""
+    The Gibbs tasks are ``WorkerTopics.gibbs``'s (columns cut once per worker)."""
+
+    placement: ClassVar[str] = "workers"
+    kept_rows: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config, n_words: int, sampler, kernel: str, executor):
         if not hasattr(executor, "blocked"):
@@ -85,7 +87,7 @@ class LazyWorkerTopics(WorkerTopics):
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
         self._m = m
-        return super().gibbs(executor, m, parts, words, local)
+        return WorkerTopics.gibbs(self, executor, m, parts, words, local)
 
     def columns(self, words, near=None) -> list[Any]:
         """Futures of the phi columns of each ``words``: the minibatch's blocks
