@@ -95,6 +95,11 @@ LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_one
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
 LDA_LAZY = "tests/test_lda_lazy.py"
 LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
+LDA_LAZY_WORKERS = "dscir/models/lda/topics_lazy_blocked.py"
+LAZY_BLOCKS = "dscir/models/lda/lazy_blocks.py"
+LDA_LAZY_SAME = LDA_LAZY + "::test_same_chain_in_both_placements_on_one_and_two_workers"
+LDA_LAZY_STEP = LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts"
+LDA_LAZY_RESUME = LDA_LAZY + "::test_resumed_chain_equals_uninterrupted"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
@@ -647,18 +652,35 @@ MUTANTS = [
            "lambda s: (shard_key, s)) if False else None",
            (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
     Mutant("lda-lazy-catch-up-skipped", LDA_LAZY_TOPICS,
-           "self.state_ = cir_lazy.touch(self.state_, self._u, beta, key)",
-           "self.state_ = self.state_",
-           (LDA_LAZY + "::test_same_chain_on_one_and_two_workers",
-            LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts")),
-    Mutant("lda-lazy-kept-with-the-draw-normaliser", LDA_LAZY_TOPICS,
-           'cir_lazy.moments(self.state_, beta), "mean")',
-           'cir_lazy.moments(self.state_, beta), "draw", 1)',
+           "self.blocks[b] = touch_block(self.blocks[b], self._u, self.versions, beta, key)",
+           "self.blocks[b] = self.blocks[b]._replace(version=self.blocks[b].version + 1)",
+           (LDA_LAZY_SAME, LDA_LAZY_STEP)),
+    Mutant("lda-lazy-kept-with-the-draw-normaliser", LAZY_BLOCKS,
+           'return cir_lazy.normaliser(summed_moments(moments), "mean")',
+           'return cir_lazy.normaliser(summed_moments(moments), "draw", 1)',
            (LDA_LAZY + "::test_kept_mean_rows_sum_to_one",)),
-    Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS, "scale / results[0].n_kept)",
-           "1.0 / results[0].n_kept)",
-           (LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts",
-            LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
+    Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS,
+           "factor, key = scale / results[0].n_kept, self._key(m)",
+           "factor, key = 1.0 / results[0].n_kept, self._key(m)",
+           (LDA_LAZY_STEP, LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
+    Mutant("lda-lazy-workers-scale-dropped", LDA_LAZY_WORKERS,
+           "factor = scale / (cfg.sweeps - cfg.sweeps // 2)",
+           "factor = 1.0 / (cfg.sweeps - cfg.sweeps // 2)", (LDA_LAZY_SAME,)),
+    Mutant("lda-lazy-workers-normaliser-before-the-touch", LDA_LAZY_WORKERS,
+           "moments = [fresh.get(b, m) for b, m in enumerate(self.moments)]",
+           "moments = list(self.moments)", (LDA_LAZY_SAME,)),
+    Mutant("lda-lazy-untouched-block-left-behind", LAZY_BLOCKS,
+           "state = cir_lazy.step(block.state, own, counts, beta, h, key, factor)",
+           "state = (cir_lazy.step(block.state, own, counts, beta, h, key, factor) "
+           "if own.size else block.state)", (LDA_LAZY_STEP,)),
+    Mutant("lda-lazy-resume-forgets-the-pending-gaps", LAZY_BLOCKS,
+           '"last": rows[2 * k].copy()',
+           '"last": np.full(rows.shape[1], float(blocks_small["clock"]))',
+           (LDA_LAZY_RESUME + "[driver]", LDA_LAZY_RESUME + "[workers]")),
+    Mutant("lda-lazy-resume-forgets-the-pending-kept-terms", LAZY_BLOCKS,
+           '"kept/at": rows[2 * k + 1].astype(np.int64)',
+           '"kept/at": np.full(rows.shape[1], int(blocks_small["kept/n"]))',
+           (LDA_LAZY_RESUME + "[driver]", LDA_LAZY_RESUME + "[workers]")),
     Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
            'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
            (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),

@@ -99,9 +99,10 @@ PARAMS: tuple[Param, ...] = (
           "SCIR's step: 'dense' (every K x W entry each iteration) or 'lazy' (only the "
           "minibatch's words; the others caught up exactly when next touched: O(K x "
           "minibatch words) per iteration; sampler='scir' only, not with control "
-          "variates, topics on the driver; docs/lazy_scir.md)."),
+          "variates; either placement; docs/lazy_scir.md)."),
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
-          "parameters per vocabulary block with placement='workers'."),
+          "parameters per vocabulary block with placement='workers' (and of the lazy "
+          "SCIR step's blocks in either placement)."),
     Param("progress", BOOL, True, "show a progress bar.", flag="--no-progress",
           config=False),
 )

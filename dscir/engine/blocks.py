@@ -136,6 +136,18 @@ class BlockedState:
         self.futures = [self.executor.submit(what, stamped, f, fn, *args, *inputs[j], j=j)
                         for j, f in enumerate(self.futures)]
 
+    def update_holding(self, what: str, fn: Callable, cols: np.ndarray, *args: Any) -> list[int]:
+        """The blocks holding any of the column indices ``cols`` (sorted) become
+        ``fn(block, cols, *args)``; returns their indices (the others are unchanged)."""
+        held = [b for b, _ in columns_by_block(cols, self.bounds)]
+        for b in held:
+            self.futures[b] = self.executor.submit(what, fn, self.futures[b], cols, *args, j=b)
+        return held
+
+    def each(self, what: str, which: Sequence[int], fn: Callable, *args: Any) -> list[Any]:
+        """Futures of ``fn(block, *args)`` of the blocks ``which`` (small values)."""
+        return [self.executor.submit(what, fn, self.futures[b], *args, j=b) for b in which]
+
     def route(self, items: Sequence[Any], cols: Sequence[np.ndarray]) -> list[list[Any]]:
         """Per block, the ``items`` whose column indices ``cols[i]`` (sorted) fall in
         it, in their order: the inputs ``update`` gives each block."""

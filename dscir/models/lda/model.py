@@ -4,9 +4,9 @@
 and its step-size schedule, the Gibbs kernel, the iteration's statistics,
 the divergence check, the kept-sample bookkeeping and the held-out score. Its
 ``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
-(one dense state on the driver), ``LazyDriverTopics`` (the lazy SCIR step on
-the driver, ``scir_step="lazy"``) or ``WorkerTopics`` (vocabulary blocks on the
-workers), chosen once from the configuration's placement, resolved on the
+(one dense state on the driver), ``WorkerTopics`` (vocabulary blocks on the
+workers) or, with ``scir_step="lazy"``, ``LazyDriverTopics`` /
+``LazyWorkerTopics`` (the lazy SCIR step's blocks on either), chosen once from the configuration's placement, resolved on the
 corpus (``placement.resolve_placement``: the estimator resolves it first, so
 the run records what ran).
 """
@@ -25,6 +25,10 @@ from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
 from dscir.models.lda.topics import TOPIC_STATES
 from dscir.models.lda.topics_lazy import LazyDriverTopics
+from dscir.models.lda.topics_lazy_blocked import LazyWorkerTopics
+
+#: The ``TopicState`` class of each resolved placement under the lazy SCIR step.
+LAZY_TOPIC_STATES: dict[str, type] = {"driver": LazyDriverTopics, "workers": LazyWorkerTopics}
 from dscir.samplers import get_sampler
 
 
@@ -61,8 +65,8 @@ class LDAModel:
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
         placement = resolve_placement(config, data.n_words)
-        lazy = config.scir_step == "lazy"  # the config allows it on the driver only
-        topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]
+        states = LAZY_TOPIC_STATES if config.scir_step == "lazy" else TOPIC_STATES
+        topics = states[placement]
         self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
         # Warm starts: the engine gives the documents' stored assignments (token
         # topics, K values) as ``local``.
