@@ -33,6 +33,7 @@ import zarr
 
 from support.chains import lda_chain
 from dscir.engine import blocks
+from dscir.models import column_blocks
 from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
@@ -61,7 +62,7 @@ def workers_config(**kw) -> LDAConfig:
 def dense_blocks(n_words: int, width: int, seed: int = 5):
     """Blocks of a fresh SCIR state and the dense state they cut."""
     sampler = get_sampler("scir")
-    bounds = blocks.block_bounds(K, n_words, width * K)
+    bounds = column_blocks.block_bounds(K, n_words, width * K)
     made = [vb.start_block(j, int(lo), int(hi), functools.partial(vb.init_block, seed, K,
                                                                    sampler))
             for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
@@ -80,9 +81,9 @@ def gibbs_results(n_words: int, n_tasks: int, seed: int = 0) -> list[GibbsResult
 
 
 def test_block_bounds_depend_on_k_w_and_the_setting_only():
-    assert blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
-    assert blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
-    assert blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
+    assert column_blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
+    assert column_blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
+    assert column_blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
 
 
 class Cells(NamedTuple):
@@ -207,8 +208,8 @@ def test_columns_from_blocks_are_the_dense_phi_columns():
     norm = vb.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    got = blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
-                                for b, part in blocks.columns_by_block(words, bounds)])
+    got = column_blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
+                                for b, part in column_blocks.columns_by_block(words, bounds)])
     np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
                                rtol=1e-12, atol=0)
 
@@ -225,9 +226,9 @@ def test_mean_log_columns_from_blocks_are_the_dense_ones():
     kept = [vb.keep_block(vb.keep_block(b, norm), norm) for b in made]
     log_phi = normalize_log(dense, axis=1)
     for n_samples, source, want in ((0, made, log_phi), (2, kept, log_phi)):
-        got = blocks.join_columns(*[
+        got = column_blocks.join_columns(*[
             vb.block_mean_log_columns(source[b], part, n_samples, norm)
-            for b, part in blocks.columns_by_block(words, bounds)])
+            for b, part in column_blocks.columns_by_block(words, bounds)])
         np.testing.assert_allclose(got, want[:, words], rtol=1e-12, atol=1e-12)
 
 def test_float32_columns_give_the_float64_counts():

@@ -1,7 +1,7 @@
 """One vocabulary block of LDA's topics under the lazy SCIR step: pure array code.
 
 Both placements of ``scir_step="lazy"`` hold the topics as the same blocks of
-word columns (``engine.blocks.block_bounds``: set by K, W and
+word columns (``models.column_blocks.block_bounds``: set by K, W and
 ``block_entries``, never by the cluster) and run the functions below on them:
 the driver in a loop (``topics_lazy.LazyDriverTopics``), the workers as tasks
 on blocks they hold (``topics_lazy_blocked.LazyWorkerTopics``). Every number

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir import streams
-from dscir.engine.blocks import block_bounds, columns_by_block, join_columns
+from dscir.models.column_blocks import block_bounds, columns_by_block, join_columns
 from dscir.models.lda.lazy_blocks import (
     block_moments, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
     lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_small, mean_norm, packed,
