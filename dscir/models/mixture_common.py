@@ -17,6 +17,7 @@ import numpy as np
 from dscir.errors import DscirError
 from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, no_heldout
+from dscir.samplers import get_sampler
 
 
 def group(arrays: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
@@ -36,6 +37,17 @@ class MixtureBase(ModelDefaults):
             raise DscirError(f"{data.store} has no training {self.unit}")
         self.config, self.data, self.executor = config, data, executor
         self.kept = KeptSamples(keep_samples)
+
+    def _start_stochastic(self, z0: np.ndarray, refusal: str) -> None:
+        """The configuration's first-order sampler (a momentum one is refused, the
+        error starting with ``refusal``) and every row's allocation: ``z0`` for the
+        training rows, -1 for the held-out ones."""
+        self.sampler = get_sampler(self.config.sampler)
+        if self.sampler.momentum:
+            raise DscirError(f"{refusal}; {self.config.sampler} is not supported (use scir, "
+                             "sgrld or gibbs)")
+        self.z = np.full(self.data.n_docs, -1, dtype=np.int32)
+        self.z[self.data.train] = z0
 
     # by subclass
     def sample(self):
