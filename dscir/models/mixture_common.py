@@ -10,7 +10,9 @@ average (``dscir.models.predictive``).
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -18,6 +20,25 @@ from dscir.errors import DscirError
 from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, no_heldout
 from dscir.samplers import get_sampler
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixtureRunConfig:
+    """The run settings of both mixtures' configurations (keywords, after their own
+    fields in ``__init__``)."""
+
+    # Settings added after checkpoint format 2, at the value a chain had before
+    # they existed (see LDAConfig.PREDATED).
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+
+    seed: int
+    burn_in: int = 0  # iterations before posterior samples are kept
+    thin: int = 10  # keep every thin-th iteration after burn_in
+    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def group(arrays: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
