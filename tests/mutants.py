@@ -52,6 +52,8 @@ GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 INTEGRATORS = "tests/test_integrators.py"
+PARAMS_TESTS = "tests/test_params.py"
+RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
@@ -156,8 +158,7 @@ MUTANTS = [
            "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
            ("tests/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
     Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
-           'sampler=sampler, a0=float(value["a0"])',
-           'sampler=self.sampler or "scir", a0=float(value["a0"])',
+           'values.update(sampler=sampler, ', 'values.update(sampler="scir", ',
            ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
            'out["init"] = "kmeans++"', 'out["init"] = "random"',
@@ -619,6 +620,44 @@ MUTANTS = [
     Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
            'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
            (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),
+
+    # -- each parameter declared once; the recipes done once (issue 29) --
+    Mutant("pair-config-fields-dropped", "dscir/api/params.py",
+           "out.update(zip(p.config, p.coerce(values[p.name])))",
+           "out.update(zip(p.config, (1.0, 1.0)))",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+    Mutant("declared-entry-flag-dropped", "dscir/cli/command.py",
+           "    add_params(p, entries)\n", "",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_integrators.py::test_cli_flags_fill_the_sampler_options")),
+    Mutant("entry-flag-unchecked", "dscir/cli/params.py",
+           "            p.check(p.option, value)\n", "",
+           ("tests/test_integrators.py::test_cli_flags_fill_the_sampler_options",)),
+    Mutant("command-default-ignored", "dscir/cli/params.py",
+           "default=defaults.get(p.name, p.default)", "default=p.default",
+           (PARAMS_TESTS + "::test_tune_and_quickstart_flags_are_the_declarations_with_their_"
+            "own_defaults",)),
+    Mutant("docs-table-drops-a-row", "dscir/api/params.py",
+           '"|---|---|---|---|", *rows])', '"|---|---|---|---|", *rows[:-1]])',
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",)),
+    Mutant("load-knows-only-its-own-models", "dscir/api/__init__.py",
+           "    if model not in registry.ESTIMATORS:",
+           '    if model not in ("lda", "dpmm", "mixture"):',
+           (RECIPES + "::test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command",)),
+    Mutant("placement-by-name", "dscir/models/lda/model.py",
+           "topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]",
+           'topics = LazyDriverTopics if lazy else TOPIC_STATES[placement if placement == '
+           '"workers" else "driver"]',
+           (RECIPES + "::test_a_topic_placement_added_as_the_recipe_says_holds_the_topics",)),
+    Mutant("sampler-options-dropped", "dscir/models/lda/model.py",
+           "get_sampler(config.sampler, **config.sampler_options)",
+           "get_sampler(config.sampler)",
+           (RECIPES + "::test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain",)),
+    Mutant("mixture-allocation-ignores-weights", "dscir/models/mixture/kernels.py",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
+           ("tests/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
 ]
 
 
