@@ -4,7 +4,7 @@
     PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
     PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
 
-For each mutant the package, the tests and pyproject.toml are copied to a
+For each mutant the package, the tests, docs/ and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
 occur exactly once, or the script stops: the table has gone stale), and the
 guarding tests run there (cwd and PYTHONPATH at the copy, so the mutated
@@ -667,6 +667,7 @@ def copy_tree(dest: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     shutil.copytree(ROOT / "clusters", dest / "clusters",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", dest / "docs")  # the reference pages tests read
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 
