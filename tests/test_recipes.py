@@ -245,15 +245,8 @@ class UnigramModel(ModelDefaults):
         return {}
 
 
-def test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command(
-        store, tmp_path, monkeypatch, capsys):
-    """Guards the model recipe: a model class with the Model members, an Estimator
-    subclass (declared parameters, _make_config, _model_type, _collect, _load) that
-    registers itself by _model_name, and a fit command; the engine and the run store
-    are unchanged. The exact sampler's kept phi averages to the posterior mean."""
-    from dscir.api import registry
-
-    monkeypatch.setattr(registry, "ESTIMATORS", dict(registry.ESTIMATORS))
+def unigram_estimator():
+    """The recipe's estimator of UnigramModel (defined when called: it registers itself)."""
 
     @declare
     class Unigram(Estimator):
@@ -280,6 +273,20 @@ def test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command(
 
         def heldout_report(self):
             return f"held-out log predictive {self.evaluations_[-1].log_predictive:.3f}"
+
+    return Unigram
+
+
+def test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command(
+        store, tmp_path, monkeypatch, capsys):
+    """Guards the model recipe: a model class with the Model members, an Estimator
+    subclass (declared parameters, _make_config, _model_type, _collect, _load) that
+    registers itself by _model_name, and a fit command; the engine and the run store
+    are unchanged. The exact sampler's kept phi averages to the posterior mean."""
+    from dscir.api import registry
+
+    monkeypatch.setattr(registry, "ESTIMATORS", dict(registry.ESTIMATORS))
+    Unigram = unigram_estimator()
 
     def add_fit_parser(models):
         add_fit_command(models, "unigram", Unigram._params, fit_unigram, top=3,
