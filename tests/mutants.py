@@ -4,7 +4,7 @@
     PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
     PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
 
-For each mutant the package, the tests and pyproject.toml are copied to a
+For each mutant the package, the tests, docs/ and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
 occur exactly once, or the script stops: the table has gone stale), and the
 guarding tests run there (cwd and PYTHONPATH at the copy, so the mutated
@@ -52,6 +52,8 @@ GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 INTEGRATORS = "tests/test_integrators.py"
+PARAMS_TESTS = "tests/test_params.py"
+RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
@@ -204,8 +206,7 @@ MUTANTS = [
            "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
            ("tests/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
     Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
-           'sampler=sampler, a0=float(value["a0"])',
-           'sampler=self.sampler or "scir", a0=float(value["a0"])',
+           'values.update(sampler=sampler, ', 'values.update(sampler="scir", ',
            ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
            'out["init"] = "kmeans++"', 'out["init"] = "random"',
@@ -283,8 +284,8 @@ MUTANTS = [
            "np.sqrt(2.0 * eps * t)", "np.sqrt(eps * t)", (GSGRHMC_NOISE, GSGRHMC_JOINT)),
     Mutant("gsgrhmc-position-old-momentum", "dscir/samplers/sgrhmc.py",
            "v = t + eps * st * m", "v = t + eps * st * r[i, w]", (GSGRHMC_POSITION,)),
-    Mutant("gsgrhmc-reflection-keeps-momentum", "dscir/samplers/sgrhmc.py",
-           "v, m = -v, -m", "v = -v",
+    Mutant("gsgrhmc-reflection-keeps-momentum", "dscir/samplers/_expanded.py",
+           "return -v, -m", "return -v, m",
            (GSGRHMC_REFLECTION,)),
     # -- kernel Stein discrepancy (issue 17, part 3) --
     Mutant("ksd-cross-term-dropped", "dscir/diagnostics/ksd.py",
@@ -540,9 +541,9 @@ MUTANTS = [
     Mutant("blocked-steps-without-the-rows-totals", "dscir/models/lda/topics_blocked.py",
            "        if self.sampler.row_totals:\n", "        if False:\n",
            (BLOCKED + "::test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers",)),
-    Mutant("sgrld-totals-swapped", "dscir/samplers/sgrld.py",
-           "total_c, total_t = totals[1, r], totals[0, r]",
-           "total_c, total_t = totals[0, r], totals[1, r]",
+    Mutant("sgrld-totals-swapped", "dscir/samplers/_expanded.py",
+           "new_state(mix_in(key, i)), totals[1, i], totals[0, i]",
+           "new_state(mix_in(key, i)), totals[0, i], totals[1, i]",
            (DIRICHLET + "[sgrld-0.01-3000-1500-0.07]",)),
     Mutant("blocks-routed-to-every-block", "dscir/engine/blocks.py",
            "return [[x for x, h in zip(items, held) if j in h] for j in range(self.n_blocks)]",
@@ -684,6 +685,44 @@ MUTANTS = [
     Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
            'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
            (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),
+
+    # -- each parameter declared once; the recipes done once (issue 29) --
+    Mutant("pair-config-fields-dropped", "dscir/api/params.py",
+           "out.update(zip(p.config, p.coerce(values[p.name])))",
+           "out.update(zip(p.config, (1.0, 1.0)))",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+    Mutant("declared-entry-flag-dropped", "dscir/cli/command.py",
+           "    add_params(p, entries)\n", "",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_integrators.py::test_cli_flags_fill_the_sampler_options")),
+    Mutant("entry-flag-unchecked", "dscir/cli/params.py",
+           "            p.check(p.option, value)\n", "",
+           ("tests/test_integrators.py::test_cli_flags_fill_the_sampler_options",)),
+    Mutant("command-default-ignored", "dscir/cli/params.py",
+           "default=defaults.get(p.name, p.default)", "default=p.default",
+           (PARAMS_TESTS + "::test_tune_and_quickstart_flags_are_the_declarations_with_their_"
+            "own_defaults",)),
+    Mutant("docs-table-drops-a-row", "dscir/api/params.py",
+           '"|---|---|---|---|", *rows])', '"|---|---|---|---|", *rows[:-1]])',
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",)),
+    Mutant("load-knows-only-its-own-models", "dscir/api/__init__.py",
+           "    if model not in registry.ESTIMATORS:",
+           '    if model not in ("lda", "dpmm", "mixture"):',
+           (RECIPES + "::test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command",)),
+    Mutant("placement-by-name", "dscir/models/lda/model.py",
+           "topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]",
+           'topics = LazyDriverTopics if lazy else TOPIC_STATES[placement if placement == '
+           '"workers" else "driver"]',
+           (RECIPES + "::test_a_topic_placement_added_as_the_recipe_says_holds_the_topics",)),
+    Mutant("sampler-options-dropped", "dscir/models/lda/model.py",
+           "get_sampler(config.sampler, **config.sampler_options)",
+           "get_sampler(config.sampler)",
+           (RECIPES + "::test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain",)),
+    Mutant("mixture-allocation-ignores-weights", "dscir/models/mixture/kernels.py",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
+           ("tests/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
 ]
 
 
@@ -693,6 +732,7 @@ def copy_tree(dest: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     shutil.copytree(ROOT / "clusters", dest / "clusters",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", dest / "docs")  # the reference pages tests read
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 

@@ -106,6 +106,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         value = getattr(self, name)
         return reference[name] if isinstance(value, str) and value == AUTO else value
 
+    def _resolved(self, reference: dict) -> dict[str, Any]:
+        """Every parameter's value, the policy's (``reference``) where it is ``AUTO``."""
+        return {**self.get_params(), **{k: self._reference(reference, k) for k in reference}}
+
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
         return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)

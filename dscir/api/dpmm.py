@@ -9,7 +9,7 @@ from dscir.api.base import Estimator
 from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
 from dscir.api.mixture_params import DPMM
-from dscir.api.params import AUTO, declare
+from dscir.api.params import AUTO, config_values, declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
 from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
@@ -18,6 +18,7 @@ from dscir.models.policy import corpus_shape, default_settings, dp_sampler
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+UNUSED_STEPS = (1.0, 1.0)  # the step sizes an exact Gibbs chain records (it takes none)
 
 @declare
 class DPMixture(HeldoutPredictive, Estimator):
@@ -41,17 +42,9 @@ class DPMixture(HeldoutPredictive, Estimator):
         shape = (None, None) if store is None else corpus_shape(store)
         sampler = dp_sampler(self.policy, None if self.sampler == AUTO else self.sampler,
                              shape[0])
-        defaults = default_settings(self.policy, sampler, *shape)
-        value = {k: self._reference(defaults, k) for k in defaults}
-        steps = value["step_sizes"]
-        h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
-        shape, rate = self.alpha_prior
-        return DPMMConfig(
-            sampler=sampler, a0=float(value["a0"]), alpha_shape=float(shape),
-            alpha_rate=float(rate), batch_size=int(value["batch_size"]),
-            step_theta=float(h_theta), step_sticks=float(h_dp), n_init=int(value["n_init"]),
-            seed=int(self.seed), burn_in=self._burn_in(), thin=int(self.thin),
-            init=value["init"], policy=self.policy)
+        values = self._resolved(default_settings(self.policy, sampler, *shape))
+        values.update(sampler=sampler, step_sizes=values["step_sizes"] or UNUSED_STEPS)
+        return DPMMConfig(**config_values(DPMM, values), burn_in=self._burn_in())
 
     def _model_type(self, config):
         return model_type(config.sampler)

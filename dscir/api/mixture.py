@@ -9,7 +9,7 @@ from dscir.api.base import Estimator
 from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
 from dscir.api.mixture_params import MIXTURE
-from dscir.api.params import declare
+from dscir.api.params import config_values, declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
@@ -38,17 +38,10 @@ class Mixture(HeldoutPredictive, Estimator):
 
     def _make_config(self, store: str | None = None) -> MixtureConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        defaults = mixture_settings(self.policy, self.sampler, *shape)
-        pick = lambda name: self._reference(defaults, name)  # noqa: E731
-        h_weights, h_components = pick("step_weights"), pick("step_components")
-        return MixtureConfig(
-            sampler=self.sampler, n_clusters=int(self.n_clusters), gamma=float(self.gamma),
-            a0=float(pick("a0")), batch_size=int(pick("batch_size")),
-            step_weights=float(1.0 if h_weights is None else h_weights),  # unused by gibbs
-            step_components=float(1.0 if h_components is None else h_components),
-            seed=int(self.seed),
-            burn_in=self._burn_in(),
-            thin=int(self.thin), init=pick("init"), policy=self.policy)
+        values = self._resolved(mixture_settings(self.policy, self.sampler, *shape))
+        for step in ("step_weights", "step_components"):  # an exact Gibbs chain takes none
+            values[step] = 1.0 if values[step] is None else values[step]
+        return MixtureConfig(**config_values(MIXTURE, values), burn_in=self._burn_in())
 
     def _model_type(self, config):
         return model_type(config.sampler)

@@ -4,7 +4,7 @@
 Their signatures, constraint tables and docstrings, and ``dscir fit dpmm`` /
 ``dscir fit mixture``'s options are built from these tuples. ``AUTO`` settings
 are the policy's (``dscir.models.policy``); the configuration is built from the
-resolved values by each estimator's ``_make_config``.
+resolved values (``dscir.api.params.config_values``).
 """
 
 from __future__ import annotations
@@ -63,12 +63,13 @@ DPMM: tuple[Param, ...] = (
     Param("a0", POSITIVE, AUTO, "Dirichlet concentration of the components ('auto': the "
           "policy's).", auto=True),
     Param("alpha_prior", Pair(("{} shape", "{} rate"), POSITIVE, POSITIVE), (1.0, 1.0),
-          "(shape, rate) of the Gamma prior on the DP concentration.", config=False),
+          "(shape, rate) of the Gamma prior on the DP concentration.",
+          config=("alpha_shape", "alpha_rate")),
     Param("batch_size", Interval(Int, 1), AUTO,
           "users per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
     Param("step_sizes", Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), POSITIVE, POSITIVE), AUTO,
           "(h_theta, h_DP) for components and sticks ('auto': the policy's).", auto=True,
-          config=False),
+          config=("step_theta", "step_sticks")),
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
     _init("users"),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
+
+from dscir.models.mixture_common import MixtureRunConfig
 
 # Reference settings, carried over from the DP mixture's (Baker et al. 2018, Section 5.2):
 # the weights play the part of the DP's sticks and the components are the same
@@ -18,11 +19,9 @@ REFERENCE: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class MixtureConfig:
-    """Everything that determines a finite-mixture chain (with the corpus and the seed)."""
-
-    # Settings added later, at the value a chain had before they existed.
-    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+class MixtureConfig(MixtureRunConfig):
+    """Everything that determines a finite-mixture chain (with the corpus and the seed;
+    the run settings, ``MixtureRunConfig``'s, by keyword)."""
 
     sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact, in process)
     n_clusters: int  # K, fixed
@@ -31,11 +30,3 @@ class MixtureConfig:
     batch_size: int  # documents per minibatch (ignored by "gibbs")
     step_weights: float  # h (SCIR) or epsilon (SGRLD) of the K weight gammas
     step_components: float  # the same for the K x W component gammas
-    seed: int
-    burn_in: int = 0  # iterations before posterior samples are kept
-    thin: int = 10  # keep every thin-th iteration after burn_in
-    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
-    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)

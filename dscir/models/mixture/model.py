@@ -156,14 +156,9 @@ class MixtureModel(_FiniteMixture):
 
     def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
         super().__init__(config, data, executor, keep_samples)
-        self.sampler = get_sampler(config.sampler)
-        if self.sampler.momentum:
-            raise DscirError(f"the finite mixture runs without momenta; {config.sampler} is "
-                             "not supported (use scir, sgrld or gibbs)")
         z0, log_weights, log_components = initial_state(data.train.size, data.n_words,
                                                         config.n_clusters, config.seed)
-        self.z = np.full(data.n_docs, -1, dtype=np.int32)
-        self.z[data.train] = z0
+        self._start_stochastic(z0, "the finite mixture runs without momenta")
         if config.init == "kmeans++":
             log_components = seed_on_workers(executor, data.train, data.n_words,
                                              config.n_clusters, config.a0,
