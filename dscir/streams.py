@@ -53,6 +53,7 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("DP_NEW_COMPONENTS", 26, "(iteration), then row", "dpmm"),
     Domain("MIXTURE_WEIGHTS", 30, "(iteration), then row", "mixture"),
     Domain("MIXTURE_INIT", 31, "(): initial allocations", "mixture"),
+    Domain("MIXTURE_COLLAPSED", 32, "(): the start; (sweep), then document", "mixture"),
     Domain("DP_INIT", 2**31, "(): allocations; (1): sticks; (2): k-means++ seeds", "dpmm"),
 )
 
@@ -87,6 +88,7 @@ DP_ALPHA = _BY_NAME["DP_ALPHA"]
 DP_NEW_COMPONENTS = _BY_NAME["DP_NEW_COMPONENTS"]
 MIXTURE_WEIGHTS = _BY_NAME["MIXTURE_WEIGHTS"]
 MIXTURE_INIT = _BY_NAME["MIXTURE_INIT"]
+MIXTURE_COLLAPSED = _BY_NAME["MIXTURE_COLLAPSED"]
 DP_INIT = _BY_NAME["DP_INIT"]
 
 

@@ -13,7 +13,7 @@ from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
-from dscir.models.policy import corpus_shape, mixture_settings
+from dscir.models.policy import corpus_shape, corpus_tokens, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -36,7 +36,9 @@ class Mixture(HeldoutPredictive, Estimator):
 
     def _make_config(self, store: str | None = None) -> MixtureConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        defaults = mixture_settings(self.policy, self.sampler, *shape)
+        tokens = None if store is None else corpus_tokens(store)
+        defaults = mixture_settings(self.policy, self.sampler, *shape,
+                                    n_clusters=int(self.n_clusters), n_tokens=tokens)
         pick = lambda name: self._reference(defaults, name)  # noqa: E731
         h_weights, h_components = pick("step_weights"), pick("step_components")
         return MixtureConfig(

@@ -97,12 +97,18 @@ def seed_csr(indptr, indices, data, n_words: int, n_seeds: int, a0: float,
              key: int) -> np.ndarray:
     """Seeded log theta (n_seeds x W) from the candidate rows of in-memory CSR
     documents (the exact samplers): candidates from (key, 0), seeds from (key, 1)."""
+    return seeded_components(*candidate_csr(indptr, indices, data, derive(key, 0)),
+                             n_words, n_seeds, a0, derive(key, 1))
+
+
+def candidate_csr(indptr, indices, data, key: int):
+    """(indptr, indices, data) of the candidate rows (``candidate_rows``, stream
+    ``key``) of in-memory CSR documents."""
     indptr = np.asarray(indptr, np.int64)
-    rows = candidate_rows(indptr.size - 1, derive(key, 0))
+    rows = candidate_rows(indptr.size - 1, key)
     take = np.concatenate([np.arange(indptr[r], indptr[r + 1]) for r in rows])
     sub_indptr = np.concatenate([[0], np.cumsum(indptr[rows + 1] - indptr[rows])])
-    return seeded_components(sub_indptr, np.asarray(indices)[take], np.asarray(data)[take],
-                             n_words, n_seeds, a0, derive(key, 1))
+    return sub_indptr, np.asarray(indices)[take], np.asarray(data)[take]
 
 
 def document_rows(batch, words):
@@ -110,7 +116,7 @@ def document_rows(batch, words):
     return batch
 
 
-def _read_candidates(executor, docs: np.ndarray, key: int):
+def read_candidates(executor, docs: np.ndarray, key: int):
     """The candidate documents among ``docs`` (ids) and their CSR arrays, read by
     ``executor``'s workers; the candidates of ``seed_csr`` on the same documents."""
     ids = np.asarray(docs)[candidate_rows(docs.size, derive(key, 0))]
@@ -125,7 +131,7 @@ def _read_candidates(executor, docs: np.ndarray, key: int):
 def seed_documents(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: float,
                    key: int) -> np.ndarray:
     """The ids of the documents ``seed_on_workers`` seeds the components on."""
-    ids, csr = _read_candidates(executor, docs, key)
+    ids, csr = read_candidates(executor, docs, key)
     return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]
 
 
@@ -133,5 +139,5 @@ def seed_on_workers(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: 
                     key: int) -> np.ndarray:
     """Seeded log theta from candidates among ``docs`` read by ``executor``'s
     workers; the same streams and candidates as ``seed_csr`` on the same documents."""
-    _, csr = _read_candidates(executor, docs, key)
+    _, csr = read_candidates(executor, docs, key)
     return seeded_components(*csr, n_words, n_seeds, a0, derive(key, 1))

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 # the weights play the part of the DP's sticks and the components are the same
 # K x W Gamma variables, so SGRLD keeps the DP's epsilon of the sticks (0.005) for
 # the weights and of the components (0.001) for the components.
+INITS = ("random", "kmeans++", "collapsed")  # the starts (``gibbs``, ``collapsed``)
+
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_weights": 0.1, "step_components": 0.1},
     "sgrld": {"a0": 0.001, "step_weights": 0.005, "step_components": 0.001},
@@ -34,7 +36,8 @@ class MixtureConfig:
     seed: int
     burn_in: int = 0  # iterations before posterior samples are kept
     thin: int = 10  # keep every thin-th iteration after burn_in
-    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
+    init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
+    # or "collapsed" (collapsed Gibbs sweeps on a sample of documents)
     policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
 
     def to_dict(self) -> dict[str, Any]:
