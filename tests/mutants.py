@@ -326,6 +326,10 @@ MUTANTS = [
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",
            ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
+    Mutant("seeds-from-empty-documents", "dscir/models/seeding.py",
+           "seeds = [int(words[rng.integers(words.size)])]",
+           "seeds = [int(rng.integers(n_docs))]",
+           ("tests/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
     Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
            "write += (write == read) | (write == keep)", "write += write == keep",

@@ -53,15 +53,16 @@ def choose_seeds(indptr, indices, data, n_words: int, n_seeds: int, a0: float,
     data = np.asarray(data, np.float64)
     n_docs = indptr.size - 1
     lengths = np.diff(indptr)
-    if n_docs == 0 or np.any(lengths == 0):
-        raise DscirError("seeding needs documents with at least one word each")
+    words = np.flatnonzero(lengths > 0)  # empty documents cost 0: never seeds
+    if words.size == 0:
+        raise DscirError("seeding needs a document with at least one word")
     doc_of = np.repeat(np.arange(n_docs), lengths)
-    tokens = np.bincount(doc_of, weights=data, minlength=n_docs)
+    tokens = np.maximum(np.bincount(doc_of, weights=data, minlength=n_docs), 1.0)
     own = np.bincount(doc_of, weights=data * np.log(a0 + a0 * n_words * data / tokens[doc_of]),
                       minlength=n_docs)
     rng = np.random.Generator(np.random.PCG64(key))
     best = np.full(n_docs, -np.inf)
-    seeds = [int(rng.integers(n_docs))]
+    seeds = [int(words[rng.integers(words.size)])]
     while len(seeds) < n_seeds:
         log_theta = seed_log_theta(indptr, indices, data, n_words, seeds[-1:], a0)[0]
         best = np.maximum(best, np.bincount(doc_of, weights=data * log_theta[indices],
