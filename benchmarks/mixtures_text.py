@@ -221,14 +221,19 @@ def corpus_runs(name: str, args) -> dict:
 
 
 def leave_one_out(results: dict) -> dict:
-    """For each corpus: the candidate best on the mean NMI of the others, its NMI there."""
+    """For each corpus: the candidate best on the mean NMI of the others among those
+    that kept at least half as many clusters as labels on each of them (all if
+    none did), and its NMI on the corpus left out."""
     names = list(results)
     table = {}
     for out in names:
         others = [n for n in names if n != out]
         mean = {c: float(np.mean([results[n]["runs"][f"mixture/{c}"]["nmi"] for n in others]))
                 for c in CANDIDATES}
-        chosen = max(mean, key=mean.get)
+        kept = [c for c in CANDIDATES if all(
+            2 * results[n]["runs"][f"mixture/{c}"]["clusters"] >= results[n]["labels"]
+            for n in others)] or list(CANDIDATES)
+        chosen = max(kept, key=mean.get)
         left = results[out]["runs"]
         table[out] = {"chosen": chosen, "mean_nmi_others": mean[chosen],
                       "nmi": left[f"mixture/{chosen}"]["nmi"],
