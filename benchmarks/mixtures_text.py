@@ -27,12 +27,16 @@ against the labels (scikit-learn) with the occupied clusters and seconds:
 * ``dpmixture``: ``dscir.DPMixture()`` at its defaults (not re-chosen here).
 
 Leave-one-corpus-out: for each corpus, the candidate with the best mean NMI on
-the other corpora, scored on it. Chains run in this process (``LocalExecutor``,
+the other corpora among those that kept at least half as many clusters as
+labels on each of them, scored on it. Chains run in this process (``LocalExecutor``,
 the chain a Dask cluster runs) for fewer iterations than the estimators'
 default 1000, to keep the run short on a shared machine: the seconds are
 contended (the load average is recorded).
 
-    python benchmarks/mixtures_text.py --iterations 150 --sweeps 30
+    python benchmarks/mixtures_text.py --corpora newsgroups --iterations 100 --tag newsgroups
+    python benchmarks/mixtures_text.py --corpora reuters8 fortunes tomatoes \
+        --iterations 100 --tag others
+    python benchmarks/mixtures_text.py --combine newsgroups others
 
 Writes results/mixtures_text[_<tag>].json and .png.
 """
@@ -56,6 +60,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from _common import cpu_model
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -289,6 +295,8 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     out = {"settings": vars(args), "corpora": results, "leave_one_out": table,
            "candidates": {c: {"share": s, "init": i} for c, (s, i) in CANDIDATES.items()},
+           "command": " ".join(["python", "benchmarks/mixtures_text.py", *sys.argv[1:]]),
+           "cpu": cpu_model(),
            "note": "seconds on a 2-core machine shared with other jobs (contended)"}
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
     plot(results, table, RESULTS / f"{stem}.png")
