@@ -58,6 +58,11 @@ under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
   instead of K documents. A k-means++ seed document of 20-200 tokens over 10^4
   words attracts documents by their common words, the first allocation is
   lopsided, and neither uncollapsed sampler splits what it merged.
+
+``TEXT_PRIOR_SHARE`` and the start were chosen leaving one corpus out
+(benchmarks/mixtures_text.py: 20 Newsgroups, Reuters R8, fortunes, Rotten
+Tomatoes at the ingest defaults): every corpus, left out, got 0.1 with the
+collapsed start from the other three (docs/guide/policy.md).
 """
 
 from __future__ import annotations

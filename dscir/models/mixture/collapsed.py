@@ -25,6 +25,7 @@ import math
 
 import numba as nb
 import numpy as np
+from scipy.special import gammaln
 
 from dscir import streams
 from dscir.errors import DscirError
@@ -85,8 +86,6 @@ def log_joint(indptr, indices, data, z, n_clusters: int, n_words: int, gamma: fl
               a0: float) -> float:
     """log p(z, x) with pi and phi integrated out, up to the documents' multinomial
     coefficients (which do not depend on z): the exact target of a sweep."""
-    from scipy.special import gammaln
-
     m, n, c = counts_of(np.asarray(indptr, np.int64), np.asarray(indices, np.int64),
                         np.asarray(data, np.int64), np.asarray(z, np.int64), n_clusters,
                         n_words)
