@@ -209,8 +209,36 @@ MUTANTS = [
            'values.update(sampler=sampler, ', 'values.update(sampler="scir", ',
            ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
-           'out["init"] = "kmeans++"', 'out["init"] = "random"',
+           'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "random"',
            ("tests/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),
+    Mutant("mixture-policy-kmeans-start", "dscir/models/policy.py",
+           'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "kmeans++"',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
+    Mutant("mixture-policy-reference-a0", "dscir/models/policy.py",
+           'out["a0"] = min(out["a0"], share)', 'out["a0"] = out["a0"]',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",
+            "tests/test_mixture_text.py::"
+            "test_at_the_reference_a0_the_model_itself_prefers_merged_clusters")),
+    Mutant("collapsed-mixture-weights-dropped", "dscir/models/mixture/collapsed.py",
+           "acc = math.log(m[k] + gamma) + math.lgamma",
+           "acc = 0.0 + math.lgamma",
+           ("tests/test_mixture_collapsed.py::test_conditional_is_the_ratio_of_enumerated_joints",
+            "tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior")),
+    Mutant("collapsed-mixture-document-not-removed", "dscir/models/mixture/collapsed.py",
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)\n"
+           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)",
+           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)\n"
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)",
+           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+    Mutant("collapsed-mixture-prior-mass-not-w", "dscir/models/mixture/collapsed.py",
+           "self.a0 * self.n_words, np.uint64(key))", "self.a0, np.uint64(key))",
+           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+    Mutant("mixture-collapsed-start-ignored", "dscir/models/mixture/model.py",
+           'elif config.init == "collapsed":', 'elif config.init == "never":',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
     Mutant("dp-alpha-from-prior", "dscir/models/dpmm/sticks.py",
            "log_g = sample_stationary(np.array([shape + n_sticks]), key)[0]\n"
            "    return float(np.exp(log_g) / (rate - log_rest))",
@@ -347,6 +375,10 @@ MUTANTS = [
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",
            ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
+    Mutant("seeds-from-empty-documents", "dscir/models/seeding.py",
+           "seeds = [int(words[rng.integers(words.size)])]",
+           "seeds = [int(rng.integers(n_docs))]",
+           ("tests/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
     Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
            "write += (write == read) | (write == keep)", "write += write == keep",

@@ -172,11 +172,12 @@ def test_gibbs_allocation_draws_from_the_exact_conditional():
     assert stats.chisquare(observed, n * q / q.sum()).pvalue < 1e-6
 
 
-def test_exact_weight_and_component_steps_are_the_dirichlet_full_conditionals():
+@pytest.mark.parametrize("a0", [0.5, 0.05])  # the reference and a text policy's a0
+def test_exact_weight_and_component_steps_are_the_dirichlet_full_conditionals(a0):
     """pi | z ~ Dirichlet(gamma + m) and phi_k | z ~ Dirichlet(a0 + c_k): the
     marginals Beta(a_j, sum(a) - a_j), by KS over 3,000 stream keys."""
     scir = get_sampler("scir")
-    gamma, a0 = 0.3, 0.5
+    gamma = 0.3
     m = np.array([2, 0, 5, 1])
     counts = np.array([[4, 0, 9, 1, 0], [0, 0, 0, 0, 0], [2, 2, 2, 2, 30], [1, 0, 0, 0, 6]])
     weights0, comps0 = scir.init_log(np.zeros(4)), scir.init_log(np.zeros((4, 5)))

@@ -14,7 +14,7 @@ from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
-from dscir.models.policy import corpus_shape, mixture_settings
+from dscir.models.policy import corpus_shape, corpus_tokens, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -38,7 +38,10 @@ class Mixture(HeldoutPredictive, Estimator):
 
     def _make_config(self, store: str | None = None) -> MixtureConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        values = self._resolved(mixture_settings(self.policy, self.sampler, *shape))
+        tokens = None if store is None else corpus_tokens(store)
+        values = self._resolved(mixture_settings(self.policy, self.sampler, *shape,
+                                                 n_clusters=int(self.n_clusters),
+                                                 n_tokens=tokens))
         for step in ("step_weights", "step_components"):  # an exact Gibbs chain takes none
             values[step] = 1.0 if values[step] is None else values[step]
         return MixtureConfig(**config_values(MIXTURE, values), burn_in=self._burn_in())

@@ -13,7 +13,7 @@ import numbers
 
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
 from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
-from dscir.models.mixture import REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
 from dscir.models.policy import POLICIES
 
 Int, Real = numbers.Integral, numbers.Real
@@ -47,10 +47,11 @@ def _policy(rows: str) -> Param:
                  "records the resolved settings.")
 
 
-def _init(rows: str) -> Param:
-    return Param("init", Options(INITS), AUTO,
+def _init(rows: str, inits: tuple[str, ...] = INITS, more: str = "") -> Param:
+    return Param("init", Options(inits), AUTO,
                  "'random' (components from Gamma(1, 1), the reference start) or 'kmeans++' "
-                 f"(seeded on {rows}, dscir.models.seeding); 'auto': the policy's.", auto=True)
+                 f"(seeded on {rows}, dscir.models.seeding){more}; 'auto': the policy's.",
+                 auto=True)
 
 
 DPMM: tuple[Param, ...] = (
@@ -86,10 +87,12 @@ MIXTURE: tuple[Param, ...] = (
     Param("gamma", POSITIVE, 1.0, "Dirichlet concentration of the mixture weights."),
     _policy("documents"),
     Param("a0", POSITIVE, AUTO, "Dirichlet concentration of the components ('auto': the "
-          "sampler's reference value).", auto=True),
+          "policy's: on text a0 W is a tenth of a cluster's tokens, at most the sampler's "
+          "reference value).", auto=True),
     Param("batch_size", Interval(Int, 1), AUTO,
           "documents per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
-    _init("documents"),
+    _init("documents", MIXTURE_INITS, " or 'collapsed' (collapsed Gibbs sweeps on a sample "
+          "of documents, dscir.models.mixture.collapsed; the policy's on text)"),
     Param("step_weights", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the weights "
           "('auto': the sampler's reference value).", auto=True),
     Param("step_components", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the components "

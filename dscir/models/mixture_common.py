@@ -34,7 +34,8 @@ class MixtureRunConfig:
     seed: int
     burn_in: int = 0  # iterations before posterior samples are kept
     thin: int = 10  # keep every thin-th iteration after burn_in
-    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
+    init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
+    # or, the finite mixture's, "collapsed" (collapsed Gibbs sweeps on a sample of documents)
     policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
 
     def to_dict(self) -> dict[str, Any]:

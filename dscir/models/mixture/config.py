@@ -11,6 +11,8 @@ from dscir.models.mixture_common import MixtureRunConfig
 # the weights play the part of the DP's sticks and the components are the same
 # K x W Gamma variables, so SGRLD keeps the DP's epsilon of the sticks (0.005) for
 # the weights and of the components (0.001) for the components.
+INITS = ("random", "kmeans++", "collapsed")  # the starts (``gibbs``, ``collapsed``)
+
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_weights": 0.1, "step_components": 0.1},
     "sgrld": {"a0": 0.001, "step_weights": 0.005, "step_components": 0.001},

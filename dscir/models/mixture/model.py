@@ -32,6 +32,7 @@ from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.mixture_common import MixtureBase, group
 from dscir.models.predictive import PredictiveAverage
+from dscir.models.mixture.collapsed import collapsed_start_on_workers
 from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
                                         step_keys)
@@ -163,6 +164,10 @@ class MixtureModel(_FiniteMixture):
             log_components = seed_on_workers(executor, data.train, data.n_words,
                                              config.n_clusters, config.a0,
                                              seeding_key(config.seed))
+        elif config.init == "collapsed":
+            log_weights, log_components = collapsed_start_on_workers(
+                executor, data.train, data.n_words, key=seeding_key(config.seed),
+                n_clusters=config.n_clusters, gamma=config.gamma, a0=config.a0)
         self.weights = self.sampler.init_log(log_weights)
         self.components = self.sampler.init_log(log_components)
 
