@@ -110,7 +110,8 @@ def dask_client(
     _quiet_abandoned_gathers()
     if client is None and address is None and scheduler_file is None:
         address = dask.config.get("scheduler-address", None)
-    if dashboard_address != PRIVATE_DASHBOARD and (client or address or scheduler_file):
+    running = client is not None or address is not None or scheduler_file is not None
+    if dashboard_address != PRIVATE_DASHBOARD and running:
         raise DscirError("dashboard_address (--dashboard-address) applies to the embedded "
                          "cluster, not to a running one (client, address, scheduler_file)")
     if client is not None:
@@ -119,12 +120,22 @@ def dask_client(
                              "cluster; a given client is already connected")
         yield client
         return
-    if address is not None or scheduler_file is not None:
+    if running:
         with _connect(address, scheduler_file, security) as c:
             yield c
         return
     if n_workers is None:
         n_workers = max(1, min(os.cpu_count() or 1, 4))
+    with _embedded(n_workers, threads_per_worker, processes, dashboard_address,
+                   security) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def _embedded(n_workers: int, threads_per_worker: int, processes: bool,
+              dashboard_address: str | None, security: Security | None) -> Iterator[Client]:
+    """A client of a new LocalCluster (see ``dask_client``), both closed at the end;
+    a signal while it starts is raised once it can be closed."""
     cluster = c = None
     try:
         with _capped_message_logs(), signals_to_driver(), deferred():
@@ -132,11 +143,12 @@ def dask_client(
                 n_workers=n_workers,
                 threads_per_worker=threads_per_worker,
                 processes=processes,
-                host=PRIVATE_HOST,
                 dashboard_address=dashboard_address,
                 silence_logs=40,
                 security=security,
-                **({"env": _worker_env(threads_per_worker)} if processes else {}),
+                # (threads share the process: no socket but the dashboard)
+                **({"env": _worker_env(threads_per_worker), "host": PRIVATE_HOST}
+                   if processes else {}),
             )
             c = Client(cluster)
         yield c
