@@ -80,8 +80,17 @@ def interrupt(argv: list[str], run: Path, sig: int, tmp: Path) -> tuple[int, str
     to the group. Returns the exit status, stdout and stderr, after checking that
     every process the run started is gone."""
     out, err = tmp / "stdout", tmp / "stderr"
-    with open(out, "w") as o, open(err, "w") as e:
-        proc = subprocess.Popen(argv, stdout=o, stderr=e, env=ENV, start_new_session=True)
+    # A command started with SIGINT ignored (a shell's background job, nohup) keeps
+    # ignoring it, as it should: start this one as a terminal's foreground job is.
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with open(out, "w") as o, open(err, "w") as e:
+            proc = subprocess.Popen(argv, stdout=o, stderr=e, env=ENV, start_new_session=True)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         deadline = time.monotonic() + 600
         while latest_checkpoint(run) is None:

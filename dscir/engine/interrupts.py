@@ -128,14 +128,16 @@ _active: _Handler | None = None
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
-    """In the main thread, SIGINT and SIGTERM raise once, outside ``threading``'s
-    code, for the duration of the block (see the module). Handlers a program set
-    itself are left alone; nested blocks are the outermost's."""
+    """In the main thread, SIGINT and SIGTERM raise once, where that is safe, for
+    the duration of the block (see the module). Handlers a program set itself (or
+    a signal ignored, as in a background job) are left alone; a nested block uses
+    the outermost's handler, armed again (an earlier interrupt was dealt with)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     global _active
     if _active is not None:
+        _active.raised, _active.pending = False, None
         yield
         return
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
