@@ -80,6 +80,9 @@ STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_fu
 WARM = "tests/test_warm_start.py"
 SHARDS = "tests/test_shards.py"
 CV = "tests/test_control_variates.py"
+PRIVATE = "tests/test_private_cluster.py"
+UNFINISHED = "tests/test_unfinished_runs.py"
+INTERRUPTS = "tests/test_interrupts.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
 SPARSE = "tests/test_lda_sparse_kernel.py"
@@ -612,7 +615,7 @@ MUTANTS = [
            (DIVERGED + "[workers]",)),
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
-           "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",
+           '"env": _worker_env(threads_per_worker), ', "",
            ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
@@ -637,11 +640,10 @@ MUTANTS = [
            (LAYERS + "::test_no_import_circle_between_packages",)),
     # -- one Dask client per call chain (issue 29) --
     Mutant("session-ignores-the-running-client", "dscir/api/session.py",
-           "        client = current_client()\n", "        pass\n",
+           "            client = current_client()\n", "            pass\n",
            (SESSION + "::test_calls_inside_a_session_share_its_one_cluster",)),
     Mutant("session-reuses-despite-cluster-keywords", "dscir/api/session.py",
-           "if client is None and not any(v is not None for v in cluster.values()):",
-           "if client is None:",
+           "if client is None and not cluster:", "if client is None:",
            (SESSION + "::test_cluster_keywords_start_the_cluster_they_name",)),
     Mutant("cluster-without-workers-started", "dscir/engine/cluster.py",
            "if n_workers is not None and not n_workers >= 1:", "if False:",
@@ -649,6 +651,36 @@ MUTANTS = [
     Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
            'return client if client.status == "running" else None', "return client",
            (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
+    # -- interrupts, unfinished runs, a private embedded cluster (issue 31) --
+    Mutant("embedded-dashboard-on-every-interface", "dscir/engine/cluster.py",
+           'PRIVATE_DASHBOARD = f"{PRIVATE_HOST}:0"', 'PRIVATE_DASHBOARD = ":0"',
+           (PRIVATE + "::test_every_socket_of_the_embedded_cluster_is_on_loopback",
+            PRIVATE + "::test_another_host_cannot_reach_the_embedded_cluster")),
+    Mutant("resume-recomputes-the-burn-in", "dscir/api/base.py",
+           'burn_in = started_with(resume, "burn_in")', "burn_in = None",
+           (UNFINISHED + "::test_an_interrupted_run_resumed_with_more_iterations_is_the_"
+            "longer_run",
+            UNFINISHED + "::test_cli_resume_with_more_iterations_extends_a_finished_run")),
+    Mutant("info-refuses-an-unfinished-run", "dscir/cli/corpus.py",
+           "    if unfinished(path):\n        return print_progress(path)\n", "",
+           (UNFINISHED + "::test_info_reports_an_unfinished_runs_progress",)),
+    Mutant("cli-sigterm-exits-1", "dscir/engine/interrupts.py",
+           "    if isinstance(exc, Terminated):\n        return 128 + signal.SIGTERM\n",
+           "    if isinstance(exc, Terminated):\n        return 1\n",
+           (INTERRUPTS + "::test_sigterm_to_every_process_of_a_cli_fit_exits_143",)),
+    Mutant("python-sigterm-exits-0", "dscir/engine/interrupts.py",
+           "        super().__init__(128 + signal.SIGTERM)", "        super().__init__(0)",
+           (INTERRUPTS + "::test_python_fit_gets_one_exception_and_no_traceback_from_any_"
+            "process[15-143-]",)),
+    Mutant("sigterm-not-handled", "dscir/engine/interrupts.py",
+           "    ours = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}",
+           "    ours = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: None}",
+           (INTERRUPTS + "::test_sigterm_to_every_process_of_a_cli_fit_exits_143",)),
+    Mutant("workers-take-ctrl-c", "dscir/engine/interrupts.py",
+           "signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})",
+           "signal.SIG_BLOCK, {signal.SIGTERM})",
+           (INTERRUPTS + "::test_ctrl_c_ends_a_cli_fit_with_one_line_and_a_resumable_"
+            "checkpoint",)),
     # -- the lazy SCIR step (issue 30) --
     Mutant("lazy-catch-up-over-one-step-only", LAZY_KERNELS,
            "lt[w], prior, counts, i, 0.0, gap)",

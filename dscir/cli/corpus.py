@@ -166,8 +166,12 @@ def _stopping_info(path: str) -> None:
 
 
 def _run_info(path: str) -> int:
+    from dscir.cli.runs import print_progress
     from dscir.runs import Run
+    from dscir.runs.progress import unfinished
 
+    if unfinished(path):
+        return print_progress(path)
     run = Run.open(path)
     print(f"run:         {path} ({run.model}, finished)")
     print(f"corpus:      {run.store}")

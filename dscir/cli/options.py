@@ -13,6 +13,10 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--address", help="scheduler address, e.g. tcp://host:8786")
     g.add_argument("--scheduler-file", help="scheduler file written by `dask scheduler`")
     g.add_argument("--workers", type=int, help="LocalCluster worker processes")
+    g.add_argument("--dashboard-address", metavar="HOST:PORT",
+                   help="serve the LocalCluster's dashboard here (':8787': every interface, "
+                   "readable by anyone who reaches the port; default: 127.0.0.1, a free "
+                   "port, like every other socket of the LocalCluster)")
     g.add_argument("--tls-ca-file", metavar="PEM", help="CA certificate for mutual TLS "
                    "(with --tls-cert and --tls-key; see clusters/tls)")
     g.add_argument("--tls-cert", metavar="PEM", help="this client's TLS certificate")
@@ -22,10 +26,11 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
 def cluster_kwargs(args: argparse.Namespace) -> dict:
     """The ``dask_client`` keywords of the ``cluster_options``; bad TLS options are
     a ``DscirError`` before any cluster starts."""
-    from dscir.engine.cluster import tls_security
+    from dscir.engine.cluster import check_dashboard_address, tls_security
 
+    check_dashboard_address(args.dashboard_address)
     return dict(address=args.address, scheduler_file=args.scheduler_file,
-                n_workers=args.workers,
+                n_workers=args.workers, dashboard_address=args.dashboard_address,
                 security=tls_security(args.tls_ca_file, args.tls_cert, args.tls_key,
                                       names=("--tls-ca-file", "--tls-cert", "--tls-key")))
 

@@ -125,3 +125,33 @@ def _transform(args: argparse.Namespace) -> int:
     print(f"topic proportions of {topics.shape[0]} documents x {topics.shape[1]} topics "
           f"written to {args.out} ({arrays})")
     return 0
+
+
+def print_progress(path: str) -> int:
+    """``dscir info`` of an unfinished run: how far it got, and how to continue it."""
+    import time
+
+    from dscir.runs.progress import Progress
+
+    p = Progress.open(path)
+    print(f"run:         {path} ({p.model}, unfinished: still running, or interrupted and "
+          f"resumable with the same `dscir fit {p.model}` command and --resume {path})")
+    if p.store is not None:
+        print(f"corpus:      {p.store}")
+    planned = f" of {p.n_iter:,}" if p.n_iter is not None else ""
+    if p.iteration is None:
+        print(f"iterations:  no checkpoint yet{planned}; checkpoints every "
+              f"{p.checkpoint_every:,}")
+    else:
+        written = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(p.written))
+        print(f"iterations:  {p.iteration:,}{planned} at the latest checkpoint (written "
+              f"{written}); checkpoints every {p.checkpoint_every:,}")
+    last = f" (the last at iteration {p.last_sample:,})" if p.last_sample is not None else ""
+    print(f"samples:     {p.n_samples:,} kept{last}")
+    if p.config:
+        print("settings:    " + ", ".join(f"{k}={v}" for k, v in p.config.items()))
+    ev = p.evaluations
+    for name in (k for k in ev if k != "iteration"):
+        for i, value in zip(ev.get("iteration", []), ev[name]):
+            print(f"{name}:  {value:.6g} at iteration {i}")
+    return 0

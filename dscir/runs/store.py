@@ -21,8 +21,9 @@ A run is written into a hidden sibling directory and renamed into place when
 complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
 existing run is replaced only with ``overwrite=True``. A checkpointed run is
 written in place instead and marked ``attrs["dscir_resumable"] = {format_version,
-model, checkpoint_every}`` from the start; ``dscir_run`` is set last, when it
-completes. Everything is arrays and JSON attributes: no pickle.
+model, checkpoint_every, n_iter}`` from the start (``n_iter``: the iterations
+asked for, at most); ``dscir_run`` is set last, when it completes
+(``dscir.runs.progress`` reads how far an unfinished one got). Everything is arrays and JSON attributes: no pickle.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class RunWriter:
     """
 
     def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
-                 checkpoint_every: int = 0):
+                 checkpoint_every: int = 0, n_iter: int | None = None):
         self.path = Path(os.path.abspath(path))  # workers may write into it from another cwd
         check_out_path(self.path, overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +78,8 @@ class RunWriter:
             self.tmp = self.path
             self.group = zarr.open_group(str(self.path), mode="w")
             self.group.attrs[RESUMABLE] = {"format_version": FORMAT_VERSION, "model": model,
-                                           "checkpoint_every": self.checkpoint_every}
+                                           "checkpoint_every": self.checkpoint_every,
+                                           **_planned(n_iter)}
         else:
             self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
             self.group = zarr.open_group(str(self.tmp), mode="w")
@@ -85,10 +87,11 @@ class RunWriter:
 
     @classmethod
     def resume(cls, path: str | Path, ckpt: Checkpoint, *,
-               checkpoint_every: int | None = None) -> RunWriter:
+               checkpoint_every: int | None = None, n_iter: int | None = None) -> RunWriter:
         """Reopen a checkpointed run (finished or not) to continue it from ``ckpt``,
-        its latest checkpoint. Samples kept after that checkpoint are dropped (the
-        resumed chain keeps them again); ``checkpoint_every`` None keeps the run's own."""
+        its latest checkpoint, up to ``n_iter`` iterations. Samples kept after that
+        checkpoint are dropped (the resumed chain keeps them again);
+        ``checkpoint_every`` None keeps the run's own."""
         path = Path(os.path.abspath(path))
         meta = resumable(path)
         self = cls.__new__(cls)
@@ -100,7 +103,8 @@ class RunWriter:
             raise DscirError("a resumed run keeps checkpointing: checkpoint_every must be >= 1")
         self.group = zarr.open_group(str(path), mode="r+")
         self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
-        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every)
+        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every,
+                                           **_planned(n_iter))
         self._growing = {}
         for name, rows in ckpt.sample_rows.items():
             if name in self.group:
@@ -154,6 +158,11 @@ class RunWriter:
         """Remove what a failed fit wrote, except a run that a checkpoint can resume."""
         if not self._checkpointed:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _planned(n_iter: int | None) -> dict[str, int]:
+    """The ``n_iter`` entry of the resumable attribute (none when not known)."""
+    return {} if n_iter is None else {"n_iter": int(n_iter)}
 
 
 def check_out_path(path: str | Path, overwrite: bool = False) -> None:
