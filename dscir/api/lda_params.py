@@ -102,6 +102,6 @@ PARAMS: tuple[Param, ...] = (
           "variates, topics on the driver; docs/lazy_scir.md)."),
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
           "parameters per vocabulary block with placement='workers'."),
-    Param("progress", BOOL, True, "show a progress bar.", flag="--no-progress",
-          config=False),
+    Param("progress", BOOL, True, "show a progress bar (on the command line: --progress, "
+          "--no-progress, -q; by default only on a terminal).", flag=None, config=False),
 )

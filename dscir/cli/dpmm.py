@@ -8,7 +8,8 @@ import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
 from dscir.api.mixture_params import DPMM
-from dscir.cli import options
+from dscir.cli import convention, options
+from dscir.cli.lda import reference_values
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
 
@@ -24,13 +25,15 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         "corpora of 1000 words or more (else SCIR), with a "
         "minibatch of min(1000, N/4) users; 'reference' keeps the papers' values of the "
         "chosen sampler (default SCIR): "
-        + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
+        + reference_values(DPMM_DEFAULTS),
     )
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
+    convention.positional(p, "store", "corpus store (see `dscir ingest`)")
     add_params(p, DPMM)
     options.run_options(p)
-    p.add_argument("--top", type=int, default=5, help="areas printed per cluster")
-    p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
+    p.add_argument("--top", type=convention.count(1), default=5,
+                   help="areas printed per cluster")
+    p.add_argument("--clusters", type=convention.count(1), default=10, metavar="N",
+                   help="largest clusters printed")
     options.cluster_options(p)
     p.set_defaults(func=_fit_dpmm)
 
@@ -38,7 +41,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
 def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
 
-    model = DPMixture(**estimator_kwargs(args, DPMM))
+    model = DPMixture(**estimator_kwargs(args, DPMM), progress=convention.progress(args))
     check_flags(model)
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
     print(f"{model.n_iter_} iterations ({model.config_.sampler}): {model.n_clusters_} occupied "

@@ -7,7 +7,7 @@ import argparse
 from dscir.api import LDA_DEFAULTS
 from dscir.api.lda_params import PARAMS
 from dscir.api.params import AUTO
-from dscir.cli import options
+from dscir.cli import convention, options
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
 
@@ -21,10 +21,16 @@ class _SamplerOption(argparse.Action):
 
 def _add_sampler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--friction", type=float, dest="sampler_options", action=_SamplerOption,
-                   help="SGHMC's friction C (default 1)")
+                   metavar="C", help="SGHMC's friction C (default: 1)")
     p.add_argument("--integrator", choices=("splitting", "euler"), dest="sampler_options",
                    action=_SamplerOption, help="gSGRHMC's and SGHMC's integrator: "
                    "'splitting' (default, exact friction) or 'euler' (the papers' step)")
+
+
+def reference_values(table: dict) -> str:
+    """A sampler -> settings table as prose: ``scir: alpha 0.1, beta 0.5; ...``."""
+    return "; ".join(f"{sampler}: " + ", ".join(f"{k} {'none' if v is None else v}" for k, v in values.items())
+                     for sampler, values in table.items())
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -34,13 +40,14 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit LDA on a corpus store. Unset alpha, beta and step schedule "
         "come from --policy: 'default' chooses them from the corpus's size, K and the "
         "minibatch (dscir.models.lda.policy); 'reference' takes the papers' values of "
-        "the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in LDA_DEFAULTS.items()),
+        "the chosen sampler: " + reference_values(LDA_DEFAULTS),
     )
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
+    convention.positional(p, "store", "corpus store (see `dscir ingest`)")
     add_params(p, PARAMS)
     _add_sampler_options(p)
     options.run_options(p)
-    p.add_argument("--top", type=int, default=10, help="top words printed per topic")
+    p.add_argument("--top", type=convention.count(1), default=10,
+                   help="top words printed per topic")
     options.cluster_options(p)
     p.set_defaults(func=_fit_lda)
 
@@ -74,5 +81,6 @@ def print_topics(model, n: int) -> None:
 def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
 
-    model = LDA(**estimator_kwargs(args, PARAMS), sampler_options=args.sampler_options)
+    model = LDA(**estimator_kwargs(args, PARAMS), sampler_options=args.sampler_options,
+                progress=convention.progress(args))
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

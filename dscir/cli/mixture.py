@@ -6,7 +6,8 @@ import argparse
 
 from dscir.api.mixture import MIXTURE_DEFAULTS
 from dscir.api.mixture_params import MIXTURE
-from dscir.cli import options
+from dscir.cli import convention, options
+from dscir.cli.lda import reference_values
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
 
@@ -17,12 +18,13 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit a mixture of K multinomials on a corpus store (rows = documents) "
         "by stochastic-gradient MCMC with SCIR or SGRLD steps on Dask, or by the exact "
         "Gibbs sampler in this process. Unset hyperparameters take the reference values "
-        "of the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in MIXTURE_DEFAULTS.items()),
+        "of the chosen sampler: " + reference_values(MIXTURE_DEFAULTS),
     )
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
+    convention.positional(p, "store", "corpus store (see `dscir ingest`)")
     add_params(p, MIXTURE)
     options.run_options(p)
-    p.add_argument("--top", type=int, default=5, help="words printed per cluster")
+    p.add_argument("--top", type=convention.count(1), default=5,
+                   help="words printed per cluster")
     options.cluster_options(p)
     p.set_defaults(func=_fit_mixture)
 
@@ -30,7 +32,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
 def _fit_mixture(args: argparse.Namespace) -> int:
     from dscir.api import Mixture
 
-    model = Mixture(**estimator_kwargs(args, MIXTURE))
+    model = Mixture(**estimator_kwargs(args, MIXTURE), progress=convention.progress(args))
     check_flags(model)
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
     print(f"{model.n_iter_} iterations ({model.sampler}): {model.n_occupied_} of "

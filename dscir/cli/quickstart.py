@@ -7,7 +7,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from dscir.cli import lda, options
+from dscir.cli import convention, lda, options
 
 
 def quickstart_store(path: Path, *, progress: bool = False) -> Path:
@@ -31,12 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the `lda` package) into a temporary store, hold out every 10th document, "
         "fit LDA with SCIR on an embedded LocalCluster and print the topics.",
     )
-    p.add_argument("--topics", type=int, default=12)
-    p.add_argument("--iterations", type=int, default=300)
-    p.add_argument("--sweeps", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="also write the run here")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--topics", type=convention.count(2), default=12, help="number of topics K")
+    p.add_argument("--iterations", type=convention.count(1), default=300,
+                   help="SCIR iterations (held-out perplexity every fifth of them)")
+    p.add_argument("--sweeps", type=convention.count(2), default=50,
+                   help="Gibbs sweeps per minibatch document and per held-out document")
+    p.add_argument("--seed", type=convention.count(0), default=0,
+                   help="the whole chain is a function of the seed")
+    convention.out_option(p, "also write the run here (default: not kept)")
     options.cluster_options(p)
     p.set_defaults(func=_quickstart)
 
@@ -49,5 +51,5 @@ def _quickstart(args: argparse.Namespace) -> int:
         model = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps,
                     eval_sweeps=args.sweeps, n_iter=args.iterations, thin=5,
                     eval_every=max(args.iterations // 5, 1), seed=args.seed,
-                    progress=not args.no_progress)
+                    progress=convention.progress(args))
         return lda.fit_and_report(model, store, args, top=8, out=args.out)
