@@ -25,6 +25,13 @@ _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 INT64 = np.iinfo(np.int64)
 
 
+def quote(line: str, limit: int = 80) -> str:
+    """One offending line for an error message: at most ``limit`` characters of it."""
+    if len(line) <= limit:
+        return repr(line)
+    return f"{line[:limit]!r}... ({len(line):,} characters)"
+
+
 def bad_integer(tokens) -> str | None:
     """The first of ``tokens`` that is not an ASCII integer fitting in int64, if any."""
     for t in tokens:
@@ -98,7 +105,7 @@ def decode_utf8(block: bytes, path, lineno: int, offset: int) -> str:
     except UnicodeDecodeError as exc:
         line = lineno + block.count(b"\n", 0, exc.start)
         col = exc.start - (block.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise CorpusError(
+        raise DataError(
             f"{path}:{line}: not valid UTF-8 (byte {block[exc.start]:#04x} at column {col}, "
             f"byte offset {offset + exc.start} of the decompressed text)") from None
 

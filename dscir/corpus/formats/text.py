@@ -25,7 +25,7 @@ from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries, split_lines
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter
-from dscir.errors import CorpusError, DataError
+from dscir.errors import CorpusError, DataError, spell
 
 ENGLISH_STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren as at be because been
@@ -210,9 +210,10 @@ def ingest_text(source: Source, out, *, tokenizer: Tokenizer | None = None, min_
     """Two passes over ``source``: document frequencies, then counts."""
     for name, v in (("min_df", min_df), ("max_df", max_df)):
         if isinstance(v, float) and not 0 < v <= 1 or isinstance(v, int) and v < 0:
-            raise CorpusError(f"{name} must be a count >= 0 or a fraction in (0, 1], got {v}")
+            raise CorpusError(f"{spell(name, '--' + name.replace('_', '-'))} must be a count "
+                              f">= 0 or a fraction in (0, 1], got {v}")
     if max_vocab is not None and max_vocab < 1:
-        raise CorpusError(f"max_vocab must be >= 1, got {max_vocab}")
+        raise CorpusError(f"{spell('max_vocab', '--max-vocab')} must be >= 1, got {max_vocab}")
     tok = tokenizer or Tokenizer()
     with CorpusWriter(out, overwrite=overwrite, chunk_docs=chunk_docs,
                       shard_chunks=shard_chunks, drop_empty=drop_empty) as w:
@@ -222,7 +223,7 @@ def ingest_text(source: Source, out, *, tokenizer: Tokenizer | None = None, min_
             df.update(set(tok(text)))
             n_docs += 1
         if n_docs == 0:
-            raise CorpusError(f"the corpus is empty: no documents in the {description}")
+            raise DataError(f"the corpus is empty: no documents in the {description}")
         vocab = build_vocabulary(df, n_docs, min_df=min_df, max_df=max_df, max_vocab=max_vocab)
         if not vocab:
             raise CorpusError(f"no word of the {description} passes min_df={min_df}, "

@@ -11,10 +11,10 @@ import numpy as np
 
 from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_blocks,
-                                merge_entries, read_vocabulary, split_lines)
+                                merge_entries, quote, read_vocabulary, split_lines)
 from dscir.corpus.store import INT32_MAX, Corpus
 from dscir.corpus.writer import CorpusWriter, warn_merged
-from dscir.errors import CorpusError, DataError
+from dscir.errors import DataError
 
 
 def _first_lines(blocks, n: int) -> tuple[list[str], str]:
@@ -29,6 +29,14 @@ def _first_lines(blocks, n: int) -> tuple[list[str], str]:
     return split_lines(buf)[:n], ""
 
 
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_uci_header(path, lines: list[str]):
     if len([x for x in lines if x.strip()]) < 3:
         raise DataError(f"{path}: a UCI docword file starts with three header lines "
@@ -36,8 +44,9 @@ def _parse_uci_header(path, lines: list[str]):
     try:
         values = [int(x) for x in lines[:3]]
     except ValueError:
-        raise DataError(f"{path}:1-3: the UCI header must be three lines "
-                        f"D, W, NNZ, each one integer; got {lines[:3]!r}") from None
+        k = next(k for k, x in enumerate(lines[:3]) if not _is_int(x))
+        raise DataError(f"{path}:{k + 1}: the UCI header must be three lines D, W, NNZ, each "
+                        f"one integer; line {k + 1} is {quote(lines[k])}") from None
     if min(values) < 0:
         raise DataError(f"{path}: negative size in the UCI header {values}")
     if max(values[:2]) > INT32_MAX:
@@ -77,7 +86,7 @@ def _vocabulary(vocab_path, W: int, path) -> np.ndarray:
         return np.arange(1, W + 1).astype(str)
     vocab = read_vocabulary(vocab_path)
     if vocab.size != W:
-        raise CorpusError(
+        raise DataError(
             f"the vocabulary {vocab_path} has {vocab.size} words but the "
             f"header of {path} says W = {W}"
             + (" (missing vocabulary entries)" if vocab.size < W else ""))
@@ -91,7 +100,7 @@ def _check_doc_ids(path, d, lines, pending, D: int) -> None:
     if back.size or (pending.size and d[0] < pending[0]):
         k = int(back[0]) + 1 if back.size else 0
         prev = d[k - 1] if k else pending[0]
-        raise CorpusError(
+        raise DataError(
             f"{path}:{lines[k]}: document {d[k]} after document {prev}: UCI docword "
             "lines must be sorted by docID (sort the body with "
             "`sort -n -k1,1 -k2,2`)")
