@@ -273,16 +273,17 @@ def _text_format(name: str, description: str, add_source_options, source) -> For
     def add_options(parser) -> None:
         t = parser.add_argument_group("raw text")
         t.add_argument("--min-df", type=_df, default=1,
-                       help="keep words in at least this many documents (or fraction) (1)")
+                       help="keep words in at least this many documents (or fraction)")
         t.add_argument("--max-df", type=_df, default=1.0,
-                       help="keep words in at most this many documents (or fraction) (1.0)")
+                       help="keep words in at most this many documents (or fraction)")
         t.add_argument("--max-vocab", type=int, help="keep the most frequent words only")
-        t.add_argument("--min-length", type=int, default=2, help="shortest word kept (2)")
+        t.add_argument("--min-length", type=int, default=2, help="shortest word kept")
         t.add_argument("--no-stopwords", action="store_true",
                        help="keep English stop words (default: drop the built-in list)")
         add_source_options(t)
         # accepted only to say why it does not apply
-        parser.add_argument("--vocab", help=argparse.SUPPRESS)
+        parser.add_argument("--vocab", help="not for this format (an error: raw text builds "
+                            "its own vocabulary)")
 
     def ingest(args, **options) -> Corpus:
         if args.vocab:
@@ -296,16 +297,16 @@ def _text_format(name: str, description: str, add_source_options, source) -> For
 
 
 def _pattern_option(group) -> None:
-    group.add_argument("--pattern", default="*", help="file name pattern ('*')")
+    group.add_argument("--pattern", default="*", help="file name pattern")
 
 
 def _field_options(group) -> None:
-    group.add_argument("--text-field", default="text", help="the text field ('text')")
+    group.add_argument("--text-field", default="text", help="the text field")
     group.add_argument("--id-field", help="the document id field (default: line number)")
 
 
 def _column_options(group) -> None:
-    group.add_argument("--column", default="text", help="the text column ('text')")
+    group.add_argument("--column", default="text", help="the text column")
     group.add_argument("--id-column", help="the document id column (default: row number)")
 
 
