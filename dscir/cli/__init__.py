@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return 0
-    with convention.logs(args.verbose, args.quiet), command_line():
+    with convention.logs(getattr(args, "verbose", 0), getattr(args, "quiet", False)), \
+            command_line():
         return _run(args)
 
 

@@ -166,7 +166,8 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
     path = Path(path)
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise DscirError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+            raise DscirError(f"{path} exists; pass {spell('overwrite=True', '--overwrite')} to "
+                             "replace it")
         if not path.is_dir():
             raise DscirError(f"cannot write the run to {path}: it exists and is not a "
                              "directory (a run store is one)")
