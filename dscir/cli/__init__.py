@@ -31,7 +31,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = convention.Parser(
         prog="dscir",
         description="Stochastic-gradient MCMC on the simplex (SCIR, SGRLD, gSGRHMC) on Dask.",
         epilog=convention.EPILOG,

@@ -38,6 +38,14 @@ EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} runtime failure (a worker los
 DASK_LOGGERS = ("distributed", "dask", "tornado", "bokeh", "asyncio")
 
 
+class Parser(argparse.ArgumentParser):
+    """A usage error is one line, like every other error, naming the command's help."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"dscir: error: {message} (`{self.prog} --help` lists the "
+                  "options)\n")
+
+
 class Formatter(argparse.HelpFormatter):
     """Help that shows each option's default (unless its help already does, or
     the default is None or a flag's False)."""

@@ -19,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="iterations discarded before samples are kept")
     d.add_argument("--kept", type=convention.count(1), default=1000,
                    help="samples kept per chain")
-    d.add_argument("--fractions", type=convention.fraction, nargs="+",
+    d.add_argument("--fractions", type=float, nargs="+",
                    default=[0.001, 0.005, 0.01, 0.05, 0.1, 0.5],
-                   help="minibatch fractions of the data, each in (0, 1)")
+                   help="minibatch fractions of the data, each in (0, 1]")
     d.set_defaults(func=_dirichlet)
 
 
