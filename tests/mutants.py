@@ -102,6 +102,9 @@ DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 LAYERS = "tests/test_layers.py"
 SESSION = "tests/test_session.py"
 
+CONVENTION = "tests/test_cli_convention.py"
+MESSAGES = "tests/test_cli_messages.py"
+
 MUTANTS = [
     # -- scikit-learn estimators (issue 31, deliverable 1) --
     Mutant("load-ignores-the-recorded-parameters", "dscir/api/sklearn_compat.py",
@@ -658,6 +661,62 @@ MUTANTS = [
     Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
            'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
            (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),
+    # -- one command-line convention (issue 31, deliverables 2, 4 and 5) --
+    Mutant("cli-option-without-help", "dscir/cli/runs.py",
+           """                    help="words per topic (or cluster)")""", ")",
+           (CONVENTION + "::test_every_option_has_help_showing_its_default",)),
+    Mutant("cli-default-not-shown", "dscir/cli/convention.py",
+           'return f"{text} (default: %(default)s)"', "return text",
+           (CONVENTION + "::test_every_option_has_help_showing_its_default",)),
+    Mutant("cli-long-command-without-progress", "dscir/cli/convention.py",
+           "if command in LONG:\n", "if command in LONG and command != \"transform\":\n",
+           (CONVENTION + "::test_messages_progress_json_and_out_options",)),
+    Mutant("cli-positional-named-by-dest", "dscir/cli/convention.py",
+           "p.add_argument(dest, metavar=KINDS[kind], help=help, **kw)",
+           "p.add_argument(dest, help=help, **kw)",
+           (CONVENTION + "::test_positionals_are_named_by_kind",)),
+    Mutant("cli-bad-data-exits-2", "dscir/errors.py",
+           "    exit_code = EXIT_DATA\n", "",
+           (MESSAGES + "::test_bad_data_is_status_3_quoting_one_line",)),
+    Mutant("cli-damaged-store-exits-2", "dscir/integrity.py",
+           "    exit_code = EXIT_DATA\n", "",
+           (MESSAGES + "::test_a_damaged_store_is_status_3",)),
+    Mutant("cli-runtime-failure-exits-2", "dscir/cli/__init__.py",
+           "def _error(message: str, status: int = EXIT_FAILURE) -> int:",
+           "def _error(message: str, status: int = 2) -> int:",
+           (CONVENTION + "::test_a_runtime_failure_and_an_interrupt_have_their_statuses",)),
+    Mutant("cli-message-names-the-python-name", "dscir/errors.py",
+           "return flag if on_command_line() else python", "return python",
+           (MESSAGES + "::test_python_names_the_parameter_and_the_command_line_the_flag",)),
+    Mutant("cli-errors-outside-the-command-line-context", "dscir/cli/__init__.py",
+           'getattr(args, "quiet", False)), \\\n            command_line():',
+           'getattr(args, "quiet", False)):',
+           (MESSAGES + "::test_python_names_the_parameter_and_the_command_line_the_flag",)),
+    Mutant("cli-parse-error-quotes-the-whole-line", "dscir/corpus/ingest.py",
+           "    if len(line) <= limit:\n", "    if True:\n",
+           (MESSAGES + "::test_bad_data_is_status_3_quoting_one_line",)),
+    Mutant("cli-top-zero-accepted", "dscir/cli/runs.py",
+           """tp.add_argument("--top", type=convention.count(1), default=10,""",
+           """tp.add_argument("--top", type=int, default=10,""",
+           (MESSAGES + "::test_a_nonsense_value_is_one_error_before_any_cluster",)),
+    Mutant("cli-workers-zero-reaches-the-cluster", "dscir/cli/options.py",
+           'g.add_argument("--workers", type=convention.count(1), metavar="N",',
+           'g.add_argument("--workers", type=int, metavar="N",',
+           (MESSAGES + "::test_a_nonsense_value_is_one_error_before_any_cluster",)),
+    Mutant("cli-corpus-store-taken-for-a-run", "dscir/runs/store.py",
+           "    if CORPUS_ATTR in group.attrs:\n", "    if False:\n",
+           (MESSAGES + "::test_a_path_of_the_wrong_kind_says_what_it_is",)),
+    Mutant("cli-bars-in-redirected-logs", "dscir/cli/convention.py",
+           "return sys.stderr.isatty() if chosen is None else chosen",
+           "return True if chosen is None else chosen",
+           (CONVENTION + "::test_progress_bars_only_on_a_terminal",
+            MESSAGES + "::test_a_redirected_ingest_writes_no_carriage_return")),
+    Mutant("cli-dask-warnings-shown", "dscir/cli/convention.py",
+           "if verbose >= 2 or not from_dask(message, filename):", "if True:",
+           (MESSAGES + "::test_log_levels_and_dask_warnings",)),
+    Mutant("cli-quiet-keeps-info", "dscir/cli/convention.py",
+           "root.setLevel(logging.WARNING if quiet else", "root.setLevel(logging.INFO if quiet else",
+           (MESSAGES + "::test_log_levels_and_dask_warnings",)),
 ]
 
 
