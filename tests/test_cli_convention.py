@@ -134,3 +134,15 @@ def test_a_runtime_failure_and_an_interrupt_have_their_statuses(monkeypatch, cap
 def test_json_is_one_object_with_nan_as_null(capsys):
     convention.print_json({"a": float("nan"), "b": [1.5, float("inf")]})
     assert json.loads(capsys.readouterr().out) == {"a": None, "b": [1.5, None]}
+
+
+def test_the_guide_documents_the_exit_statuses():
+    """Guards against the guide and the code disagreeing on a status."""
+    from pathlib import Path
+
+    page = (Path(__file__).parent.parent / "docs/guide/cli.md").read_text()
+    for status, kind in ((EXIT_FAILURE, "runtime failure"), (EXIT_USAGE, "usage error"),
+                         (EXIT_DATA, "bad or damaged data"), (EXIT_INTERRUPTED, "interrupted")):
+        assert f"| {status} | {kind} |" in page
+    for command in sorted(convention.JSON):
+        assert f"`{command}`" in page
