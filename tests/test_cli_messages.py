@@ -185,3 +185,30 @@ def test_a_redirected_ingest_writes_no_carriage_return(tmp_path, capsys):
     ldac, vocab = small_ldac(tmp_path)
     assert main(["ingest", "ldac", ldac, str(tmp_path / "s"), "--vocab", vocab]) == 0
     assert "\r" not in capsys.readouterr().err
+
+
+def test_a_run_answers_in_json(store, tmp_path, capsys):
+    """topics, info, verify and diagnose of a (Gibbs, in-process) DP mixture run
+    as one JSON object each, agreeing with the text output."""
+    import json
+
+    run = str(tmp_path / "run")
+    assert main(["fit", "dpmm", store, "--sampler", "gibbs", "--iterations", "16",
+                 "--thin", "1", "-o", run, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["topics", run, "--top", "3"]) == 0
+    text = capsys.readouterr().out.splitlines()
+
+    def answer(*argv):
+        assert main([*argv, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    topics = answer("topics", run, "--top", "3")
+    assert [f"{topics['label']} {t['id']}: " + " ".join(t["words"])
+            for t in topics["topics"]] == text
+    info = answer("info", run)
+    assert (info["kind"], info["iteration"]) == ("run", 16)
+    assert answer("verify", run)["problems"] == []
+    diagnosis = answer("diagnose", run, "--no-score")
+    assert diagnosis["n_chains"] == 1 and diagnosis["rows"]
+    assert {"quantity", "rhat", "ess"} <= set(diagnosis["rows"][0])
