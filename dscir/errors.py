@@ -57,6 +57,13 @@ class DataError(CorpusError):
     exit_code = EXIT_DATA
 
 
+class ClusterError(DscirError):
+    """The cluster could not be reached or was lost during a run: a runtime failure
+    (exit status 1), not the user's input."""
+
+    exit_code = EXIT_FAILURE
+
+
 def on_command_line() -> bool:
     """Whether errors raised now reach the user through the command line."""
     return _ON_COMMAND_LINE.get()

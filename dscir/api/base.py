@@ -35,7 +35,7 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
-from dscir.errors import DscirError, not_fitted, spell
+from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
 __all__ = ["Estimator", "Plan"]
 
@@ -311,9 +311,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if lost_scheduler(chain.executor, exc):
                 resume = ("; continue it from its last checkpoint with "
                           f"{spell('resume=RUN', '--resume RUN')}") if every else ""
-                raise DscirError(f"lost the connection to the Dask scheduler at iteration "
-                                 f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
-                                 ) from exc
+                raise ClusterError(f"lost the connection to the Dask scheduler at iteration "
+                                   f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
+                                   ) from exc
             raise
 
     def _commit(self, chain, writer, every: int) -> None:

@@ -28,8 +28,8 @@ JSON = frozenset({"info", "evaluate", "topics", "coherence", "diagnose", "verify
 #: One metavar per kind of positional argument.
 KINDS = {"store": "STORE", "run": "RUN", "input": "INPUT", "store|run": "STORE|RUN"}
 
-EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} runtime failure (a worker lost, out of "
-          f"memory, a disk or network error); {EXIT_USAGE} usage error (a bad option, value "
+EPILOG = (f"exit status: 0 success; {EXIT_FAILURE} runtime failure (the scheduler "
+          f"unreachable or lost, a worker lost, out of memory, a disk error); {EXIT_USAGE} usage error (a bad option, value "
           f"or path); {EXIT_DATA} bad or damaged data (a malformed input file, a damaged "
           f"store); {EXIT_INTERRUPTED} interrupted (Ctrl-C). -v shows more messages, -vv also "
           "Dask's own; -q only warnings and errors.")

@@ -21,7 +21,7 @@ from pathlib import Path
 import dask
 from distributed import Client, LocalCluster, Security
 
-from dscir.errors import DscirError
+from dscir.errors import ClusterError, DscirError
 
 
 #: Dask keeps each connection's recent messages under 1 MB for debugging,
@@ -116,8 +116,8 @@ def _connect(address: str | None, scheduler_file: str | None,
             c = Client(address=address, scheduler_file=scheduler_file, security=security,
                        timeout=dask.config.get("distributed.comm.timeouts.connect"))
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        error = DscirError(f"cannot connect to the Dask scheduler at "
-                           f"{address or scheduler_file}: {exc}")
+        error = ClusterError(f"cannot connect to the Dask scheduler at "
+                             f"{address or scheduler_file}: {exc}")
     else:
         error = None
     if error is not None:
