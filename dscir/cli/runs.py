@@ -81,9 +81,9 @@ def _heldout(model, store: str, client, sweeps) -> dict:
     from dscir.corpus import Corpus
 
     if isinstance(model, LDA):
-        metric, value = "perplexity", model.perplexity(store, client, sweeps=sweeps)
+        metric, value = "perplexity", model.perplexity(store, client=client, sweeps=sweeps)
     else:
-        metric, value = "log_predictive", model.score(store, client)
+        metric, value = "log_predictive", model.score(store, client=client)
     return {"store": store, "metric": metric, "value": value,
             "heldout_docs": int(Corpus.open(store).heldout_docs().size)}
 
