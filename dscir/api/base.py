@@ -35,7 +35,7 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
-from dscir.errors import DscirError, not_fitted
+from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
 __all__ = ["Estimator", "Plan"]
 
@@ -242,12 +242,13 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         if resume is not None and out is not None and Path(out) != Path(resume):
             raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
         if checkpoint_every and out is None and resume is None:
-            raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
-                             "store to checkpoint into")
+            raise DscirError(f"{spell('checkpoint_every', '--checkpoint-every')} needs "
+                             f"{spell('out', '--out')}, the run store to checkpoint into")
         n_iter = self._iterations(config)
         if out is not None and resume is None:
             if n_iter == 0:
-                raise DscirError("n_iter=0 (--iterations 0) with out (--out) would write a "
+                raise DscirError(f"{spell('n_iter=0', '--iterations 0')} with "
+                                 f"{spell('out', '--out')} would write a "
                                  "finished run of the random initial state; ask for at least "
                                  "1 iteration")
             check_out_path(out, overwrite)
@@ -320,11 +321,11 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if writer is not None:
                 writer.abort()
             if lost_scheduler(chain.executor, exc):
-                resume = "; continue it from its last checkpoint with --resume (resume=RUN)" \
-                    if every else ""
-                raise DscirError(f"lost the connection to the Dask scheduler at iteration "
-                                 f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
-                                 ) from exc
+                resume = ("; continue it from its last checkpoint with "
+                          f"{spell('resume=RUN', '--resume RUN')}") if every else ""
+                raise ClusterError(f"lost the connection to the Dask scheduler at iteration "
+                                   f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
+                                   ) from exc
             raise
 
     def _commit(self, chain, writer, every: int) -> None:

@@ -26,7 +26,7 @@ import dask
 from distributed import Client, LocalCluster, Security
 
 from dscir.engine.interrupts import signals_to_driver, deferred
-from dscir.errors import DscirError
+from dscir.errors import ClusterError, DscirError
 
 #: Where the embedded cluster listens: the loopback interface only.
 PRIVATE_HOST = "127.0.0.1"
@@ -178,8 +178,8 @@ def _connect(address: str | None, scheduler_file: str | None,
             c = Client(address=address, scheduler_file=scheduler_file, security=security,
                        timeout=dask.config.get("distributed.comm.timeouts.connect"))
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        error = DscirError(f"cannot connect to the Dask scheduler at "
-                           f"{address or scheduler_file}: {exc}")
+        error = ClusterError(f"cannot connect to the Dask scheduler at "
+                             f"{address or scheduler_file}: {exc}")
     else:
         error = None
     if error is not None:

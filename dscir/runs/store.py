@@ -39,7 +39,8 @@ import numpy as np
 import zarr
 
 from dscir import integrity
-from dscir.errors import DscirError
+from dscir.corpus.store import ATTR as CORPUS_ATTR
+from dscir.errors import DscirError, spell
 from dscir.runs.checkpoint import (Checkpoint, group_arrays, put, read_checkpoint,
                                    write_checkpoint)
 
@@ -174,7 +175,8 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
     path = Path(path)
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise DscirError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+            raise DscirError(f"{path} exists; pass {spell('overwrite=True', '--overwrite')} to "
+                             "replace it")
         if not path.is_dir():
             raise DscirError(f"cannot write the run to {path}: it exists and is not a "
                              "directory (a run store is one)")
@@ -193,12 +195,20 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
 
 
 def _open(path: Path) -> zarr.Group:
+    """The run's group; a path that holds something else is one error saying what."""
+    written = f"a run is what {spell('fit(..., out=RUN)', '`dscir fit ... --out RUN`')} writes"
     if not path.exists():
         raise DscirError(f"no run at {path}")
+    if not (path / "zarr.json").is_file():
+        what = "a directory" if path.is_dir() else "a file"
+        raise DscirError(f"{path} is {what}, not a dscir run (no zarr.json); {written}")
     try:
-        return integrity.open_group(path, "run")
+        group = integrity.open_group(path, "run")
     except (FileNotFoundError, ValueError, zarr.errors.GroupNotFoundError) as exc:
         raise DscirError(f"{path} is not a dscir run ({exc})") from exc
+    if CORPUS_ATTR in group.attrs:
+        raise DscirError(f"{path} is a corpus store, not a run; {written} from a store")
+    return group
 
 
 def _check_version(path: Path, meta: dict[str, Any]) -> None:
@@ -215,7 +225,7 @@ def resumable(path: str | Path) -> dict[str, Any]:
     meta = _open(path).attrs.get(RESUMABLE)
     if meta is None:
         raise DscirError(f"{path} has no checkpoints to resume from (it was fitted without "
-                         "checkpoint_every / --checkpoint-every)")
+                         f"{spell('checkpoint_every', '--checkpoint-every')})")
     _check_version(path, meta)
     return dict(meta)
 
