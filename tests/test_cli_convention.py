@@ -83,11 +83,11 @@ def test_help_documents_the_exit_statuses(capsys):
 
 def test_fit_help_shows_its_settings_as_prose(capsys):
     """The description names the reference settings, not Python dicts; --friction
-    has its own metavar."""
+    is named by its own parameter, not by the dict it fills."""
     assert main(["fit", "lda", "--help"]) == 0
     out = capsys.readouterr().out
     assert "{'alpha'" not in out and "scir: alpha 0.1" in " ".join(out.split())
-    assert "--friction C" in out and "SAMPLER_OPTIONS" not in out
+    assert "--friction FRICTION" in out and "SAMPLER_OPTIONS" not in out
 
 
 class _Stderr:

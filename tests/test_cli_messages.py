@@ -68,7 +68,7 @@ FAMILIES = {
     "size-ksd": (["diagnose", "RUN", "--ksd-words", "0"], "--ksd-words"),
     "chains": (["fit", "lda", "S", "--chains", "0"], "--chains"),
     "seed": (["quickstart", "--seed", "-1"], "--seed"),
-    "iterations": (["quickstart", "--iterations", "0"], "--iterations"),
+    "iterations": (["quickstart", "--iterations", "-1"], "--iterations"),
     "topics": (["fit", "lda", "S", "--topics", "-3"], "--topics"),
 }
 

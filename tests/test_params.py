@@ -178,7 +178,7 @@ def test_tune_and_quickstart_flags_are_the_declarations_with_their_own_defaults(
     args = parser.parse_args(["tune", "store", "--out", "o", "--topics", "7", "--no-progress"])
     kw = estimator_kwargs(args, PARAMS)
     assert {k: kw[k] for k in TUNE_DEFAULTS} == TUNE_DEFAULTS
-    assert (kw["n_topics"], kw["progress"], kw["sampler"]) == (7, False, "scir")
+    assert (kw["n_topics"], args.progress, kw["sampler"]) == (7, False, "scir")
     args = parser.parse_args(["quickstart", "--iterations", "20"])
     assert estimator_kwargs(args, PARAMS) == {"n_topics": 12, "n_iter": 20, "sweeps": 50,
-                                              "seed": 0, "progress": True}
+                                              "seed": 0}
