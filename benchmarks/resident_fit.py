@@ -1,15 +1,14 @@
 """A short end-to-end LDA fit on ap with documents resident on the workers, against reads by tasks.
 
-``dscir ingest ldac`` the ap corpus (../shared/data/ap), then, on one 2-worker
-LocalCluster, ``dscir.LDA(n_topics=20, n_iter=N, eval_every=N).fit(store, client)``
-with every
-other setting at its default, alternating: ``tasks`` reads each minibatch by
-tasks every iteration (the engine before residency was LDA's default:
-``dscir.engine.dask.RESIDENT_MODELS`` emptied for the run), ``resident`` is
-the default (``dscir.engine.shards``). Both runs of a round must be the same
-chain: the mean topics' SHA-256 is stored and compared. Seconds are
-wall-clock on a shared machine (contended); the held-out perplexity is the
-fit's final document-completion score. Writes
+``dscir ingest ldac --heldout-fraction 0.1`` the ap corpus (../shared/data/ap),
+then, on one 2-worker LocalCluster, ``dscir.LDA(n_topics=20, n_iter=N,
+eval_every=N).fit(store, client)`` with every other setting at its default,
+alternating: ``tasks`` reads each minibatch by tasks every iteration (the
+engine before residency was LDA's default: ``dscir.engine.dask.RESIDENT_MODELS``
+emptied for the run), ``resident`` is the default (``dscir.engine.shards``).
+Both runs must be the same chain: the mean topics' SHA-256 is stored and
+compared. Seconds are wall-clock on a shared machine (contended); the
+held-out perplexity is the fit's final document-completion score. Writes
 benchmarks/results/resident_fit.json.
 
     python benchmarks/resident_fit.py [--n-iter 100] [--rounds 2]
@@ -38,7 +37,8 @@ RESULTS = HERE / "results"
 def ingest(path: Path) -> str:
     ap = shared_data() / "ap"
     subprocess.run([sys.executable, "-m", "dscir", "ingest", "ldac", str(ap / "ap.dat"),
-                    str(path), "--vocab", str(ap / "vocab.txt"), "--quiet"], check=True)
+                    str(path), "--vocab", str(ap / "vocab.txt"), "--heldout-fraction", "0.1",
+                    "--quiet"], check=True)
     return str(path)
 
 
