@@ -87,7 +87,7 @@ def run_corpus(name: str, tmp: Path, client) -> dict:
     store = str(tmp / f"{name}.zarr")
     assert main(["ingest", "ldac", str(data / ldac), store, "--vocab", str(data / vocab)]) == 0
     model = dscir.LDA(n_topics=k, n_iter=n_iter, progress=False, seed=1)
-    model.fit(store, client)
+    model.fit(store, client=client)
     ids = coh.top_word_ids(model.topic_word_, TOP)
     topics = [[str(model.vocabulary_[w]) for w in row] for row in ids]
     with executor_for("lda", store, client) as executor:

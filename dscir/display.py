@@ -76,12 +76,20 @@ def _axes(ax, n: int, title: str):
     return fig, np.asarray(ax).ravel()
 
 
+def _fit_axes(ax, suptitle: str, evaluations: list, score: str, **labels):
+    """A fit's three axes, the first with the held-out ``score`` of each evaluation."""
+    fig, axes = _axes(ax, 3, suptitle)
+    if evaluations:
+        axes[0].plot([e.iteration for e in evaluations],
+                     [getattr(e, score) for e in evaluations], "o-")
+    axes[0].set(xlabel="iteration", **labels)
+    return fig, axes
+
+
 def plot_lda(history: dict[str, np.ndarray], evaluations: list, title: str, ax=None):
     """Held-out perplexity, throughput and the time split per iteration of an LDA fit."""
-    fig, (a, b, c) = _axes(ax, 3, title)
-    if evaluations:
-        a.plot([e.iteration for e in evaluations], [e.perplexity for e in evaluations], "o-")
-    a.set(xlabel="iteration", ylabel="held-out perplexity", title="document completion")
+    fig, (a, b, c) = _fit_axes(ax, title, evaluations, "perplexity",
+                               ylabel="held-out perplexity", title="document completion")
     it = history["iteration"]
     b.plot(it, history["n_docs"] / history["wall"], lw=1, label="documents/s")
     b.set(xlabel="iteration", ylabel="documents / s", title="throughput")
@@ -100,10 +108,8 @@ def plot_lda(history: dict[str, np.ndarray], evaluations: list, title: str, ax=N
 
 def plot_dpmm(history: dict[str, np.ndarray], evaluations: list, title: str, ax=None):
     """Held-out log predictive, occupied clusters and alpha of a DP mixture fit."""
-    fig, (a, b, c) = _axes(ax, 3, title)
-    if evaluations:
-        a.plot([e.iteration for e in evaluations], [e.log_predictive for e in evaluations], "o-")
-    a.set(xlabel="iteration", ylabel="nats / user", title="held-out log predictive")
+    fig, (a, b, c) = _fit_axes(ax, title, evaluations, "log_predictive",
+                               ylabel="nats / user", title="held-out log predictive")
     it = history["iteration"]
     b.plot(it, history["n_clusters"], lw=1, label="occupied")
     b.plot(it, history["n_components"], lw=1, label="represented")

@@ -26,35 +26,60 @@ class Domain(NamedTuple):
     used_by: str
 
 
-DOMAINS: tuple[Domain, ...] = (
-    Domain("GIBBS", 0, "then (iteration, document) inside the kernel", "lda"),
-    Domain("SAMPLER", 1, "(iteration), then row inside the sampler", "lda"),
-    Domain("MINIBATCH", 2, "(epoch): the epoch's visiting order", "engine"),
-    Domain("EVALUATION", 3, "then document inside the kernel", "lda"),
-    Domain("INIT", 4, "(): the initial parameters", "lda, mixture"),
-    Domain("TRANSFORM", 5, "then (0, document) inside the kernel", "lda"),
-    Domain("HELDOUT", 7, "(): the random held-out split of a store", "corpus"),
-    Domain("CHAINS", 8, "(chain): the seed of chain c >= 1 of a multi-chain fit", "engine"),
-    Domain("KSD", 9, "(sample): the scoring minibatch and T of a kept sample; then "
-           "(sample, document) inside the kernel; (sample, 1): a DP sample's completing "
-           "sticks and components", "diagnostics"),
-    Domain("DIRICHLET_DATA", 10, "(): minibatch labels of the study", "dirichlet study"),
-    Domain("DIRICHLET_INIT", 11, "(): the starting point", "dirichlet study"),
-    Domain("DIRICHLET_SAMPLER", 12, "(iteration)", "dirichlet study"),
-    Domain("DIRICHLET_EXACT", 13, "(): exact posterior draws", "dirichlet study"),
-    Domain("DIRICHLET_KSD", 14, "(): the totals T completing kept phi samples for the KSD",
-           "dirichlet study"),
-    Domain("DP_SLICE", 20, "(iteration), then user", "dpmm"),
-    Domain("DP_EXTEND", 21, "(iteration), then block", "dpmm"),
-    Domain("DP_ALLOCATE", 22, "(iteration), then user", "dpmm, mixture"),
-    Domain("DP_STICKS", 23, "(iteration), then row", "dpmm"),
-    Domain("DP_COMPONENTS", 24, "(iteration), then row", "dpmm, mixture"),
-    Domain("DP_ALPHA", 25, "(iteration)", "dpmm"),
-    Domain("DP_NEW_COMPONENTS", 26, "(iteration), then row", "dpmm"),
-    Domain("MIXTURE_WEIGHTS", 30, "(iteration), then row", "mixture"),
-    Domain("MIXTURE_INIT", 31, "(): initial allocations", "mixture"),
-    Domain("DP_INIT", 2**31, "(): allocations; (1): sticks; (2): k-means++ seeds", "dpmm"),
-)
+def _table(text: str) -> tuple[Domain, ...]:
+    """The domains of ``text``: a row ``NAME number used_by | key`` each; a line that
+    starts with ``|`` continues the key above; a number may be a power ``2**n``."""
+    rows: list[list[str]] = []
+    for line in text.strip().splitlines():
+        head, key = line.split("|")
+        if head.strip():
+            name, number, used_by = head.split(maxsplit=2)
+            rows.append([name, number, used_by.strip(), key.strip()])
+        else:
+            rows[-1][3] += " " + key.strip()
+    return tuple(Domain(name, _number(number), key, used_by)
+                 for name, number, used_by, key in rows)
+
+
+def _number(text: str) -> int:
+    base, _, power = text.partition("**")
+    return int(base) ** int(power) if power else int(base)
+
+
+#  name            number  used by          | the parts after (seed, number)
+DOMAINS: tuple[Domain, ...] = _table("""
+GIBBS                  0  lda             | then (iteration, document) inside the kernel
+SAMPLER                1  lda             | (iteration), then row inside the sampler
+MINIBATCH              2  engine          | (epoch): the epoch's visiting order
+EVALUATION             3  lda             | then document inside the kernel
+INIT                   4  lda, mixture    | (): the initial parameters
+TRANSFORM              5  lda             | then (0, document) inside the kernel
+HELDOUT                7  corpus          | (): the random held-out split of a store
+CHAINS                 8  engine          | (chain): the seed of chain c >= 1 of a
+                                          | multi-chain fit
+KSD                    9  diagnostics     | (sample): the scoring minibatch and T of a kept
+                                          | sample; then (sample, document) inside the
+                                          | kernel; (sample, 1): a DP sample's completing
+                                          | sticks and components
+DIRICHLET_DATA        10  dirichlet study | (): minibatch labels of the study
+DIRICHLET_INIT        11  dirichlet study | (): the starting point
+DIRICHLET_SAMPLER     12  dirichlet study | (iteration)
+DIRICHLET_EXACT       13  dirichlet study | (): exact posterior draws
+DIRICHLET_KSD         14  dirichlet study | (): the totals T completing kept phi samples for
+                                          | the KSD
+DP_SLICE              20  dpmm            | (iteration), then user
+DP_EXTEND             21  dpmm            | (iteration), then block
+DP_ALLOCATE           22  dpmm, mixture   | (iteration), then user
+DP_STICKS             23  dpmm            | (iteration), then row
+DP_COMPONENTS         24  dpmm, mixture   | (iteration), then row
+DP_ALPHA              25  dpmm            | (iteration)
+DP_NEW_COMPONENTS     26  dpmm            | (iteration), then row
+MIXTURE_WEIGHTS       30  mixture         | (iteration), then row
+MIXTURE_INIT          31  mixture         | (): initial allocations
+MIXTURE_COLLAPSED     32  mixture         | (): the start; (sweep), then document
+DP_INIT            2**31  dpmm            | (): allocations; (1): sticks; (2): k-means++
+                                          | seeds
+""")
 
 # The exact baselines' start is sweep 0: (seed, EXACT_START) (CollapsedGibbs).
 EXACT_START = 0
@@ -62,32 +87,12 @@ EXACT_START = 0
 GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPONENTS": 4,
                      "ALPHA": 5}
 
-_BY_NAME = {d.name: d.number for d in DOMAINS}
-
-GIBBS = _BY_NAME["GIBBS"]
-SAMPLER = _BY_NAME["SAMPLER"]
-MINIBATCH = _BY_NAME["MINIBATCH"]
-EVALUATION = _BY_NAME["EVALUATION"]
-INIT = _BY_NAME["INIT"]
-TRANSFORM = _BY_NAME["TRANSFORM"]
-HELDOUT = _BY_NAME["HELDOUT"]
-CHAINS = _BY_NAME["CHAINS"]
-KSD = _BY_NAME["KSD"]
-DIRICHLET_DATA = _BY_NAME["DIRICHLET_DATA"]
-DIRICHLET_INIT = _BY_NAME["DIRICHLET_INIT"]
-DIRICHLET_SAMPLER = _BY_NAME["DIRICHLET_SAMPLER"]
-DIRICHLET_EXACT = _BY_NAME["DIRICHLET_EXACT"]
-DIRICHLET_KSD = _BY_NAME["DIRICHLET_KSD"]
-DP_SLICE = _BY_NAME["DP_SLICE"]
-DP_EXTEND = _BY_NAME["DP_EXTEND"]
-DP_ALLOCATE = _BY_NAME["DP_ALLOCATE"]
-DP_STICKS = _BY_NAME["DP_STICKS"]
-DP_COMPONENTS = _BY_NAME["DP_COMPONENTS"]
-DP_ALPHA = _BY_NAME["DP_ALPHA"]
-DP_NEW_COMPONENTS = _BY_NAME["DP_NEW_COMPONENTS"]
-MIXTURE_WEIGHTS = _BY_NAME["MIXTURE_WEIGHTS"]
-MIXTURE_INIT = _BY_NAME["MIXTURE_INIT"]
-DP_INIT = _BY_NAME["DP_INIT"]
+# Each domain's number by its name, in the table's order (tests/test_engine.py checks
+# every name against the table).
+(GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, KSD,
+ DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
+ DP_SLICE, DP_EXTEND, DP_ALLOCATE, DP_STICKS, DP_COMPONENTS, DP_ALPHA, DP_NEW_COMPONENTS,
+ MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, DP_INIT) = (d.number for d in DOMAINS)
 
 
 def chain_seed(seed: int, chain: int) -> int:

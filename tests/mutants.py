@@ -4,7 +4,7 @@
     PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
     PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
 
-For each mutant the package, the tests and pyproject.toml are copied to a
+For each mutant the package, the tests, docs/ and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
 occur exactly once, or the script stops: the table has gone stale), and the
 guarding tests run there (cwd and PYTHONPATH at the copy, so the mutated
@@ -52,6 +52,8 @@ GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 INTEGRATORS = "tests/test_integrators.py"
+PARAMS_TESTS = "tests/test_params.py"
+RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
@@ -95,6 +97,11 @@ LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_one
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
 LDA_LAZY = "tests/test_lda_lazy.py"
 LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
+LDA_LAZY_WORKERS = "dscir/models/lda/topics_lazy_blocked.py"
+LAZY_BLOCKS = "dscir/models/lda/lazy_blocks.py"
+LDA_LAZY_SAME = LDA_LAZY + "::test_same_chain_in_both_placements_on_one_and_two_workers"
+LDA_LAZY_STEP = LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts"
+LDA_LAZY_RESUME = LDA_LAZY + "::test_resumed_chain_equals_uninterrupted"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/test_lda_policy.py"
@@ -103,6 +110,49 @@ LAYERS = "tests/test_layers.py"
 SESSION = "tests/test_session.py"
 
 MUTANTS = [
+    # -- scikit-learn estimators (issue 31, deliverable 1) --
+    Mutant("load-ignores-the-recorded-parameters", "dscir/api/sklearn_compat.py",
+           "        if run.params is None:\n            return False\n",
+           "        if True:\n            return False\n",
+           ("tests/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",
+            "tests/test_sklearn.py::test_load_gives_back_a_dp_mixtures_pair_parameters")),
+    Mutant("run-records-no-parameters", "dscir/api/base.py",
+           "arrays=arrays, params=self._recorded_params())", "arrays=arrays, params=None)",
+           ("tests/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",)),
+    Mutant("partial-fit-averages-in-old-samples", "dscir/api/streaming.py",
+           "return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)", "return ckpt",
+           ("tests/test_sklearn.py::test_partial_fit_topics_are_the_calls_own_samples",)),
+    Mutant("partial-fit-does-not-move-the-topics", "dscir/api/streaming.py",
+           "    lda._advance(chain, n_iter, eval_every=", "    lda._advance(chain, 0, eval_every=",
+           ("tests/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+    Mutant("partial-fit-d-is-the-new-rows-alone", "dscir/api/streaming.py",
+           "seen = lda.n_documents_seen_ + int(", "seen = 0 + int(",
+           ("tests/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+    Mutant("lda-scale-ignores-the-documents-seen", "dscir/models/lda/model.py",
+           "scale = self.n_documents / parts.docs.size\n",
+           "scale = self.data.train.size / parts.docs.size\n",
+           ("tests/test_sklearn.py::test_a_streams_minibatch_is_scaled_by_the_documents_seen",)),
+    Mutant("pickle-drops-the-kept-mean", "dscir/api/sklearn_compat.py",
+           '        chain = state.pop("_chain", None)\n',
+           '        chain = state.pop("_chain", None)\n        state.pop("_average", None)\n',
+           ("tests/test_sklearn.py::test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score",)),
+    Mutant("pickle-drops-the-stream-state", "dscir/api/lda.py",
+           'return {"_stream_state": stream_checkpoint(chain)}', "return {}",
+           ("tests/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",)),
+    Mutant("small-fits-start-a-cluster", "dscir/api/session.py",
+           'return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)',
+           "return False",
+           ("tests/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
+    Mutant("a-store-runs-here", "dscir/api/base.py",
+           "named=is_store(X) or cluster_named(client, cluster))",
+           "named=cluster_named(client, cluster))",
+           ("tests/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
+    Mutant("dscir-error-not-a-value-error", "dscir/errors.py",
+           "class DscirError(ValueError):", "class DscirError(Exception):",
+           ("tests/test_sklearn.py::test_invalid_parameters_raise_a_value_error",)),
+    Mutant("score-of-a-matrix-fit-reads-a-removed-store", "dscir/api/base.py",
+           "            self.store_ = None  # the temporary store is gone\n", "            pass\n",
+           ("tests/test_sklearn.py::test_score_takes_sparse_and_dense_matrices_and_says_what_to_pass_without",)),
     # -- the review's table (issue 15) --
     # (the default "splitting" integrator's force; the Euler step's is gsgrhmc-naive-drift)
     Mutant("gsgrhmc-naive", "dscir/samplers/sgrhmc.py",
@@ -111,8 +161,8 @@ MUTANTS = [
             DIRICHLET + "[gsgrhmc-0.05-2000-1000-0.08]", INTEGRATORS_BIASED,
             INTEGRATORS_DIVERGES, INTEGRATORS_DIRICHLET)),
     Mutant("lda-scale-off-by-one", "dscir/models/lda/model.py",
-           "scale = self.data.train.size / parts.docs.size\n",
-           "scale = self.data.train.size / (parts.docs.size + 1)\n",
+           "scale = self.n_documents / parts.docs.size\n",
+           "scale = self.n_documents / (parts.docs.size + 1)\n",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("lda-scale-dropped", "dscir/models/lda/topics.py",
            "a_hat = counts * (scale / results[0].n_kept)",
@@ -156,12 +206,39 @@ MUTANTS = [
            "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
            ("tests/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
     Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
-           'sampler=sampler, a0=float(value["a0"])',
-           'sampler=self.sampler or "scir", a0=float(value["a0"])',
+           'values.update(sampler=sampler, ', 'values.update(sampler="scir", ',
            ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
-           'out["init"] = "kmeans++"', 'out["init"] = "random"',
+           'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "random"',
            ("tests/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),
+    Mutant("mixture-policy-kmeans-start", "dscir/models/policy.py",
+           'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "kmeans++"',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
+    Mutant("mixture-policy-reference-a0", "dscir/models/policy.py",
+           'out["a0"] = min(out["a0"], share)', 'out["a0"] = out["a0"]',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",
+            "tests/test_mixture_text.py::"
+            "test_at_the_reference_a0_the_model_itself_prefers_merged_clusters")),
+    Mutant("collapsed-mixture-weights-dropped", "dscir/models/mixture/collapsed.py",
+           "acc = math.log(m[k] + gamma) + math.lgamma",
+           "acc = 0.0 + math.lgamma",
+           ("tests/test_mixture_collapsed.py::test_conditional_is_the_ratio_of_enumerated_joints",
+            "tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior")),
+    Mutant("collapsed-mixture-document-not-removed", "dscir/models/mixture/collapsed.py",
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)\n"
+           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)",
+           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)\n"
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)",
+           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+    Mutant("collapsed-mixture-prior-mass-not-w", "dscir/models/mixture/collapsed.py",
+           "self.a0 * self.n_words, np.uint64(key))", "self.a0, np.uint64(key))",
+           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+    Mutant("mixture-collapsed-start-ignored", "dscir/models/mixture/model.py",
+           'elif config.init == "collapsed":', 'elif config.init == "never":',
+           ("tests/test_mixture_text.py::"
+            "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
     Mutant("dp-alpha-from-prior", "dscir/models/dpmm/sticks.py",
            "log_g = sample_stationary(np.array([shape + n_sticks]), key)[0]\n"
            "    return float(np.exp(log_g) / (rate - log_rest))",
@@ -235,8 +312,8 @@ MUTANTS = [
            "np.sqrt(2.0 * eps * t)", "np.sqrt(eps * t)", (GSGRHMC_NOISE, GSGRHMC_JOINT)),
     Mutant("gsgrhmc-position-old-momentum", "dscir/samplers/sgrhmc.py",
            "v = t + eps * st * m", "v = t + eps * st * r[i, w]", (GSGRHMC_POSITION,)),
-    Mutant("gsgrhmc-reflection-keeps-momentum", "dscir/samplers/sgrhmc.py",
-           "v, m = -v, -m", "v = -v",
+    Mutant("gsgrhmc-reflection-keeps-momentum", "dscir/samplers/_expanded.py",
+           "return -v, -m", "return -v, m",
            (GSGRHMC_REFLECTION,)),
     # -- kernel Stein discrepancy (issue 17, part 3) --
     Mutant("ksd-cross-term-dropped", "dscir/diagnostics/ksd.py",
@@ -298,6 +375,10 @@ MUTANTS = [
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",
            ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
+    Mutant("seeds-from-empty-documents", "dscir/models/seeding.py",
+           "seeds = [int(words[rng.integers(words.size)])]",
+           "seeds = [int(rng.integers(n_docs))]",
+           ("tests/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
     Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
            "write += (write == read) | (write == keep)", "write += write == keep",
@@ -492,9 +573,9 @@ MUTANTS = [
     Mutant("blocked-steps-without-the-rows-totals", "dscir/models/lda/topics_blocked.py",
            "        if self.sampler.row_totals:\n", "        if False:\n",
            (BLOCKED + "::test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers",)),
-    Mutant("sgrld-totals-swapped", "dscir/samplers/sgrld.py",
-           "total_c, total_t = totals[1, r], totals[0, r]",
-           "total_c, total_t = totals[0, r], totals[1, r]",
+    Mutant("sgrld-totals-swapped", "dscir/samplers/_expanded.py",
+           "new_state(mix_in(key, i)), totals[1, i], totals[0, i]",
+           "new_state(mix_in(key, i)), totals[0, i], totals[1, i]",
            (DIRICHLET + "[sgrld-0.01-3000-1500-0.07]",)),
     Mutant("blocks-routed-to-every-block", "dscir/engine/blocks.py",
            "return [[x for x, h in zip(items, held) if j in h] for j in range(self.n_blocks)]",
@@ -609,21 +690,76 @@ MUTANTS = [
            "lambda s: (shard_key, s)) if False else None",
            (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
     Mutant("lda-lazy-catch-up-skipped", LDA_LAZY_TOPICS,
-           "self.state_ = cir_lazy.touch(self.state_, self._u, beta, key)",
-           "self.state_ = self.state_",
-           (LDA_LAZY + "::test_same_chain_on_one_and_two_workers",
-            LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts")),
-    Mutant("lda-lazy-kept-with-the-draw-normaliser", LDA_LAZY_TOPICS,
-           'cir_lazy.moments(self.state_, beta), "mean")',
-           'cir_lazy.moments(self.state_, beta), "draw", 1)',
+           "self.blocks[b] = touch_block(self.blocks[b], self._u, self.versions, beta, key)",
+           "self.blocks[b] = self.blocks[b]._replace(version=self.blocks[b].version + 1)",
+           (LDA_LAZY_SAME, LDA_LAZY_STEP)),
+    Mutant("lda-lazy-kept-with-the-draw-normaliser", LAZY_BLOCKS,
+           'return cir_lazy.normaliser(summed_moments(moments), "mean")',
+           'return cir_lazy.normaliser(summed_moments(moments), "draw", 1)',
            (LDA_LAZY + "::test_kept_mean_rows_sum_to_one",)),
-    Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS, "scale / results[0].n_kept)",
-           "1.0 / results[0].n_kept)",
-           (LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts",
-            LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
+    Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS,
+           "factor, key = scale / results[0].n_kept, self._key(m)",
+           "factor, key = 1.0 / results[0].n_kept, self._key(m)",
+           (LDA_LAZY_STEP, LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
+    Mutant("lda-lazy-workers-scale-dropped", LDA_LAZY_WORKERS,
+           "factor = scale / (cfg.sweeps - cfg.sweeps // 2)",
+           "factor = 1.0 / (cfg.sweeps - cfg.sweeps // 2)", (LDA_LAZY_SAME,)),
+    Mutant("lda-lazy-workers-normaliser-before-the-touch", LDA_LAZY_WORKERS,
+           "moments = [fresh.get(b, m) for b, m in enumerate(self.moments)]",
+           "moments = list(self.moments)", (LDA_LAZY_SAME,)),
+    Mutant("lda-lazy-untouched-block-left-behind", LAZY_BLOCKS,
+           "state = cir_lazy.step(block.state, own, counts, beta, h, key, factor)",
+           "state = (cir_lazy.step(block.state, own, counts, beta, h, key, factor) "
+           "if own.size else block.state)", (LDA_LAZY_STEP,)),
+    Mutant("lda-lazy-resume-forgets-the-pending-gaps", LAZY_BLOCKS,
+           '"last": rows[2 * k].copy()',
+           '"last": np.full(rows.shape[1], float(blocks_small["clock"]))',
+           (LDA_LAZY_RESUME + "[driver]", LDA_LAZY_RESUME + "[workers]")),
+    Mutant("lda-lazy-resume-forgets-the-pending-kept-terms", LAZY_BLOCKS,
+           '"kept/at": rows[2 * k + 1].astype(np.int64)',
+           '"kept/at": np.full(rows.shape[1], int(blocks_small["kept/n"]))',
+           (LDA_LAZY_RESUME + "[driver]", LDA_LAZY_RESUME + "[workers]")),
     Mutant("lda-lazy-resume-forgets-the-iteration", LDA_LAZY_TOPICS,
            'self.iteration = int(np.asarray(arrays["lazy_iteration"]))', "pass",
            (LDA_LAZY + "::test_resumed_chain_equals_uninterrupted",)),
+
+    # -- each parameter declared once; the recipes done once (issue 29) --
+    Mutant("pair-config-fields-dropped", "dscir/api/params.py",
+           "out.update(zip(p.config, p.coerce(values[p.name])))",
+           "out.update(zip(p.config, (1.0, 1.0)))",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+    Mutant("declared-entry-flag-dropped", "dscir/cli/command.py",
+           "    add_params(p, entries)\n", "",
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
+            "tests/test_integrators.py::test_cli_flags_fill_the_sampler_options")),
+    Mutant("entry-flag-unchecked", "dscir/cli/params.py",
+           "            p.check(p.option, value)\n", "",
+           ("tests/test_integrators.py::test_cli_flags_fill_the_sampler_options",)),
+    Mutant("command-default-ignored", "dscir/cli/params.py",
+           "default=defaults.get(p.name, p.default)", "default=p.default",
+           (PARAMS_TESTS + "::test_tune_and_quickstart_flags_are_the_declarations_with_their_"
+            "own_defaults",)),
+    Mutant("docs-table-drops-a-row", "dscir/api/params.py",
+           '"|---|---|---|---|", *rows])', '"|---|---|---|---|", *rows[:-1]])',
+           (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",)),
+    Mutant("load-knows-only-its-own-models", "dscir/api/__init__.py",
+           "    if model not in registry.ESTIMATORS:",
+           '    if model not in ("lda", "dpmm", "mixture"):',
+           (RECIPES + "::test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command",)),
+    Mutant("placement-by-name", "dscir/models/lda/model.py",
+           "topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]",
+           'topics = LazyDriverTopics if lazy else TOPIC_STATES[placement if placement == '
+           '"workers" else "driver"]',
+           (RECIPES + "::test_a_topic_placement_added_as_the_recipe_says_holds_the_topics",)),
+    Mutant("sampler-options-dropped", "dscir/models/lda/model.py",
+           "get_sampler(config.sampler, **config.sampler_options)",
+           "get_sampler(config.sampler)",
+           (RECIPES + "::test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain",)),
+    Mutant("mixture-allocation-ignores-weights", "dscir/models/mixture/kernels.py",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
+           "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
+           ("tests/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
 ]
 
 
@@ -633,6 +769,7 @@ def copy_tree(dest: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     shutil.copytree(ROOT / "clusters", dest / "clusters",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", dest / "docs")  # the reference pages tests read
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 

@@ -13,8 +13,8 @@ from dscir.engine.chain import Chain
 from dscir.engine.stopping import Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.runs import Run, read_checkpoint
-from test_lda_driver import K_TRUE, synthetic_store  # noqa: F401  (fixture)
-from test_resume import Interrupt, assert_same_run
+from support.lda import K_TRUE
+from support.runs import Interrupt, assert_same_run
 
 
 def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
@@ -71,7 +71,7 @@ def plateau_at(rule: Plateau, scores: list[float]) -> int | None:
 
 
 def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_workers,
-                                                           tmp_path, capsys):  # noqa: F811
+                                                           tmp_path, capsys):
     store, _ = synthetic_store
     model = auto_lda().fit(store, client=two_workers, out=tmp_path / "run")
     got = model.stopping_
@@ -93,7 +93,7 @@ def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_w
 
 @pytest.mark.parametrize("after_burn_in", [-5, 3], ids=["burning-in", "keeping"])
 def test_an_auto_run_resumes_the_same_decision(synthetic_store, two_workers, tmp_path,
-                                               monkeypatch, after_burn_in):  # noqa: F811
+                                               monkeypatch, after_burn_in):
     """Stated: a resumed n_iter='auto' chain continues the uninterrupted chain's
     decision (the scores seen and the burn-in end are checkpointed), so it ends
     burn-in and stops at the same iterations, bit for bit."""
@@ -128,7 +128,7 @@ def test_auto_rejects_a_burn_in():
         auto_lda(burn_in=3, policy="reference").chain_config()
 
 
-def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_workers):  # noqa: F811
+def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_workers):
     """Guards against a declared tolerance that never reaches the rule (the chain
     would stop where the default tolerance does)."""
     store, _ = synthetic_store

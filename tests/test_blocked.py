@@ -31,8 +31,9 @@ import numpy as np
 import pytest
 import zarr
 
-from chains import lda_chain
+from support.chains import lda_chain
 from dscir.engine import blocks
+from dscir.models import column_blocks
 from dscir.engine.chain import Chain, run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
@@ -44,8 +45,8 @@ from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
 from dscir.samplers.simplex import normalize_log
-from test_lda_driver import K_TRUE, W, small_config, synthetic_lda, synthetic_store  # noqa: F401
-from test_worker_failure import killing
+from support.lda import K_TRUE, W, small_config, synthetic_lda
+from support.killing import killing
 
 K = K_TRUE
 
@@ -61,7 +62,7 @@ def workers_config(**kw) -> LDAConfig:
 def dense_blocks(n_words: int, width: int, seed: int = 5):
     """Blocks of a fresh SCIR state and the dense state they cut."""
     sampler = get_sampler("scir")
-    bounds = blocks.block_bounds(K, n_words, width * K)
+    bounds = column_blocks.block_bounds(K, n_words, width * K)
     made = [vb.start_block(j, int(lo), int(hi), functools.partial(vb.init_block, seed, K,
                                                                    sampler))
             for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
@@ -80,9 +81,9 @@ def gibbs_results(n_words: int, n_tasks: int, seed: int = 0) -> list[GibbsResult
 
 
 def test_block_bounds_depend_on_k_w_and_the_setting_only():
-    assert blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
-    assert blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
-    assert blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
+    assert column_blocks.block_bounds(4, 40, 40).tolist() == [0, 10, 20, 30, 40]
+    assert column_blocks.block_bounds(4, 41, 40).tolist() == [0, 10, 20, 30, 40, 41]
+    assert column_blocks.block_bounds(100, 5, 10).tolist() == [0, 1, 2, 3, 4, 5]  # one word at least
 
 
 class Cells(NamedTuple):
@@ -207,8 +208,8 @@ def test_columns_from_blocks_are_the_dense_phi_columns():
     norm = vb.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
-    got = blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
-                                for b, part in blocks.columns_by_block(words, bounds)])
+    got = column_blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
+                                for b, part in column_blocks.columns_by_block(words, bounds)])
     np.testing.assert_allclose(got, phi_columns(normalize_log(dense, axis=1), words),
                                rtol=1e-12, atol=0)
 
@@ -225,9 +226,9 @@ def test_mean_log_columns_from_blocks_are_the_dense_ones():
     kept = [vb.keep_block(vb.keep_block(b, norm), norm) for b in made]
     log_phi = normalize_log(dense, axis=1)
     for n_samples, source, want in ((0, made, log_phi), (2, kept, log_phi)):
-        got = blocks.join_columns(*[
+        got = column_blocks.join_columns(*[
             vb.block_mean_log_columns(source[b], part, n_samples, norm)
-            for b, part in blocks.columns_by_block(words, bounds)])
+            for b, part in column_blocks.columns_by_block(words, bounds)])
         np.testing.assert_allclose(got, want[:, words], rtol=1e-12, atol=1e-12)
 
 def test_float32_columns_give_the_float64_counts():
@@ -261,7 +262,7 @@ def same_chain(a: Chain, b: Chain) -> None:
     assert [r["n_tokens"] for r in a.history] == [r["n_tokens"] for r in b.history]
 
 
-def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  # noqa: F811
+def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,
                                                  two_workers):
     store, _ = synthetic_store
     one, one_scores = chain(one_worker, store)
@@ -278,7 +279,7 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,  #
     assert driver.model.placement == "driver"
 
 
-def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
+def test_killed_workers_leave_the_blocked_chain_unchanged(
         synthetic_store, two_workers, tmp_path):
     store, _ = synthetic_store
     undisturbed, scores = chain(two_workers, store)
@@ -289,7 +290,7 @@ def test_killed_workers_leave_the_blocked_chain_unchanged(  # noqa: F811
     assert disturbed_scores == scores
 
 
-def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(  # noqa: F811
+def test_checkpoint_written_by_the_blocks_resumes_the_uninterrupted_chain(
         synthetic_store, one_worker, two_workers, tmp_path):
     """The blocks write the checkpoint's K x W arrays (the driver holds none of
     them), with a worker killed mid-write; the blocks restart from the
@@ -359,7 +360,7 @@ def test_a_failed_held_write_leaves_the_previous_checkpoint():
         np.testing.assert_array_equal(back.arrays["counts"], np.full((2, 2), 2.0))
 
 
-def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(  # noqa: F811
+def test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers(
         synthetic_store, one_worker, two_workers):
     """A Hamiltonian sampler's position and momentum in blocks, with the rows'
     totals from the ``row-totals`` task: the same chain on any number of
@@ -390,7 +391,7 @@ def test_placements_that_cannot_run_give_one_clear_error():
         small_config(placement="cluster")
 
 
-def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,  # noqa: F811
+def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_store,
                                                                    monkeypatch):
     """``chain_config(store)`` resolves "auto" by K x W (so the run records what
     ran) and the one ``LDAModel`` holds the topics of that placement, resolving
@@ -431,7 +432,7 @@ def test_both_topic_states_have_the_whole_interface():
         assert not missing, (cls.__name__, missing)
 
 
-def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):  # noqa: F811
+def test_the_blocks_write_the_runs_arrays(synthetic_store, two_workers, tmp_path):
     """The run's K x W arrays, written block by block from the workers, are the
     chain's (checksummed, readable by ``Run``); guards against a block written at
     the wrong columns or a mean divided by the wrong count."""

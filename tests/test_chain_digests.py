@@ -27,19 +27,16 @@ commit (not from a change under test) and add them under its fingerprint.
 
 from __future__ import annotations
 
-import hashlib
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import zarr
 
 import dscir
 from dscir.corpus import split_heldout, write_corpus
+from support.digests import digest, run_digest
 
 # Fields of the per-iteration history that are measurements, not the chain.
-TIMINGS = {"wall", "compute", "compute_sum", "transfer", "queue", "update"}
-
 # numeric_platform() fingerprints -> platform names (see the module docstring).
 PLATFORMS = {"b7f814999d3179a2": "x86-64-v3", "afa9aceb582e0c6b": "x86-64-v4"}
 
@@ -82,18 +79,6 @@ DPMM_DIGESTS = {
 COLLAPSED_DIGEST = "0e46f72df14d113b"
 
 
-def digest(arrays: dict[str, np.ndarray]) -> str:
-    """sha256 over sorted names, dtypes, shapes and bytes (first 16 hex digits)."""
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        if a.dtype.kind == "U":
-            a = np.array([s.encode() for s in a.ravel()])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:16]
-
-
 def numeric_platform() -> str:
     """Fingerprint of the code paths numpy's exp and log take in this process."""
     x = np.linspace(-700.0, 700.0, 10_001)
@@ -109,25 +94,6 @@ def pinned(table: dict):
                     f"fingerprint {fingerprint}); record them from the last landed commit "
                     f"(tests/test_chain_digests.py's docstring says how)")
     return table[PLATFORMS[fingerprint]]
-
-
-def run_digest(path) -> str:
-    """Digest of a run store: every array except timings and checkpoints."""
-    g = zarr.open_group(str(path), mode="r")
-    arrays = {}
-
-    def walk(group, prefix):
-        for name, member in group.members():
-            full = prefix + name
-            if full.startswith("checkpoints") or name in TIMINGS and prefix == "history/":
-                continue
-            if isinstance(member, zarr.Array):
-                arrays[full] = member[...]
-            else:
-                walk(member, full + "/")
-
-    walk(g, "")
-    return digest(arrays)
 
 
 @pytest.fixture(scope="module")

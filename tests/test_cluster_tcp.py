@@ -8,26 +8,13 @@ import sys
 
 import numpy as np
 import pytest
-from distributed import Client
 
 from dscir.runs import Run
-from daskprocs import DASK, dask_processes
-from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
+from support.daskprocs import dask_processes
 
 
 
-@pytest.fixture(scope="module")
-def tcp_cluster(tmp_path_factory):
-    if DASK is None:
-        pytest.skip("the `dask` command is not installed")
-    with dask_processes(tmp_path_factory.mktemp("tcp"), 2) as address:
-        assert address.startswith("tcp://")
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address
-
-
-def test_fit_lda_over_tcp_matches_embedded_cluster(tcp_cluster, synthetic_store, tmp_path):  # noqa: F811
+def test_fit_lda_over_tcp_matches_embedded_cluster(tcp_cluster, synthetic_store, tmp_path):
     store, _ = synthetic_store
     common = ["fit", "lda", store, "--topics", "4", "--iterations", "6", "--batch-size", "30",
               "--sweeps", "10", "--eval-sweeps", "10", "--thin", "2", "--seed", "5",
@@ -47,7 +34,7 @@ def test_fit_lda_over_tcp_matches_embedded_cluster(tcp_cluster, synthetic_store,
     assert np.array_equal(a.state["log_theta"], b.state["log_theta"])
 
 
-def test_unreachable_scheduler_is_a_clean_error(synthetic_store, tmp_path):  # noqa: F811
+def test_unreachable_scheduler_is_a_clean_error(synthetic_store, tmp_path):
     store, _ = synthetic_store
     out = subprocess.run(
         [sys.executable, "-m", "dscir", "fit", "lda", store, "--topics", "4",
@@ -84,7 +71,7 @@ def test_old_task_arguments_are_not_kept(where, request):
 
 
 def test_lost_scheduler_stops_the_fit_with_one_line_and_it_resumes(
-        synthetic_store, tmp_path, two_workers):  # noqa: F811
+        synthetic_store, tmp_path, two_workers):
     """The scheduler killed mid-fit: the driver's client cannot reconnect, and
     the fit stops with one error line saying how to resume (not a traceback);
     resumed on another cluster it completes the uninterrupted chain."""
@@ -93,7 +80,7 @@ def test_lost_scheduler_stops_the_fit_with_one_line_and_it_resumes(
 
     import psutil
 
-    from test_chain_digests import run_digest
+    from support.digests import run_digest
 
     store, _ = synthetic_store
     args = ["fit", "lda", store, "--topics", "4", "--iterations", "30", "--batch-size", "30",

@@ -26,7 +26,7 @@ from dscir.cli.quickstart import quickstart_store
 from dscir.engine.cluster import dask_client
 from dscir.runs import Run
 from dscir.errors import DscirError
-from daskprocs import DASK, dask_processes, stop, wait_for_file
+from support.daskprocs import DASK, dask_processes, stop, wait_for_file
 
 CLUSTERS = Path(__file__).resolve().parents[1] / "clusters"
 RECIPES = ("local", "ssh", "slurm", "pbs", "kubernetes", "tls", "netns")

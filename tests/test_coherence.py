@@ -155,7 +155,7 @@ def run(store, two_workers, tmp_path_factory):
     path, _ = store
     out = tmp_path_factory.mktemp("coherence-run") / "run.zarr"
     LDA(n_topics=3, batch_size=10, n_iter=2, sweeps=4, burn_in=0, thin=1,
-        progress=False).fit(path, two_workers, out=out)
+        progress=False).fit(path, client=two_workers, out=out)
     return str(out)
 
 

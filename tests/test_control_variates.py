@@ -20,7 +20,7 @@ from dscir.engine.local_state import read_rows
 from dscir.models.lda import LDAModel
 from dscir.models.lda.topics import add_counts, control_variate
 from dscir.models.lda.warm import warm_gibbs_counts
-from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
+from support.lda import small_config
 
 D, K, W = 7, 3, 5
 
@@ -72,7 +72,7 @@ def test_estimate_is_unbiased_over_all_minibatches():
     assert stored.sum() > 0 and not np.allclose(stored, 0)
 
 
-def test_stored_sum_is_the_counts_of_the_stored_assignments(synthetic_store):  # noqa: F811
+def test_stored_sum_is_the_counts_of_the_stored_assignments(synthetic_store):
     """After every iteration (more than two epochs), the model's stored sum equals
     the topic-word counts of every document's latest assignments in the Zarr array."""
     store, _ = synthetic_store

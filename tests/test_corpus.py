@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -21,18 +20,9 @@ from dscir.corpus import (Corpus, CSRBatch, ingest_bow, ingest_ldac,
 from dscir.corpus.text import ENGLISH_STOP_WORDS, ingest_text, trec_source
 from dscir.models.lda import completion_split
 from dscir.errors import CorpusError
+from support.data import DATA
 
 
-def _shared_data() -> Path:
-    if os.environ.get("DSCIR_SHARED_DATA"):
-        return Path(os.environ["DSCIR_SHARED_DATA"])
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data"
-    return Path("/work/shared/data")  # this workplace's machines, for clones made elsewhere
-
-
-DATA = _shared_data()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared data not present")
 
 

@@ -13,12 +13,10 @@ import pytest  # noqa: E402
 import dscir  # noqa: E402
 from dscir.display import TopicTable  # noqa: E402
 from dscir.errors import DscirError  # noqa: E402
-from test_dpmm_driver import store as dpmm_store  # noqa: E402,F401  (fixture)
-from test_lda_driver import synthetic_store  # noqa: E402,F401  (fixture)
 
 
 @pytest.fixture(scope="module")
-def lda_model(synthetic_store, two_workers):  # noqa: F811
+def lda_model(synthetic_store, two_workers):
     store, _ = synthetic_store
     return dscir.LDA(n_topics=4, n_iter=6, eval_every=2, batch_size=30, sweeps=6,
                      eval_sweeps=6, progress=False).fit(store, client=two_workers)
@@ -61,7 +59,7 @@ def test_unfitted_models_say_so():
         dscir.DPMixture().top_words_table()
 
 
-def test_dp_mixture_plot_and_clusters_table(dpmm_store, two_workers):  # noqa: F811
+def test_dp_mixture_plot_and_clusters_table(dpmm_store, two_workers):
     path, _ = dpmm_store
     model = dscir.DPMixture(batch_size=100, n_iter=6, eval_every=3, burn_in=0, thin=3,
                             progress=False).fit(path, client=two_workers)

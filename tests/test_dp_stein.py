@@ -226,7 +226,7 @@ def test_chain_ksd_of_all_users_is_the_exact_scores_ksd(tmp_path, state):
 def dp_run(tmp_path_factory):
     from dscir.api import DPMixture
     from dscir.corpus import split_heldout, write_corpus
-    from test_dpmm import synthetic_mixture
+    from support.mixtures import synthetic_mixture
 
     root = tmp_path_factory.mktemp("dpksd")
     x, _ = synthetic_mixture(80, seed=0)

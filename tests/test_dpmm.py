@@ -8,41 +8,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
-from scipy.special import comb, gammaln
+from scipy.special import gammaln
 
 from dscir.errors import DscirError
 from dscir.models import dpmm
 from dscir.rng import derive
 from dscir.samplers import cir, sgrld
 from dscir.samplers.simplex import beta_from_log_gammas, normalize_log
-
-K_TRUE, W = 4, 30
-
-
-def synthetic_mixture(n_users: int, seed: int, length: int = 8):
-    """Users from a known finite mixture of 4 multinomials over 30 areas
-    (7 areas each, disjoint), weights (.4, .3, .2, .1)."""
-    rng = np.random.default_rng(seed)
-    phi = np.full((K_TRUE, W), 1e-3)
-    for k in range(K_TRUE):
-        phi[k, 7 * k : 7 * k + 7] = 1.0
-    phi /= phi.sum(axis=1, keepdims=True)
-    z = rng.choice(K_TRUE, size=n_users, p=[0.4, 0.3, 0.2, 0.1])
-    x = np.array([rng.multinomial(length, phi[k]) for k in z])
-    return sp.csr_matrix(x), z
-
-
-def adjusted_rand_index(a, b) -> float:
-    """Hubert & Arabie's adjusted Rand index of two labellings."""
-    _, a = np.unique(a, return_inverse=True)
-    _, b = np.unique(b, return_inverse=True)
-    table = np.zeros((a.max() + 1, b.max() + 1))
-    np.add.at(table, (a, b), 1)
-    pairs = comb(table, 2).sum()
-    rows, cols = comb(table.sum(1), 2).sum(), comb(table.sum(0), 2).sum()
-    expected = rows * cols / comb(a.size, 2)
-    return float((pairs - expected) / ((rows + cols) / 2 - expected))
-
+from support.mixtures import K_TRUE, W, adjusted_rand_index, synthetic_mixture
 
 def test_adjusted_rand_index():
     assert adjusted_rand_index([0, 0, 1, 1], [5, 5, 2, 2]) == pytest.approx(1.0)

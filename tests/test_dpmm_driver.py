@@ -7,31 +7,15 @@ import pytest
 
 from dscir import DPMixture
 from dscir.cli import main
-from dscir.corpus import Corpus, split_heldout, write_corpus
-from chains import dpmm_chain
-from dscir.models.dpmm import DPMMConfig
+from dscir.corpus import Corpus
+from support.chains import dpmm_chain
 from dscir.errors import DscirError
-from test_dpmm import K_TRUE, W, adjusted_rand_index, synthetic_mixture
+from support.mixtures import K_TRUE, W, adjusted_rand_index
+from support.mixtures import dpmm_config as config
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    x, truth = synthetic_mixture(720, seed=5)
-    path = tmp_path_factory.mktemp("dpmm") / "mixture.zarr"
-    write_corpus(path, x, vocabulary=[f"area{i}" for i in range(W)], chunk_docs=64)
-    split_heldout(path, every=6)
-    return str(path), truth
-
-
-def config(**kw) -> DPMMConfig:
-    base = dict(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=100,
-                step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10)
-    base.update(kw)
-    return DPMMConfig(**base)
-
-
-def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers):
-    path, _ = store
+def test_same_chain_on_one_and_two_workers(dpmm_store, one_worker, two_workers):
+    path, _ = dpmm_store
     chains = []
     for client in (one_worker, two_workers):
         c = dpmm_chain(client, path, config())
@@ -47,8 +31,8 @@ def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers):
     np.testing.assert_array_equal(a.kept.average.log_sum, b.kept.average.log_sum)
 
 
-def test_scir_recovers_the_mixture(store, two_workers):
-    path, truth = store
+def test_scir_recovers_the_mixture(dpmm_store, two_workers):
+    path, truth = dpmm_store
     c = dpmm_chain(two_workers, path, config(batch_size=200, burn_in=150))
     for _ in range(200):  # ~67 epochs of the 600 training users
         c.step()
@@ -63,8 +47,8 @@ def test_scir_recovers_the_mixture(store, two_workers):
     assert d.kept.average.n_samples == 5 and np.isfinite(d.score())
 
 
-def test_sgrld_runs_and_stays_finite(store, two_workers):
-    path, _ = store
+def test_sgrld_runs_and_stays_finite(dpmm_store, two_workers):
+    path, _ = dpmm_store
     c = dpmm_chain(two_workers, path, config(sampler="sgrld", a0=0.001, step_theta=0.001,
                                              step_sticks=0.005, n_init=30))
     for _ in range(30):
@@ -75,8 +59,8 @@ def test_sgrld_runs_and_stays_finite(store, two_workers):
     assert np.isfinite(d.score()) and stats["n_components"] >= stats["n_clusters"] >= 1
 
 
-def test_estimator_fit_predict_score(store, two_workers):
-    path, truth = store
+def test_estimator_fit_predict_score(dpmm_store, two_workers):
+    path, truth = dpmm_store
     model = DPMixture(batch_size=100, n_iter=40, burn_in=20, thin=5, eval_every=20, seed=1,
                       progress=False).fit(path, client=two_workers)
     assert model.n_iter_ == 40 and model.n_samples_ == 4 and model.n_clusters_ >= 1
@@ -92,8 +76,8 @@ def test_estimator_fit_predict_score(store, two_workers):
     assert "fitted: 40 iterations" in repr(model)
 
 
-def test_gibbs_estimator_runs_in_process(store):
-    path, _ = store
+def test_gibbs_estimator_runs_in_process(dpmm_store):
+    path, _ = dpmm_store
     model = DPMixture(sampler="gibbs", n_iter=30, progress=False).fit(path)
     assert model.n_samples_ == 1 and np.isfinite(model.score())
 
@@ -113,19 +97,19 @@ def test_invalid_hyperparameters(params, message):
         DPMixture(**params).chain_config()
 
 
-def test_batch_larger_than_the_data(store, two_workers):
+def test_batch_larger_than_the_data(dpmm_store, two_workers):
     with pytest.raises(DscirError, match="exceeds the 600 training"):
-        dpmm_chain(two_workers, store[0], config(batch_size=601))
+        dpmm_chain(two_workers, dpmm_store[0], config(batch_size=601))
 
 
-def test_cli_fit_dpmm(store, capsys):
-    code = main(["fit", "dpmm", store[0], "--sampler", "gibbs", "--iterations", "20",
+def test_cli_fit_dpmm(dpmm_store, capsys):
+    code = main(["fit", "dpmm", dpmm_store[0], "--sampler", "gibbs", "--iterations", "20",
                  "--no-progress", "--clusters", "3"])
     out = capsys.readouterr().out
     assert code == 0
     assert "held-out log predictive" in out and "occupied clusters" in out
     assert len([line for line in out.splitlines() if line.startswith("cluster ")]) == 3
-    assert main(["fit", "dpmm", store[0], "--a0", "-1"]) == 2
+    assert main(["fit", "dpmm", dpmm_store[0], "--a0", "-1"]) == 2
     assert "a0 must be > 0" in capsys.readouterr().err
     assert main(["fit", "dpmm", "/nonexistent/store", "--sampler", "gibbs"]) == 2
     assert "no corpus store" in capsys.readouterr().err

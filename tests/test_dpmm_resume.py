@@ -4,42 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import zarr
 
 from dscir import DPMixture
 from dscir.cli import main
 from dscir.engine.chain import Chain
 from dscir.runs import read_arrays, read_checkpoint
 from dscir.errors import DscirError
-from test_dpmm_driver import store  # noqa: F401  (fixture)
-
-TIMINGS = {f"history/{f}" for f in
-           ("wall", "compute", "compute_sum", "transfer", "queue", "update")}
-
+from support.runs import assert_same_stored_run as assert_same_run
 
 def mixture(**kw) -> DPMixture:
     base = dict(batch_size=100, n_iter=12, eval_every=4, burn_in=2, thin=2, seed=4,
                 progress=False)
     base.update(kw)
     return DPMixture(**base)
-
-
-def run_arrays(path) -> dict[str, np.ndarray]:
-    g = zarr.open_group(str(path), mode="r")
-    out = {}
-    for group in ("state", "samples", "evaluations", "history"):
-        out.update({f"{group}/{k}": v for k, v in read_arrays(path, group).items()})
-    for name in ("weights", "components", "labels"):
-        out[name] = g[name][...]
-    return out
-
-
-def assert_same_run(a, b) -> None:
-    a, b = run_arrays(a), run_arrays(b)
-    assert sorted(a) == sorted(b)
-    for name in a:
-        if name not in TIMINGS:  # timings differ, everything else is the chain
-            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
 def interrupt_after(monkeypatch, n: int) -> None:
@@ -57,9 +34,9 @@ def interrupt_after(monkeypatch, n: int) -> None:
 
 
 @pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
-def test_interrupted_and_resumed_equals_uninterrupted(store, two_workers, tmp_path,  # noqa: F811
+def test_interrupted_and_resumed_equals_uninterrupted(dpmm_store, two_workers, tmp_path,
                                                        monkeypatch, sampler):
-    path, _ = store
+    path, _ = dpmm_store
     client = None if sampler == "gibbs" else two_workers
     whole = mixture(sampler=sampler).fit(path, client=client, out=tmp_path / "whole")
 
@@ -80,8 +57,8 @@ def test_interrupted_and_resumed_equals_uninterrupted(store, two_workers, tmp_pa
     np.testing.assert_array_equal(resumed.history_["n_clusters"], whole.history_["n_clusters"])
 
 
-def test_finished_run_is_extended_and_checked(store, two_workers, tmp_path):  # noqa: F811
-    path, _ = store
+def test_finished_run_is_extended_and_checked(dpmm_store, two_workers, tmp_path):
+    path, _ = dpmm_store
     mixture(n_iter=8).fit(path, client=two_workers, out=tmp_path / "run", checkpoint_every=4)
     mixture(n_iter=12).fit(path, client=two_workers, resume=tmp_path / "run")
     mixture(n_iter=12).fit(path, client=two_workers, out=tmp_path / "whole")
@@ -96,8 +73,8 @@ def test_finished_run_is_extended_and_checked(store, two_workers, tmp_path):  # 
                                                       resume=tmp_path / "run")
 
 
-def test_cli_out_checkpoint_and_resume(store, tmp_path, capsys):  # noqa: F811
-    path, _ = store
+def test_cli_out_checkpoint_and_resume(dpmm_store, tmp_path, capsys):
+    path, _ = dpmm_store
     common = ["fit", "dpmm", path, "--sampler", "gibbs", "--eval-every", "2", "--thin", "2",
               "--burn-in", "2", "--no-progress", "--seed", "1"]
     assert main([*common, "--iterations", "4", "--out", str(tmp_path / "run"),

@@ -15,12 +15,13 @@ import scipy.sparse as sp
 from dscir.corpus import Corpus, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.local import LocalExecutor
-from dscir.engine.parts import split
+from dscir.errors import DscirError
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
 from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
-from test_dpmm import adjusted_rand_index
+from support.mixtures import adjusted_rand_index
+from support.recording import ThreeParts
 
 N_DOCS, N_WORDS, K = 1000, 3000, 5
 
@@ -97,13 +98,6 @@ def test_exact_gibbs_seeded_beats_random_start(text_store):
     assert seeded > 0.8 and seeded > random + 0.2
 
 
-class ThreeParts(LocalExecutor):
-    """The in-process executor with reads cut into three parts, as on three workers."""
-
-    def read(self, docs, what="read", iteration=None):
-        return self.read_blocks(split(np.asarray(docs, np.int64), 3), what, iteration)
-
-
 def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
     """The stochastic samplers seed from documents read in parts by the workers;
     the seeds must not depend on the parts (nor differ from the exact samplers')."""
@@ -123,3 +117,15 @@ def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
         np.testing.assert_array_equal(
             seed_log_theta(batch.indptr, batch.indices, batch.data, N_WORDS, rows, 0.5),
             seed_on_workers(executor, odd, N_WORDS, 8, 0.5, key=11)[:rows.size])
+
+
+def test_empty_documents_are_never_seeds():
+    """Ingest keeps empty documents by default (a text of stop words only): they
+    are no seed, and only a corpus with no word at all is refused."""
+    x = sp.csr_matrix(np.array([[0, 0, 0], [2, 1, 0], [0, 0, 0], [0, 3, 1], [1, 0, 2]]))
+    for key in range(20):
+        seeds = choose_seeds(x.indptr, x.indices, x.data, 3, 3, a0=0.5, key=key)
+        assert sorted(seeds) == [1, 3, 4], key
+    empty = sp.csr_matrix((2, 3), dtype=np.int64)
+    with pytest.raises(DscirError, match="at least one word"):
+        choose_seeds(empty.indptr, empty.indices, empty.data, 3, 1, a0=0.5, key=0)

@@ -14,7 +14,6 @@ from dscir.errors import DscirError
 from dscir.models.dpmm import DPMMConfig, DPMMModel
 from dscir.models.lda import LDAModel
 from dscir.samplers import SAMPLERS, get_sampler
-from test_dpmm_driver import store  # noqa: F401  (fixture)
 
 
 def test_every_stream_domain_is_distinct_and_named_once():
@@ -83,11 +82,11 @@ def test_lda_sampler_options_reach_the_model(tmp_path):
     assert LDAModel.minibatch and LDAModel.name == "lda"
 
 
-def test_the_dp_mixture_refuses_a_momentum_sampler(store):  # noqa: F811
+def test_the_dp_mixture_refuses_a_momentum_sampler(dpmm_store):
     from dscir.engine.local import LocalExecutor
     from dscir.models.base import Data
 
-    path, _ = store
+    path, _ = dpmm_store
     cfg = DPMMConfig(sampler="gsgrhmc", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=10,
                      step_theta=0.1, step_sticks=0.1, n_init=3, seed=0)
     with pytest.raises(DscirError, match="runs without momenta"):
@@ -96,8 +95,8 @@ def test_the_dp_mixture_refuses_a_momentum_sampler(store):  # noqa: F811
         dscir.DPMixture(sampler="gsgrhmc").chain_config()
 
 
-def test_topics_evaluate_and_info_read_a_dp_run(store, two_workers, tmp_path, capsys):  # noqa: F811
-    path, _ = store
+def test_topics_evaluate_and_info_read_a_dp_run(dpmm_store, two_workers, tmp_path, capsys):
+    path, _ = dpmm_store
     model = dscir.DPMixture(batch_size=100, n_iter=8, burn_in=2, thin=2, seed=2,
                             progress=False).fit(path, client=two_workers, out=tmp_path / "run")
     loaded = dscir.api.load(tmp_path / "run")

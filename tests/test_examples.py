@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from test_corpus import DATA
+from support.data import DATA
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

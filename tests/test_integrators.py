@@ -168,13 +168,23 @@ def test_integrator_option_reaches_the_step_and_bad_names_are_one_error():
 
 
 def test_cli_flags_fill_the_sampler_options():
-    """--friction and --integrator together make one sampler_options dict."""
+    """--friction and --integrator together make one sampler_options dict; a bad
+    value is named by its flag."""
     import argparse
 
+    from dscir.api.lda_params import PARAMS, SAMPLER_OPTIONS
     from dscir.cli.lda import add_fit_parser
+    from dscir.cli.params import estimator_kwargs
 
     parser = argparse.ArgumentParser()
     add_fit_parser(parser.add_subparsers())
-    args = parser.parse_args(["lda", "store", "--friction", "3", "--integrator", "euler"])
-    assert args.sampler_options == {"friction": 3.0, "integrator": "euler"}
-    assert parser.parse_args(["lda", "store"]).sampler_options is None
+
+    def options(*argv):
+        args = parser.parse_args(["lda", "store", *argv])
+        return estimator_kwargs(args, PARAMS, entries=SAMPLER_OPTIONS)["sampler_options"]
+
+    assert options("--friction", "3", "--integrator", "euler") == \
+        {"friction": 3.0, "integrator": "euler"}
+    assert options() is None
+    with pytest.raises(DscirError, match="^--friction must be > 0, got -1.0"):
+        options("--friction", "-1")

@@ -4,58 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment
 
 from dscir.api import LDA
-from dscir.corpus import Corpus, split_heldout, write_corpus
+from dscir.corpus import Corpus
 from dscir.engine.minibatch import EpochPosition, next_minibatch
-from dscir.models.lda import LDAConfig
 from dscir.models.lda.topics import add_counts, add_sparse_counts
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.runs import Run
 from dscir.errors import DscirError
-from chains import lda_chain
-
-K_TRUE = 4
-W = 40
-
-
-def synthetic_lda(n_docs: int, doc_len: int, seed: int) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Documents drawn from LDA with K_TRUE well-separated topics (10 words each)."""
-    rng = np.random.default_rng(seed)
-    phi = np.full((K_TRUE, W), 1e-3)
-    for k in range(K_TRUE):
-        phi[k, 10 * k : 10 * (k + 1)] = rng.dirichlet(np.full(10, 5.0))
-    phi /= phi.sum(axis=1, keepdims=True)
-    theta = rng.dirichlet(np.full(K_TRUE, 0.2), size=n_docs)
-    rows = [rng.multinomial(doc_len, theta[d] @ phi) for d in range(n_docs)]
-    return sp.csr_matrix(np.array(rows)), phi
-
-
-def topic_error(phi_hat: np.ndarray, phi: np.ndarray) -> float:
-    """Mean L1 distance between matched topics (Hungarian matching)."""
-    cost = np.abs(phi_hat[:, None, :] - phi[None, :, :]).sum(axis=2)
-    r, c = linear_sum_assignment(cost)
-    return float(cost[r, c].mean())
-
-
-@pytest.fixture(scope="module")
-def synthetic_store(tmp_path_factory):
-    counts, phi = synthetic_lda(300, 60, seed=1)
-    path = tmp_path_factory.mktemp("lda") / "synthetic.zarr"
-    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(W)], chunk_docs=64)
-    split_heldout(path, every=10)
-    return str(path), phi
-
-
-def small_config(**kw) -> LDAConfig:
-    base = dict(n_topics=K_TRUE, sampler="scir", alpha=0.1, beta=0.5, batch_size=30,
-                step_size=0.5, tau=10.0, kappa=0.33, sweeps=20, seed=3, burn_in=5, thin=2,
-                eval_sweeps=20)
-    base.update(kw)
-    return LDAConfig(**base)
-
+from support.chains import lda_chain
+from support.lda import K_TRUE, W, small_config, topic_error
 
 def test_minibatches_cover_an_epoch_without_replacement():
     docs = np.arange(100, dtype=np.int64) * 3
@@ -178,7 +136,7 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
     assert theta.shape == (5, K_TRUE) and np.allclose(theta.sum(axis=1), 1.0)
     assert len(model.top_words(3)) == K_TRUE
     assert "LDA(" in repr(model) and "<table>" in model._repr_html_()
-    model.partial_fit(client=two_workers, n_iter=2)
+    model.partial_fit(path, client=two_workers, n_iter=2)  # the same documents again
     assert model.n_iter_ == 22
     with pytest.raises(DscirError, match="exists"):
         model.fit(path, client=two_workers, out=tmp_path / "run")

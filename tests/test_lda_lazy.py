@@ -1,6 +1,6 @@
-"""LDA with the lazy SCIR step (scir_step="lazy", topics on the driver): reproducible on
-any number of workers and across resume, O(K x minibatch words) per iteration, and
-scoring like the dense step."""
+"""LDA with the lazy SCIR step (scir_step="lazy"), topics on the driver or on the
+workers: one chain in both placements on any number of workers and across resume,
+O(K x minibatch words) per iteration, and scoring like the dense step."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from dscir.models.lda.topics_lazy import LazyDriverTopics
 from dscir.rng import derive
 from dscir.runs import write_checkpoint
 from dscir.samplers import cir_lazy
-from chains import lda_chain, topic_corpus
-from test_lda_driver import small_config
-from test_resume import read_checkpoint_dir
+from support.chains import lda_chain, topic_corpus
+from support.lda import small_config
+from support.runs import read_checkpoint_dir
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def lazy_config(**kw) -> LDAConfig:
 
 
 def state_arrays(chain) -> dict[str, np.ndarray]:
-    return cir_lazy.to_arrays(chain.model.topics.state_)
+    return chain.model.topics.state_arrays()
 
 
 def assert_same_state(a: dict, b: dict) -> None:
@@ -47,26 +47,56 @@ def assert_same_state(a: dict, b: dict) -> None:
         assert np.array_equal(a[name], b[name]), name
 
 
-def test_same_chain_on_one_and_two_workers(wide_store, one_worker, two_workers):
-    """Guards against the lazy state depending on the tasks' split or arrival order
-    (e.g. counts added per part into overlapping columns, or U taken per part)."""
-    path = wide_store
+def test_same_chain_in_both_placements_on_one_and_two_workers(wide_store, one_worker,
+                                                               two_workers):
+    """The lazy blocks on the driver and on the workers (1 or 2) run one chain bit for
+    bit: state, score, kept mean and final arrays. Guards against the state depending
+    on the tasks' split or arrival order (counts added per part into overlapping
+    columns, U taken per part), on where the blocks live (moments summed in another
+    order, another normaliser stream, the touch missing on the workers)."""
+    runs = []
+    for client, placement in ((one_worker, "driver"), (one_worker, "workers"),
+                              (two_workers, "workers")):
+        chain = lda_chain(client, wide_store, lazy_config(burn_in=2, placement=placement,
+                                                          block_entries=4 * 300))
+        run_chain(chain, 8, progress=False)
+        assert chain.model.topics.placement == placement
+        assert len(chain.model.topics.versions) == 4
+        runs.append((state_arrays(chain), chain.model.score(), chain.model.mean_phi(),
+                     chain.model.run_arrays()))
+        chain.close()
+    for other in runs[1:]:
+        assert_same_state(runs[0][0], other[0])
+        assert runs[0][1] == other[1]
+        assert np.array_equal(runs[0][2], other[2])
+        assert_same_state(runs[0][3], other[3])
+
+
+def test_warm_starts_take_the_lazy_columns_on_any_number_of_workers(wide_store, one_worker,
+                                                                     two_workers):
+    """Warm-started visits (driver placement) read the lazy blocks' float32 columns:
+    the same chain on one and two workers, every kept row summing to one. Guards
+    against the warm kernel refusing or misreading the float32 columns."""
     runs = []
     for client in (one_worker, two_workers):
-        chain = lda_chain(client, path, lazy_config(burn_in=2))
-        run_chain(chain, 8, progress=False)
-        runs.append((state_arrays(chain), chain.model.score(), chain.model.mean_phi()))
+        chain = lda_chain(client, wide_store, lazy_config(burn_in=2, warm_start=True,
+                                                          placement="driver"))
+        run_chain(chain, 6, progress=False)
+        runs.append((state_arrays(chain), chain.model.mean_phi()))
         chain.close()
     assert_same_state(runs[0][0], runs[1][0])
-    assert runs[0][1] == runs[1][1]
-    assert np.array_equal(runs[0][2], runs[1][2])
+    assert np.array_equal(runs[0][1], runs[1][1])
+    assert np.allclose(runs[0][1].sum(axis=1), 1.0, rtol=0, atol=1e-9)
 
 
-def test_resumed_chain_equals_uninterrupted(wide_store, two_workers, tmp_path):
-    """A checkpoint holds the unrealized state and the kept accumulators: the resumed
-    chain, its kept mean and its final (realized) arrays are the uninterrupted ones."""
+@pytest.mark.parametrize("placement", ["driver", "workers"])
+def test_resumed_chain_equals_uninterrupted(wide_store, two_workers, tmp_path, placement):
+    """A checkpoint holds the unrealized state (pending gaps: each column's clock) and
+    the kept accumulators: the resumed chain, its kept mean and its final (realized)
+    arrays are the uninterrupted ones; on the workers the blocks write their columns
+    and restart from the checkpoint mid-chain."""
     path = wide_store
-    cfg = lazy_config(burn_in=2)
+    cfg = lazy_config(burn_in=2, placement=placement, block_entries=4 * 300)
     whole = lda_chain(two_workers, path, cfg)
     run_chain(whole, 8, progress=False)
     first = lda_chain(two_workers, path, cfg)
@@ -79,26 +109,33 @@ def test_resumed_chain_equals_uninterrupted(wide_store, two_workers, tmp_path):
     assert_same_state(state_arrays(second), state_arrays(whole))
     assert second.n_samples == whole.n_samples == 3
     assert_same_state(second.model.run_arrays(), whole.model.run_arrays())
+    run_chain(first, 3, progress=False)  # on after writing the checkpoint (and restarting)
+    assert_same_state(state_arrays(first), state_arrays(whole))
     for chain in (whole, first, second):
         chain.close()
 
 
-def test_an_iteration_touches_k_times_the_minibatch_words(two_workers, tmp_path):
-    """Per iteration the state visited is O(K x U + K) entries for the U distinct
-    minibatch words (catch-up, step, kept terms), far below K x W. Guards against a
-    K x W pass per iteration (a dense step, a realization or a kept row)."""
+@pytest.mark.parametrize("placement", ["driver", "workers"])
+def test_an_iteration_touches_k_times_the_minibatch_words(two_workers, tmp_path, placement):
+    """Per iteration the state visited is O(K x U + K x blocks) entries for the U
+    distinct minibatch words (catch-up, step, kept terms; O(K) per block), far below
+    K x W, in both placements. Guards against a K x W pass per iteration (a dense
+    step, a realization, a kept row, dense counts per block)."""
     k, w = 10, 20_000
     path = topic_corpus(tmp_path / "wide.zarr", n_docs=200, K=3, W=w)
     chain = lda_chain(two_workers, path, small_config(
-        n_topics=k, batch_size=5, sweeps=4, burn_in=2, thin=2, scir_step="lazy"))
+        n_topics=k, batch_size=5, sweeps=4, burn_in=2, thin=2, scir_step="lazy",
+        placement=placement, block_entries=k * 4000))
     topics = chain.model.topics
+    n_blocks = len(topics.versions)
+    assert n_blocks == 5
     ratios = []
     for _ in range(8):
-        before = topics.state_.entries
+        before = topics.entries()
         chain.step()
         u = topics._u.size
-        ratios.append((topics.state_.entries - before) / (k * u + k))
-        assert topics.state_.entries - before < k * w / 20
+        ratios.append((topics.entries() - before) / (k * u + k * n_blocks))
+        assert topics.entries() - before < k * w / 20
     chain.close()
     assert chain.n_samples == 3
     assert max(ratios) <= 3.0, ratios
@@ -141,18 +178,32 @@ def sparse_result(rng, k: int, words: np.ndarray, n_kept: int) -> SparseCounts:
                         counts[topics[order], cols[order]], n_kept, int(counts.sum()))
 
 
+def blocks_state(topics) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The driver's blocks' log theta (W x K) and column clocks, side by side, and
+    each block's clock."""
+    states = [b.state for b in topics.blocks]
+    return (np.concatenate([s.log_theta for s in states]),
+            np.concatenate([s.last for s in states]), [s.clock for s in states])
+
+
 def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
     """Each iteration catches the union of the parts' words up to the clock and
     steps them with a_hat = beta + (D/|S|) counts / n_kept, the counts of
-    overlapping parts added on their columns; the other columns stay lazy. Guards
-    against a skipped catch-up, dropping D/|S| or n_kept, or counts on wrong columns."""
+    overlapping parts added on their columns; the other columns stay lazy. The
+    blocks compose their gaps as one lazy state over the whole vocabulary does:
+    every column bit for bit (streams by word), a block the minibatch missed for
+    several iterations at the same clock as the others. Guards against a skipped
+    catch-up, a block left behind when it holds no minibatch word (a gap composed
+    of the wrong steps), dropping D/|S| or n_kept, or counts on wrong columns."""
     k, w, n_kept, scale = 3, 50, 2, 9.0
-    cfg = lazy_config(n_topics=k)
+    cfg = lazy_config(n_topics=k, block_entries=k * 10)
     rng = np.random.default_rng(5)
     topics = LazyDriverTopics(cfg, w, None, "dense")
-    expected = cir_lazy.copy(topics.state_)
-    for m, h in ((1, 0.3), (2, 0.2), (3, 0.25)):
-        words = [np.sort(rng.choice(w, 12, replace=False)) for _ in range(3)]
+    assert len(topics.blocks) == 5
+    log_theta, _, _ = blocks_state(topics)
+    expected = cir_lazy.init_log(log_theta.T)
+    for m, h, top in ((1, 0.3, 20), (2, 0.2, 20), (3, 0.25, 20), (4, 0.1, w), (5, 0.15, w)):
+        words = [np.sort(rng.choice(top, 8, replace=False)) for _ in range(3)]
         results = [sparse_result(rng, k, ws, n_kept) for ws in words]
         columns = topics.columns(words, m=m)
         topics.step(None, m, results, words, scale, h)
@@ -162,11 +213,18 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
         expected = cir_lazy.touch(expected, u, cfg.beta, key)
         norm = cir_lazy.normaliser(cir_lazy.moments(expected, cfg.beta), "draw", key)
         lc = cir_lazy.columns(expected, words[1], norm)
-        assert np.array_equal(columns[1], np.exp(lc - lc.max(axis=0)))
+        assert np.allclose(columns[1], np.exp(lc - lc.max(axis=0)), rtol=1e-6, atol=0)
         expected = cir_lazy.step(expected, u, counts * (scale / n_kept), cfg.beta, h, key)
-        assert_same_state(cir_lazy.to_arrays(topics.state_), cir_lazy.to_arrays(expected))
+        log_theta, last, clocks = blocks_state(topics)
+        assert np.array_equal(log_theta, expected.log_theta)
+        assert np.array_equal(last, expected.last)
+        assert clocks == [expected.clock] * 5
+        moments = [b.state.sums for b in topics.blocks]
+        assert np.allclose(sum(moments), expected.sums, rtol=1e-10)
+        if m == 3:  # blocks 2-4 held no minibatch word yet: all their columns lazy
+            assert np.all(last[20:] == 0.0)
     untouched = np.setdiff1d(np.arange(w), u)
-    assert np.all(topics.state_.last[untouched] < 0.75) and np.all(topics.state_.last[u] == 0.75)
+    assert np.all(last[untouched] < 1.0) and np.all(last[u] == 1.0)
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -174,7 +232,6 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
     ({"scir_step": "lazy", "sampler": "sgrld"}, "scir_step='lazy' needs sampler='scir'"),
     ({"scir_step": "lazy", "warm_start": True, "control_variates": True},
      "scir_step='lazy' does not support control_variates"),
-    ({"scir_step": "lazy", "placement": "workers"}, "scir_step='lazy' runs with the topics on"),
 ])
 def test_settings_lazy_cannot_run_are_one_clear_error(kw, message):
     with pytest.raises(DscirError, match=message):
@@ -189,16 +246,35 @@ def test_lazy_stays_on_the_driver_and_old_checkpoints_resume_dense():
     assert LDAConfig.PREDATED["scir_step"] == "dense" and small_config().scir_step == "dense"
 
 
-def test_divergence_check_reads_the_touched_columns_and_the_row_moments():
-    """``finite`` looks at what the iteration touched (O(K U)) and the O(K) row
-    moments: a non-finite touched entry is seen; an untouched column is not read."""
+def test_divergence_check_reads_the_stepped_columns_and_the_row_moments():
+    """``finite`` looks at what the step moved (O(K U), recorded per block as it
+    steps) and the O(K) row moments: a non-finite stepped entry is seen; an
+    untouched column is not read."""
+    from dscir.models.lda.lazy_blocks import step_counts
+
     topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
-    topics._u = np.array([2, 5])
+    block = topics.blocks[0]
+    block.state.log_theta[7, 1] = np.nan  # not stepped
+    words, counts = np.array([2, 5]), np.ones((3, 2))
+    block = step_counts(block, topics.versions, words, counts, 0.5, 1.0, 0.1, 7)
+    assert block.finite
+    block.state.log_theta[5, 1] = np.inf
+    block = step_counts(block, topics.versions + 1, words, counts, 0.5, 1.0, 0.1, 8)
+    assert not block.finite
+    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
     assert topics.finite()
-    topics.state_.log_theta[7, 1] = np.nan  # not touched this iteration
-    assert topics.finite()
-    topics.state_.log_theta[5, 1] = np.nan
+    topics.blocks[0].state.sums[0, 2] = np.inf
     assert not topics.finite()
-    topics.state_.log_theta[5, 1] = 0.0
-    topics.state_.sums[0, 2] = np.inf
-    assert not topics.finite()
+
+
+def test_a_block_changed_in_place_is_not_read_as_an_older_one():
+    """Every task names the block version it expects: a read of a block already
+    stepped (a lost result recomputed later by Dask) is one clear error, never a
+    silently different chain."""
+    from dscir.models.lda.lazy_blocks import lazy_block_columns, touch_block
+
+    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
+    versions = topics.versions.copy()
+    block = touch_block(topics.blocks[0], np.array([1, 4]), versions, 0.5, 3)
+    with pytest.raises(DscirError, match="lazy block 0 is at version 1, the task expected 0"):
+        lazy_block_columns(block, np.array([1, 4]), versions, np.ones(3), "float32")

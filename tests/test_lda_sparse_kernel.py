@@ -17,7 +17,7 @@ from dscir.models.lda import _sparse
 from dscir.models.lda.kernels import SPARSE_FROM_K, resolve_kernel
 from dscir.rng import mix_in, new_state
 
-from test_lda_kernels import ALPHA, PHI, _random_batch, _run, exact_expected_counts, _copies
+from support.kernels import ALPHA, PHI, _random_batch, _run, exact_expected_counts, _copies
 
 
 def _chi2_p(observed, expected_p):
@@ -348,8 +348,8 @@ def test_cli_kernel_option_rejects_an_unknown_kernel(capsys):
 def test_sparse_chain_is_the_same_on_one_and_two_workers(one_worker, two_workers, tmp_path):
     # The kernel setting reaches the workers' tasks (the sparse chain differs from
     # the dense one) and keeps the engine's guarantee: the same chain on 1 and 2 workers.
-    from chains import lda_chain
-    from test_lda_driver import synthetic_lda, small_config
+    from support.chains import lda_chain
+    from support.lda import synthetic_lda, small_config
     from dscir.corpus import write_corpus
 
     path = str(tmp_path / "s.zarr")

@@ -23,12 +23,12 @@ import scipy.sparse as sp
 import dscir.models.dpmm.model as dpmm_model
 import dscir.models.mixture.model as mixture_model
 from dscir.corpus import split_heldout, write_corpus
-from dscir.engine.local import LocalExecutor
 from dscir.models.base import Data
 from dscir.models.dpmm import DPMMConfig
 from dscir.models.lda import LDAConfig
 from dscir.models.lda.model import LDAModel
 from dscir.models.mixture import MixtureConfig, MixtureModel
+from support.recording import RecordingExecutor, RecordingSampler, minibatch
 
 
 @pytest.fixture(scope="module")
@@ -39,32 +39,6 @@ def store(tmp_path_factory):
     write_corpus(path, x, vocabulary=[f"w{i}" for i in range(25)], chunk_docs=16)
     split_heldout(path, every=10)
     return str(path)
-
-
-class RecordingExecutor(LocalExecutor):
-    """A LocalExecutor that keeps the results of the last ``run``."""
-
-    def run(self, what, fn, parts, args):
-        self.results = super().run(what, fn, parts, args)
-        return self.results
-
-
-class RecordingSampler:
-    """Wraps a model's sampler and keeps the counts of every ``step``."""
-
-    def __init__(self, sampler):
-        self._sampler, self.counts = sampler, []
-
-    def __getattr__(self, name):
-        return getattr(self._sampler, name)
-
-    def step(self, state, prior, counts, step_size, key):
-        self.counts.append(np.array(counts, dtype=np.float64))
-        return self._sampler.step(state, prior, counts, step_size, key)
-
-
-def minibatch(data: Data, size: int) -> np.ndarray:
-    return np.sort(np.random.default_rng(1).choice(data.train, size=size, replace=False))
 
 
 @pytest.mark.parametrize("size, sampler, beta, step, tau",

@@ -28,8 +28,8 @@ from dscir.models.mixture import (FiniteGibbs, MixtureConfig, MixtureGibbsModel,
                                   global_step, model_type)
 from dscir.runs.store import read_arrays
 from dscir.samplers import get_sampler
-from test_dpmm import adjusted_rand_index
-from test_dpmm_resume import assert_same_run
+from support.mixtures import adjusted_rand_index
+from support.runs import assert_same_stored_run as assert_same_run
 
 K_TRUE, W = 4, 60
 WEIGHTS = (0.4, 0.3, 0.2, 0.1)
@@ -172,11 +172,12 @@ def test_gibbs_allocation_draws_from_the_exact_conditional():
     assert stats.chisquare(observed, n * q / q.sum()).pvalue < 1e-6
 
 
-def test_exact_weight_and_component_steps_are_the_dirichlet_full_conditionals():
+@pytest.mark.parametrize("a0", [0.5, 0.05])  # the reference and a text policy's a0
+def test_exact_weight_and_component_steps_are_the_dirichlet_full_conditionals(a0):
     """pi | z ~ Dirichlet(gamma + m) and phi_k | z ~ Dirichlet(a0 + c_k): the
     marginals Beta(a_j, sum(a) - a_j), by KS over 3,000 stream keys."""
     scir = get_sampler("scir")
-    gamma, a0 = 0.3, 0.5
+    gamma = 0.3
     m = np.array([2, 0, 5, 1])
     counts = np.array([[4, 0, 9, 1, 0], [0, 0, 0, 0, 0], [2, 2, 2, 2, 30], [1, 0, 0, 0, 6]])
     weights0, comps0 = scir.init_log(np.zeros(4)), scir.init_log(np.zeros((4, 5)))

@@ -20,9 +20,7 @@ from distributed import Client, LocalCluster
 
 import dscir
 from dscir import monitor
-from daskprocs import DASK, dask_processes
-from test_dpmm_driver import store as dpmm_store  # noqa: F401  (fixture)
-from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
+from support.daskprocs import DASK, dask_processes
 
 
 def _free_port() -> int:
@@ -56,7 +54,7 @@ def preloaded_scheduler(tmp_path_factory):
 
 
 def test_preloaded_scheduler_serves_page_json_and_metrics(preloaded_scheduler,
-                                                          synthetic_store):  # noqa: F811
+                                                          synthetic_store):
     client, base = preloaded_scheduler
     store, _ = synthetic_store
     # Before any run: the page and an empty list are already served (preload).
@@ -120,7 +118,7 @@ def test_preloaded_scheduler_serves_page_json_and_metrics(preloaded_scheduler,
     assert {"dscir-lda-shard", "dscir-lda-gibbs", "dscir-lda-perplexity"} <= set(prefixes)
 
 
-def test_dp_mixture_reports_clusters(preloaded_scheduler, dpmm_store):  # noqa: F811
+def test_dp_mixture_reports_clusters(preloaded_scheduler, dpmm_store):
     client, base = preloaded_scheduler
     path, _ = dpmm_store
     model = dscir.DPMixture(batch_size=100, n_iter=4, eval_every=2, burn_in=0, thin=2,
@@ -141,7 +139,7 @@ def test_dp_mixture_reports_clusters(preloaded_scheduler, dpmm_store):  # noqa: 
     assert {"dscir-dpmm-read", "dscir-dpmm-allocation", "dscir-dpmm-score"} <= set(prefixes)
 
 
-def test_driver_registers_the_monitor_on_a_local_cluster(synthetic_store):  # noqa: F811
+def test_driver_registers_the_monitor_on_a_local_cluster(synthetic_store):
     store, _ = synthetic_store
     with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0",
                       silence_logs=40) as cluster, Client(cluster) as client:

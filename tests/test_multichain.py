@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chains import topic_corpus
+from support.chains import topic_corpus
 from dscir.api import LDA, DPMixture, load
 from dscir.cli import main
 from dscir.corpus import Corpus, split_heldout, write_corpus
@@ -104,7 +104,7 @@ def test_bad_input_is_one_line(runs, capsys, tmp_path):
 
 
 def test_dp_mixture_chains_diagnose_alpha_clusters_and_score(tmp_path, one_worker):
-    from test_dpmm import synthetic_mixture
+    from support.mixtures import synthetic_mixture
 
     x, _ = synthetic_mixture(120, seed=0)
     store = tmp_path / "users.zarr"
@@ -125,7 +125,7 @@ def test_dp_mixture_chains_diagnose_alpha_clusters_and_score(tmp_path, one_worke
 def test_chains_side_by_side_each_have_a_named_progress_bar(tmp_path, capsys):
     """Each chain's bar says which chain it is (and has its own line), so bars of
     chains run side by side are not one unreadable line."""
-    from test_dpmm import synthetic_mixture
+    from support.mixtures import synthetic_mixture
 
     x, _ = synthetic_mixture(60, seed=0)
     store = tmp_path / "users.zarr"

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_chain_digests import run_digest
-from test_lda_driver import synthetic_store  # noqa: F401  (fixture)
+from support.digests import run_digest
 
 NETNS = Path(__file__).resolve().parents[1] / "clusters" / "netns"
 sys.path.insert(0, str(NETNS))
@@ -30,7 +29,7 @@ from netns_hosts import unavailable  # noqa: E402
 WHY = unavailable()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no network namespaces: {WHY}")
 
-STALL = Path(__file__).resolve().parent / "netns_stall.py"
+STALL = Path(__file__).resolve().parent / "support" / "netns_stall.py"
 # A short TCP timeout (Dask's shortest: 11 s and up) so that a cut link is
 # noticed in seconds, not minutes: Dask sets it as the sockets' keepalive and
 # TCP_USER_TIMEOUT, which the kernel enforces however busy the processes are.
@@ -55,7 +54,7 @@ def last_checkpoint(run: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def reference(synthetic_store, tmp_path_factory):  # noqa: F811
+def reference(synthetic_store, tmp_path_factory):
     """The digest of the fit on one host: an embedded cluster of two workers."""
     store, _ = synthetic_store
     out = tmp_path_factory.mktemp("one-host") / "run"
@@ -108,7 +107,7 @@ def until(condition, what: str, proc: subprocess.Popen, seconds: float = 600) ->
         time.sleep(0.05)
 
 
-def test_three_hosts_give_the_one_host_chain(cluster, reference, synthetic_store,  # noqa: F811
+def test_three_hosts_give_the_one_host_chain(cluster, reference, synthetic_store,
                                              tmp_path):
     store, _ = synthetic_store
     driver = Driver(cluster, [*fit_args(store), "--out", str(tmp_path / "run")],
@@ -119,7 +118,7 @@ def test_three_hosts_give_the_one_host_chain(cluster, reference, synthetic_store
 
 
 def test_a_host_lost_mid_iteration_costs_retries_not_the_chain(
-        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+        cluster, reference, synthetic_store, tmp_path):
     store, _ = synthetic_store
     stalled = cluster.workdir / "stalled"
     (cluster.workdir / "arm").write_text("4")  # the first Gibbs task of iteration >= 4 stalls
@@ -143,7 +142,7 @@ def test_a_host_lost_mid_iteration_costs_retries_not_the_chain(
 
 
 def test_driver_host_killed_and_resumed_gives_the_chain(
-        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+        cluster, reference, synthetic_store, tmp_path):
     store, _ = synthetic_store
     run = tmp_path / "run"
     driver = Driver(cluster, [*fit_args(store), "--out", str(run)], tmp_path / "driver.log")
@@ -158,7 +157,7 @@ def test_driver_host_killed_and_resumed_gives_the_chain(
 
 
 def test_a_worker_host_cut_off_past_the_timeouts_leaves_the_chain(
-        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+        cluster, reference, synthetic_store, tmp_path):
     """The scheduler and the cut host's workers give each other up after the TCP
     timeout (12 s here; 30 s by default): the scheduler reruns the host's tasks on the other
     hosts, and the workers, having lost the scheduler, close with their nannies.
@@ -187,7 +186,7 @@ def test_a_worker_host_cut_off_past_the_timeouts_leaves_the_chain(
 
 
 def test_a_driver_cut_off_stops_cleanly_and_resumes_to_the_chain(
-        cluster, reference, synthetic_store, tmp_path):  # noqa: F811
+        cluster, reference, synthetic_store, tmp_path):
     """Cut off past the TCP timeout (12 s here) and the client's reconnect window
     (the connect timeout, 5 s), the driver's client gives the scheduler up: the
     fit stops with one error line saying so and how to resume, its checkpoints

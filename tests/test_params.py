@@ -114,3 +114,70 @@ def test_the_reference_shows_a_table_of_each_declaration():
         assert len(table) == 2 + len(params)
         assert all(row.startswith(f"| `{p.name}` | `{p.default!r}` |")
                    for row, p in zip(table[2:], params))
+
+
+def _fit_command(name: str) -> argparse.ArgumentParser:
+    from dscir.cli import build_parser
+
+    fit = next(a for a in build_parser()._subparsers._group_actions[0].choices["fit"]._actions
+               if isinstance(a, argparse._SubParsersAction))
+    return fit.choices[name]
+
+
+def _rendered_reference() -> str:
+    """docs/api/estimators.md as MkDocs renders it (the parameter tables filled in)."""
+    import importlib.util
+    from pathlib import Path
+
+    docs = Path(__file__).parent.parent / "docs"
+    spec = importlib.util.spec_from_file_location("dscir_docs_hooks", docs / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks.on_page_markdown((docs / "api/estimators.md").read_text(), None, None, None)
+
+
+def _config_fields(cls) -> set[str]:
+    """The fields a chain's configuration records (with its stopping rule for LDA)."""
+    if cls is dscir.LDA:
+        config = cls(n_iter=AUTO, policy="reference").chain_config()
+        return set(config.to_dict()) | {f"stopping:{k}" for k in config.stopping}
+    return set(cls().chain_config().to_dict())
+
+
+@pytest.mark.parametrize("cls, params, command", [
+    (dscir.LDA, PARAMS, "lda"), (dscir.DPMixture, DPMM, "dpmm"),
+    (dscir.Mixture, MIXTURE, "mixture")])
+def test_a_declaration_reaches_every_place_it_is_used(cls, params, command):
+    """Adding a parameter is one declaration (plus a configuration field where it is
+    one): guards against a declared parameter missing from get_params, the command
+    line, the API reference's table or the chain's configuration."""
+    from dscir.api.lda_params import SAMPLER_OPTIONS
+
+    flags = {s for a in _fit_command(command)._actions for s in a.option_strings}
+    page, fields = _rendered_reference(), _config_fields(cls)
+    for p in params:
+        assert p.name in cls().get_params()
+        assert p.option is None or p.option in flags, p.name
+        assert f"| `{p.name}` | `{p.default!r}` |" in page, p.name
+        expected = {True: {p.name}, "stopping": {f"stopping:{p.name}"}, False: set()}
+        assert (set(p.config) if isinstance(p.config, tuple) else expected[p.config]) \
+            <= fields, p.name
+    if cls is dscir.LDA:
+        for p in SAMPLER_OPTIONS:
+            assert p.option in flags and f"| `{p.name}` |" in page
+
+
+def test_tune_and_quickstart_flags_are_the_declarations_with_their_own_defaults():
+    """Guards against a command's own default not reaching its parser (tune's short
+    chains would run LDA's 1000 iterations) or a flag read back under another name."""
+    from dscir.cli import build_parser
+    from dscir.cli.tune import TUNE_DEFAULTS
+
+    parser = build_parser()
+    args = parser.parse_args(["tune", "store", "--out", "o", "--topics", "7", "--no-progress"])
+    kw = estimator_kwargs(args, PARAMS)
+    assert {k: kw[k] for k in TUNE_DEFAULTS} == TUNE_DEFAULTS
+    assert (kw["n_topics"], kw["progress"], kw["sampler"]) == (7, False, "scir")
+    args = parser.parse_args(["quickstart", "--iterations", "20"])
+    assert estimator_kwargs(args, PARAMS) == {"n_topics": 12, "n_iter": 20, "sweeps": 50,
+                                              "seed": 0, "progress": True}

@@ -15,11 +15,11 @@ import pytest
 
 from dscir.api import LDA
 from dscir.engine.chain import Chain, run_chain
-from dscir.runs import Run, checkpoint, read_checkpoint, store as runstore, write_checkpoint
+from dscir.runs import Run, checkpoint, read_checkpoint, write_checkpoint
 from dscir.errors import DscirError
-from chains import lda_chain
-from test_cluster_tcp import tcp_cluster  # noqa: F401  (fixture)
-from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
+from support.chains import lda_chain
+from support.lda import K_TRUE, small_config
+from support.runs import Interrupt, assert_same_run, read_checkpoint_dir
 
 
 @pytest.fixture
@@ -34,28 +34,8 @@ def lda(**kw) -> LDA:
     return LDA(**base)
 
 
-class Interrupt(Exception):
-    pass
-
-
-def assert_same_run(a: Run, b: Run, evaluations: bool = True) -> None:
-    assert a.iteration == b.iteration and a.n_samples == b.n_samples
-    assert a.config == b.config
-    for name in a.state:
-        assert np.array_equal(a.state[name], b.state[name]), name
-    assert np.array_equal(a.phi_mean, b.phi_mean)
-    sa, sb = a.samples(), b.samples()
-    assert sorted(sa) == sorted(sb)
-    for name in sa:
-        assert np.array_equal(sa[name], sb[name]), name
-    assert np.array_equal(a.history["iteration"], b.history["iteration"])
-    if evaluations:
-        assert np.array_equal(a.evaluations["iteration"], b.evaluations["iteration"])
-        assert np.array_equal(a.evaluations["perplexity"], b.evaluations["perplexity"])
-
-
 def test_fit_interrupted_and_resumed_equals_uninterrupted(
-        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
+        synthetic_store, client, tmp_path, monkeypatch):
     store, _ = synthetic_store
     whole = lda().fit(store, client=client, out=tmp_path / "whole")
 
@@ -93,7 +73,7 @@ def test_fit_interrupted_and_resumed_equals_uninterrupted(
         [e.perplexity for e in longer.evaluations_]
 
 
-def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path):  # noqa: F811
+def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path):
     store, _ = synthetic_store
     lda(n_iter=4).fit(store, client=client, out=tmp_path / "run", checkpoint_every=2)
     with pytest.raises(DscirError, match=r"checkpointed with sweeps=10, .*this fit has sweeps=12"):
@@ -109,7 +89,7 @@ def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path
 
 
 def test_a_checkpoint_older_than_a_setting_resumes_at_the_value_it_had(
-        synthetic_store, client, tmp_path):  # noqa: F811
+        synthetic_store, client, tmp_path):
     """A checkpoint written before warm_start, burn_sweeps, control_variates and
     kernel existed (its config lacks them) resumes to the same chain as the same
     checkpoint with them; guards against refusing such runs ("checkpointed with
@@ -120,7 +100,7 @@ def test_a_checkpoint_older_than_a_setting_resumes_at_the_value_it_had(
     import zarr
 
     from dscir.models.lda.config import LDAConfig
-    from test_chain_digests import run_digest
+    from support.digests import run_digest
 
     store, _ = synthetic_store
     new, old = tmp_path / "new", tmp_path / "old"
@@ -141,7 +121,7 @@ def test_a_checkpoint_older_than_a_setting_resumes_at_the_value_it_had(
 
 
 @pytest.mark.parametrize("sampler, beta, step", [("gsgrhmc", 1e-4, 0.02), ("sgrld", 1e-4, 0.01)])
-def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_path,  # noqa: F811
+def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_path,
                                                   sampler, beta, step):
     store, _ = synthetic_store
     cfg = small_config(sampler=sampler, beta=beta, step_size=step, tau=None, burn_in=2)
@@ -159,17 +139,8 @@ def test_checkpoint_restores_every_sampler_state(synthetic_store, client, tmp_pa
     assert second.n_samples == whole.n_samples
 
 
-def read_checkpoint_dir(path):
-    """read_checkpoint on a bare directory holding checkpoints (no run around them)."""
-    import zarr
-
-    zarr.open_group(str(path), mode="a").attrs[runstore.RESUMABLE] = {
-        "format_version": runstore.FORMAT_VERSION, "model": "lda", "checkpoint_every": 1}
-    return read_checkpoint(path)
-
-
 def test_interrupted_checkpoint_write_keeps_the_previous_one(
-        synthetic_store, client, tmp_path, monkeypatch):  # noqa: F811
+        synthetic_store, client, tmp_path, monkeypatch):
     store, _ = synthetic_store
     driver = lda_chain(client, store, small_config(burn_in=1, thin=1))
     run_chain(driver, 2, progress=False)
@@ -206,7 +177,7 @@ def test_interrupted_checkpoint_write_keeps_the_previous_one(
 
 
 def test_cli_driver_killed_and_resumed_equals_uninterrupted(
-        tcp_cluster, synthetic_store, tmp_path):  # noqa: F811
+        tcp_cluster, synthetic_store, tmp_path):
     store, _ = synthetic_store
     common = [sys.executable, "-m", "dscir", "fit", "lda", store, "--topics", "4",
               "--iterations", "40", "--batch-size", "30", "--sweeps", "10", "--eval-sweeps",

@@ -24,7 +24,7 @@ from dscir.engine.dask import DaskExecutor
 from dscir.engine.shards import read_shard, take
 from dscir.engine.worker import batch_words
 from dscir.models.lda import LDAModel
-from test_lda_driver import small_config, synthetic_store  # noqa: F401  (fixture)
+from support.lda import small_config
 
 
 def lda_chain(client, store: str, config) -> Chain:
@@ -36,7 +36,7 @@ def _same_batch(a, b):
         assert np.array_equal(x, y)
 
 
-def test_take_is_the_store_read_of_the_same_documents(synthetic_store):  # noqa: F811
+def test_take_is_the_store_read_of_the_same_documents(synthetic_store):
     """Rows gathered from several shards (first and last rows of a shard, a
     shard with one document asked) are the store's own read, entry for entry."""
     store, _ = synthetic_store
@@ -53,7 +53,7 @@ def test_take_is_the_store_read_of_the_same_documents(synthetic_store):  # noqa:
         take(shards[:1], np.array([0, chunk]))
 
 
-def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_workers):  # noqa: F811
+def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_workers):
     store, _ = synthetic_store
     corpus = Corpus.open(store)
     executor = DaskExecutor(two_workers, store, "lda", resident=True)
@@ -79,7 +79,7 @@ def _kinds(stream) -> Counter:
 
 
 def test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once(
-        synthetic_store, two_workers):  # noqa: F811
+        synthetic_store, two_workers):
     """Guards against a read task per iteration coming back (or a shard read at
     every visit): 12 iterations, 2 workers, 5 shards."""
     store, _ = synthetic_store
@@ -95,7 +95,7 @@ def test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once(
 
 
 def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
-        synthetic_store, two_workers):  # noqa: F811
+        synthetic_store, two_workers):
     """A worker killed between iterations takes its shards with it; the next
     tasks get them rebuilt from the store and the chain is the undisturbed one."""
     store, _ = synthetic_store

@@ -69,8 +69,8 @@ def test_queued_task_on_a_one_thread_worker_is_compute_not_wait(one_worker):
 
 
 def test_chain_records_add_up_to_the_wall_time(one_worker, tmp_path):
-    from chains import lda_chain
-    from test_lda_driver import synthetic_lda, small_config
+    from support.chains import lda_chain
+    from support.lda import synthetic_lda, small_config
     from dscir.corpus import write_corpus
 
     path = str(tmp_path / "s.zarr")

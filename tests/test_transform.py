@@ -153,15 +153,13 @@ def test_cli_transform_bad_input(fitted, tmp_path, capsys):
 
 
 def test_fit_a_scipy_sparse_matrix(two_workers, tmp_path):
-    from pathlib import Path
-
     x = counts(120, 4)
     vocab = [f"v{i}" for i in range(W)]
     params = dict(n_topics=K, batch_size=20, sweeps=10, n_iter=4, thin=1, seed=5,
                   progress=False)
     model = LDA(**params).fit(x, client=two_workers, vocabulary=vocab)
     assert list(model.vocabulary_) == vocab
-    assert not Path(model.store_).exists()  # the temporary store is gone after the fit
+    assert model.store_ is None  # the temporary store is gone after the fit
     write_corpus(tmp_path / "x.zarr", x, vocabulary=vocab)
     again = LDA(**params).fit(tmp_path / "x.zarr", client=two_workers)
     assert np.array_equal(model.topic_word_, again.topic_word_)  # the same chain

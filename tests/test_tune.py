@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from chains import topic_corpus
+from support.chains import topic_corpus
 from dscir.api.diagnose import diagnose
 from dscir.cli import main
 from dscir.corpus import Corpus

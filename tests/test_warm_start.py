@@ -31,12 +31,11 @@ from dscir.errors import DscirError
 from dscir.models.lda import LDAModel, gibbs_expectations
 from dscir.models.lda.warm import gibbs_from
 from dscir.runs import Run, read_checkpoint, store as runstore
-from chains import lda_chain
-from test_lda_driver import K_TRUE, small_config, synthetic_store  # noqa: F401  (fixture)
-from test_resume import Interrupt, assert_same_run
-from test_worker_failure import Killer
-from test_lda_kernels import PHI, ALPHA, _copies, exact_assignment_posterior, \
-    exact_expected_counts
+from support.chains import lda_chain
+from support.lda import K_TRUE, small_config
+from support.runs import Interrupt, assert_same_run
+from support.killing import Killer
+from support.kernels import PHI, ALPHA, _copies, exact_assignment_posterior, exact_expected_counts
 
 # Worker processes cannot import this test module: send the plugin by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -182,7 +181,7 @@ def _assert_same(a, b):
 
 
 def test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process(
-        synthetic_store, one_worker, two_workers):  # noqa: F811
+        synthetic_store, one_worker, two_workers):
     store, _ = synthetic_store
     chains = [lda_chain(one_worker, store, small_config(**WARM)),
               lda_chain(two_workers, store, small_config(**WARM)),
@@ -217,7 +216,7 @@ class StallAfterTask(WorkerPlugin):
 
 
 def test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged(
-        synthetic_store, two_workers, tmp_path):  # noqa: F811
+        synthetic_store, two_workers, tmp_path):
     """The retried Gibbs task of iteration 5 (documents revisited) reads the
     state its killed first attempt did, not what that attempt wrote."""
     store, _ = synthetic_store
@@ -246,7 +245,7 @@ def test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged(
 
 
 def test_a_resumed_warm_run_is_the_uninterrupted_one(
-        synthetic_store, two_workers, tmp_path, monkeypatch):  # noqa: F811
+        synthetic_store, two_workers, tmp_path, monkeypatch):
     """Interrupted at iteration 19, two epochs after its checkpoint at 10 (so the
     abandoned iterations rewrote documents' states twice), resumed from it."""
     store, _ = synthetic_store

@@ -8,6 +8,7 @@ for LDA the value its ``policy`` chooses, ``LDA_DEFAULTS`` with
 ``policy="reference"``).
 """
 
+from dscir.api import registry
 from dscir.api.dpmm import DPMM_DEFAULTS, DPMixture
 from dscir.api.lda import LDA, LDA_DEFAULTS
 from dscir.api.mixture import MIXTURE_DEFAULTS, Mixture
@@ -17,8 +18,9 @@ from dscir.api.tune import tune
 __all__ = ["DPMM_DEFAULTS", "DPMixture", "ESTIMATORS", "LDA", "LDA_DEFAULTS", "MIXTURE_DEFAULTS",
            "Mixture", "load", "session", "tune"]
 
-#: The estimator of each model, by the name its runs carry.
-ESTIMATORS = {"lda": LDA, "dpmm": DPMixture, "mixture": Mixture}
+#: The estimator of each model, by the name its runs carry (every ``Estimator``
+#: subclass with a ``_model_name`` registers itself: ``dscir.api.registry``).
+ESTIMATORS = registry.ESTIMATORS
 
 
 def load(run):
@@ -27,6 +29,6 @@ def load(run):
     from dscir.runs.store import Run
 
     model = Run.open(run).model
-    if model not in ESTIMATORS:
+    if model not in registry.ESTIMATORS:
         raise DscirError(f"{run} is a run of {model!r}, which this dscir does not know")
-    return ESTIMATORS[model].load(run)
+    return registry.ESTIMATORS[model].load(run)

@@ -3,11 +3,13 @@
 Hyperparameters are stored unchanged by ``__init__`` and read back from its
 signature (``get_params``/``set_params``); they are validated at ``fit``
 from one constraint table per estimator; learned attributes end in an
-underscore. ``fit``, ``partial_fit``, resume and the run store's commit are
-written once here, and one chain or several (``dscir.api.chains``) run through
-the same steps: a ``Plan`` checked before any cluster starts, ``_start`` a
-chain, ``_advance`` it (run, collect, commit). A subclass names its model and
-turns validated parameters into the model's configuration.
+underscore. ``fit``, resume and the run store's commit are written once
+here (scikit-learn's side in ``dscir.api.sklearn_compat``; LDA's
+``partial_fit`` on new documents in ``dscir.api.streaming``), and one chain
+or several (``dscir.api.chains``) run through the same steps: a ``Plan``
+checked before any cluster starts, ``_start`` a chain, ``_advance`` it (run,
+collect, commit). A subclass names its model and turns validated parameters
+into the model's configuration.
 
 Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a
 temporary store), where the tasks run ``dscir.api.session`` (one client per
@@ -29,9 +31,11 @@ from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory
 from dscir.api.params import AUTO, Interval, validate
 from dscir.api.registry import register
-from dscir.api.session import lost_scheduler, new_executor, session
-from dscir.corpus.temporary import corpus_store, store_path
-from dscir.errors import DscirError
+from dscir.api.inputs import check_y, is_store
+from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
+from dscir.api.sklearn_compat import ScikitLearn
+from dscir.corpus.temporary import store_path
+from dscir.errors import DscirError, not_fitted
 
 __all__ = ["Estimator", "Plan"]
 
@@ -47,14 +51,10 @@ class Plan(NamedTuple):
     store: str
     model_type: type
     checkpoint: Any = None
-
-    @property
-    def local(self) -> bool:
-        """Whether the chain runs in this process (the exact samplers)."""
-        return not self.model_type.minibatch
+    local: bool = False  # the chain runs in this process (no cluster)
 
 
-class Estimator(ChainDiagnostics):
+class Estimator(ScikitLearn, ChainDiagnostics):
     """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -79,6 +79,7 @@ class Estimator(ChainDiagnostics):
         return [p.name for p in sig.parameters.values() if p.name != "self"]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The parameters by name (none is an estimator, so ``deep`` adds nothing)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
     def set_params(self, **params: Any) -> Estimator:
@@ -105,6 +106,10 @@ class Estimator(ChainDiagnostics):
         value = getattr(self, name)
         return reference[name] if isinstance(value, str) and value == AUTO else value
 
+    def _resolved(self, reference: dict) -> dict[str, Any]:
+        """Every parameter's value, the policy's (``reference``) where it is ``AUTO``."""
+        return {**self.get_params(), **{k: self._reference(reference, k) for k in reference}}
+
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
         return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)
@@ -122,33 +127,37 @@ class Estimator(ChainDiagnostics):
         return None
 
     def needs_cluster(self) -> bool:
-        """Whether ``fit`` runs on Dask (the exact samplers run in this process)."""
+        """Whether the command line starts a cluster for ``fit`` (the exact samplers
+        run in this process)."""
         return self._model_type(self.chain_config()).minibatch
 
     # -- fitting -------------------------------------------------------------
 
-    def fit(self, corpus, client=None, *, vocabulary=None, address: str | None = None,
+    def fit(self, X, y=None, *, client=None, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
             out: str | Path | None = None, overwrite: bool = False, checkpoint_every: int = 0,
             resume: str | Path | None = None, n_chains: int = 1):
-        """Run ``n_iter`` iterations from a fresh chain on a corpus store.
+        """Run ``n_iter`` iterations from a fresh chain on a corpus.
 
-        ``corpus`` is a store path/URL or an open ``dscir.corpus.Corpus``, or a
-        scipy.sparse document-term matrix (e.g. scikit-learn's CountVectorizer
-        output) with its column names in ``vocabulary``: it is written to a
-        temporary store (no held-out documents) that the workers read, which
-        must therefore see this machine's temporary directory (a LocalCluster
-        does), and removed after the fit. ``store_`` then names a removed
-        store: pass a store to ``score``/``perplexity``, and use a store to
-        ``resume`` or ``partial_fit``. The
-        cluster is ``client``, or the scheduler at ``address`` /
-        ``scheduler_file``, or else (without these keywords) the running client
-        of this process, or else an embedded LocalCluster of ``n_workers``
-        processes (``dscir.api.session``); ``security`` (a
+        ``X`` is a store path/URL or an open ``dscir.corpus.Corpus``, or an
+        in-memory document-term matrix of whole-number counts (scipy.sparse,
+        e.g. scikit-learn's CountVectorizer output, or dense: a numpy array, a
+        pandas DataFrame) with its column names in ``vocabulary`` (default a
+        DataFrame's columns, else "0", "1", ...): it is written to a temporary
+        store (no held-out documents) that the tasks read, removed after the
+        fit, so ``store_`` is then None: pass documents to ``score``, and use a
+        store to ``resume``. ``y`` is ignored (scikit-learn's convention for
+        unsupervised estimators). The cluster is ``client``, or the scheduler
+        at ``address`` / ``scheduler_file``, or else (without these keywords)
+        the running client of this process, or else an embedded LocalCluster
+        of ``n_workers`` processes (``dscir.api.session``); ``security`` (a
         ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
-        mutual TLS. Exact samplers run in this
-        process. With ``out``, the run (configuration, kept samples, final
-        state, history, scores) is written there as a Zarr run store.
+        mutual TLS. Exact samplers run in this process, and so does a
+        stochastic sampler's chain on a small in-memory matrix when no cluster
+        is named or running (``dscir.api.session.runs_in_process``): the same
+        chain, read and computed here; a corpus store always goes to a cluster. With ``out``, the run (configuration,
+        parameters, kept samples, final state, history, scores) is written
+        there as a Zarr run store.
 
         With ``checkpoint_every`` = N (and ``out``) the whole chain is
         checkpointed into the run every N iterations. ``resume=RUN`` continues
@@ -162,16 +171,21 @@ class Estimator(ChainDiagnostics):
         checkpoints); the learned attributes are chain 0's. ``dscir diagnose``
         and ``to_inference_data`` compare the chains.
         """
+        check_y(y)
         n_chains = check_chains(n_chains, out, checkpoint_every, resume)
         cluster = dict(address=address, scheduler_file=scheduler_file, n_workers=n_workers,
                        security=security)
-        with corpus_store(corpus, vocabulary) as store:
-            plan = self._prepare(store, out, checkpoint_every, resume, overwrite)
+        with self._documents(X, vocabulary) as store:
+            plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
+                                 named=is_store(X) or cluster_named(client, cluster))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
-                    return fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
-                self._fit(plan, c, out=out, overwrite=overwrite,
-                          checkpoint_every=checkpoint_every, resume=resume)
+                    fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
+                else:
+                    self._fit(plan, c, out=out, overwrite=overwrite,
+                              checkpoint_every=checkpoint_every, resume=resume)
+        if not is_store(X):
+            self.store_ = None  # the temporary store is gone
         return self
 
     def _fit(self, plan: Plan, client, *, out, overwrite: bool, checkpoint_every: int,
@@ -211,7 +225,8 @@ class Estimator(ChainDiagnostics):
         before any cluster starts (the command line calls it first)."""
         self._prepare(corpus, out, checkpoint_every, resume, overwrite)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False) -> Plan:
+    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
+                 named: bool = True) -> Plan:
         from dscir.runs.store import check_out_path, checkpoint_to_resume
 
         config = self.chain_config(corpus)
@@ -249,7 +264,13 @@ class Estimator(ChainDiagnostics):
             if ckpt.iteration > n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={n_iter}")
-        return Plan(config, store, model_type, ckpt)
+        local = not model_type.minibatch or (not named and self._may_run_here(config) and
+                                              runs_in_process(store))
+        return Plan(config, store, model_type, ckpt, local)
+
+    def _may_run_here(self, config) -> bool:
+        """Whether a stochastic chain of ``config`` can run in this process."""
+        return True
 
     def _parameter_rows(self, config) -> int | None:
         """K of the K x W parameter arrays the driver holds (None: not known ahead)."""
@@ -269,28 +290,8 @@ class Estimator(ChainDiagnostics):
         in the memory available now."""
         check_driver_memory(self._parameter_rows(config), n_words, self._driver_arrays(config))
 
-    def partial_fit(self, corpus=None, client=None, *, n_iter: int = 1, **cluster):
-        """Continue the chain by ``n_iter`` iterations (start one if there is none)."""
-        chain = getattr(self, "_chain", None)
-        if chain is None:
-            if corpus is None:
-                raise DscirError("partial_fit needs a corpus for the first call")
-            config = self.chain_config(corpus)
-            plan = Plan(config, store_path(corpus), self._model_type(config))
-            with session(client, local=plan.local, **cluster) as c:
-                self._chain = self._start(plan, c)
-                self._advance(self._chain, n_iter)
-            return self
-        if corpus is not None and store_path(corpus) != chain.store:
-            raise DscirError("partial_fit continues the chain on the corpus it started with")
-        model = chain.model
-        with session(client, local=not model.minibatch, **cluster) as c:
-            chain.attach(new_executor(model.name, chain.store, c))
-            self._advance(chain, n_iter)
-        return self
-
     def _advance(self, chain, n_iter: int, writer=None, *, chain_index: int | None = None,
-                 collect: bool = True) -> None:
+                 collect: bool = True, eval_every: int | None = None) -> None:
         """Run ``chain`` ``n_iter`` iterations, take the learned attributes from it
         (``collect``) and commit it to ``writer``; a failure aborts the writer, and a
         lost scheduler is one clear error."""
@@ -298,7 +299,8 @@ class Estimator(ChainDiagnostics):
 
         every = writer.checkpoint_every if writer is not None else 0
         try:
-            run_chain(chain, n_iter, eval_every=self.eval_every,
+            run_chain(chain, n_iter,
+                      eval_every=self.eval_every if eval_every is None else eval_every,
                       on_sample=writer.append if writer else None,
                       checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
                       checkpoint_every=every, progress=self.progress, chain_index=chain_index)
@@ -331,7 +333,7 @@ class Estimator(ChainDiagnostics):
         self.run_path_ = writer.commit(
             model=chain.model.name, metric=chain.model.metric, config=chain.config.to_dict(),
             store=absolute_store(chain.store), iteration=chain.iteration,
-            n_samples=chain.n_samples, arrays=arrays)
+            n_samples=chain.n_samples, arrays=arrays, params=self._recorded_params())
         if chain.stopping is not None:
             import zarr
 
@@ -346,12 +348,13 @@ class Estimator(ChainDiagnostics):
         self.n_samples_ = chain.n_samples
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
+        self.n_features_in_ = int(chain.data.n_words)
         if chain.stopping is not None:
             self.stopping_ = chain.stopping.summary()
 
     def _fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
-            raise DscirError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+            raise not_fitted(f"this {type(self).__name__} is not fitted yet; call fit() first")
 
     # -- reading a run back -------------------------------------------------
 
@@ -365,6 +368,7 @@ class Estimator(ChainDiagnostics):
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
         self._load(r)
+        self.n_features_in_ = int(len(r.vocabulary))
         from dscir.runs.chains import chains_meta
 
         meta = chains_meta(run)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.api.base import Estimator
+from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
 from dscir.api.mixture_params import DPMM
-from dscir.api.params import AUTO, declare
+from dscir.api.params import AUTO, config_values, declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
 from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
@@ -17,6 +18,7 @@ from dscir.models.policy import corpus_shape, default_settings, dp_sampler
 from dscir.models.dpmm.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
+UNUSED_STEPS = (1.0, 1.0)  # the step sizes an exact Gibbs chain records (it takes none)
 
 @declare
 class DPMixture(HeldoutPredictive, Estimator):
@@ -33,23 +35,16 @@ class DPMixture(HeldoutPredictive, Estimator):
     _score_note = "mean log predictive"
     _ksd_count, _ksd_unit = "n_sticks", "users"
     _shown = ("sampler", "policy", "a0", "alpha_prior", "batch_size", "step_sizes", "seed")
+    _sklearn_kind = "clusterer"
     _params = DPMM
 
     def _make_config(self, store: str | None = None) -> DPMMConfig:
         shape = (None, None) if store is None else corpus_shape(store)
         sampler = dp_sampler(self.policy, None if self.sampler == AUTO else self.sampler,
                              shape[0])
-        defaults = default_settings(self.policy, sampler, *shape)
-        value = {k: self._reference(defaults, k) for k in defaults}
-        steps = value["step_sizes"]
-        h_theta, h_dp = (1.0, 1.0) if steps is None else steps  # unused by exact Gibbs
-        shape, rate = self.alpha_prior
-        return DPMMConfig(
-            sampler=sampler, a0=float(value["a0"]), alpha_shape=float(shape),
-            alpha_rate=float(rate), batch_size=int(value["batch_size"]),
-            step_theta=float(h_theta), step_sticks=float(h_dp), n_init=int(value["n_init"]),
-            seed=int(self.seed), burn_in=self._burn_in(), thin=int(self.thin),
-            init=value["init"], policy=self.policy)
+        values = self._resolved(default_settings(self.policy, sampler, *shape))
+        values.update(sampler=sampler, step_sizes=values["step_sizes"] or UNUSED_STEPS)
+        return DPMMConfig(**config_values(DPMM, values), burn_in=self._burn_in())
 
     def _model_type(self, config):
         return model_type(config.sampler)
@@ -113,12 +108,13 @@ class DPMixture(HeldoutPredictive, Estimator):
     def _load(self, run) -> None:
         cfg = dict(run.config)
         self.config_ = DPMMConfig(**cfg)
-        self.set_params(sampler=cfg["sampler"], policy=cfg.get("policy", "reference"),
-                        a0=cfg["a0"], seed=cfg["seed"],
-                        alpha_prior=(cfg["alpha_shape"], cfg["alpha_rate"]),
-                        batch_size=cfg["batch_size"], n_init=cfg["n_init"],
-                        init=cfg.get("init", "random"),
-                        burn_in=cfg["burn_in"], thin=cfg["thin"])
+        if not self._load_params(run):
+            self.set_params(sampler=cfg["sampler"], policy=cfg.get("policy", "reference"),
+                            a0=cfg["a0"], seed=cfg["seed"],
+                            alpha_prior=(cfg["alpha_shape"], cfg["alpha_rate"]),
+                            batch_size=cfg["batch_size"], n_init=cfg["n_init"],
+                            init=cfg.get("init", "random"),
+                            burn_in=cfg["burn_in"], thin=cfg["thin"])
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.history_ = run.history
         ev = run.evaluations
@@ -139,20 +135,23 @@ class DPMixture(HeldoutPredictive, Estimator):
         """Cluster of each user (rows of a scipy.sparse users x areas matrix or a
         ``CSRBatch``): argmax_j w_j Mult(x | phi_j) under the final sample."""
         self._fitted("n_clusters_")
-        indptr, indices, data = csr_arrays(users, self._final.log_phi.shape[1])
+        indptr, indices, data = csr_arrays(
+            count_matrix(users, "DPMixture", self.n_features_in_), self.n_features_in_)
         return np.argmax(cluster_log_likelihood(indptr, indices, data, self._final.log_w,
                                                 self._final.log_phi), axis=1)
 
-    def score(self, corpus=None, client=None, **cluster) -> float:
+    def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Average log predictive probability of held-out users (natural log).
 
         For each held-out user x (the store's held-out flag, e.g. every 6th
         user), log p(x) = log (1/S) sum_s [sum_k w_k^s Mult(x | phi_k^s) +
         w_rest^s DirMult(x | a0)] over the S kept posterior samples (the final
         state if none is kept), multinomial coefficient included; the mean
-        over held-out users. ``corpus``: another store with the same areas.
+        over held-out users. ``X``: another store with the same areas, or an
+        in-memory matrix whose every row is scored (in this process).
         """
-        return self._score(corpus, client, cluster)
+        check_y(y)
+        return self._score(X, client, cluster)
 
     def _predictive(self, executor, docs, samples) -> float:
         return predictive_score(executor, docs, samples, self.config_.a0)
@@ -166,7 +165,7 @@ class DPMixture(HeldoutPredictive, Estimator):
 
         self._fitted("n_clusters_")
         if vocabulary is None:
-            vocabulary = Corpus.open(self.store_).vocabulary
+            vocabulary = Corpus.open(self._own_store()).vocabulary
         sizes = np.bincount(self.labels_[self.labels_ >= 0], minlength=self.weights_.size)
         order = [int(j) for j in np.argsort(-sizes, kind="stable") if sizes[j] > 0]
         return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,

@@ -23,24 +23,25 @@ class HeldoutPredictive:
     def _predictive(self, executor, docs, samples) -> float:
         raise NotImplementedError
 
-    def _score(self, corpus, client, cluster) -> float:
+    def _score(self, X, client, cluster) -> float:
         from dscir.corpus import Corpus
 
         self._fitted("components_")
-        store = self.store_ if corpus is None else store_path(corpus)
         average = getattr(self, "_average", None)
-        if store == self.store_ and average is not None and average.n_samples:
+        if X is None and self.store_ is not None and average is not None and average.n_samples:
             return average.mean()
-        c = Corpus.open(store)
-        if c.n_words != self.components_.shape[1]:
-            raise DscirError(f"{c.path} has {c.n_words} words (columns), the model "
-                             f"{self.components_.shape[1]}")
-        docs = c.heldout_docs()
-        if docs.size == 0:
-            raise DscirError(f"{c.path} has no held-out {self._unit} to score")
-        local = client is None and not cluster
-        with executor_for(self._model_name, store, client, local=local, **cluster) as executor:
-            return self._predictive(executor, docs, self._samples or [self._final])
+        with self._scored(X, client, cluster) as (store, local):
+            c = Corpus.open(store)
+            if c.n_words != self.components_.shape[1]:
+                raise DscirError(f"{c.path} has {c.n_words} words (columns), the model "
+                                 f"{self.components_.shape[1]}")
+            docs = c.heldout_docs()
+            if docs.size == 0:
+                raise DscirError(f"{c.path} has no held-out {self._unit} to score")
+            local = local or (client is None and not cluster)
+            with executor_for(self._model_name, store, client, local=local,
+                              **cluster) as executor:
+                return self._predictive(executor, docs, self._samples or [self._final])
 
     def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
                        **cluster) -> str:
@@ -49,8 +50,8 @@ class HeldoutPredictive:
 
         if sweeps is not None:
             raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
-        store = self.store_ if corpus is None else store_path(corpus)
-        value = self.score(store, client, **cluster)
+        store = self._own_store() if corpus is None else store_path(corpus)
+        value = self.score(store, client=client, **cluster)
         n = Corpus.open(store).heldout_docs().size
         unit = self._unit.rstrip("s")
         return (f"held-out log predictive: {value:.4f} nats per {unit} (mean over {n} held-out "

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import numbers
-from pathlib import Path
 
 import numpy as np
 
 from dscir.api.base import Estimator
+from dscir.api.streaming import LDAScikitLearn
+from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
@@ -34,7 +34,7 @@ def corpus_size(store: str) -> CorpusSize:
 
 
 @declare
-class LDA(Estimator):
+class LDA(LDAScikitLearn, Estimator):
     """Latent Dirichlet allocation fitted by stochastic-gradient MCMC on Dask.
 
     The parameters left ``"auto"`` (alpha, beta, the minibatch, the step schedule
@@ -45,6 +45,7 @@ class LDA(Estimator):
     """
 
     _model_name = "lda"
+    _sklearn_kind = "transformer"
     _shown = ("n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "seed")
     _params = PARAMS
     _diagnosable = _reportable = True
@@ -52,7 +53,8 @@ class LDA(Estimator):
     _ksd_count, _ksd_unit = "n_words", "documents"
 
     def needs_cluster(self) -> bool:
-        """LDA always runs on Dask (its settings need no corpus to know that)."""
+        """The command line runs LDA on Dask (its settings need no corpus to know
+        that); from Python a small corpus runs in this process (``Plan.local``)."""
         from dscir.api.params import validate
 
         validate(self._parameter_constraints, self.get_params())
@@ -110,6 +112,10 @@ class LDA(Estimator):
 
     def _model_type(self, config):
         return LDAModel
+
+    def _may_run_here(self, config) -> bool:
+        """Topics held by the workers need workers."""
+        return config.placement != "workers"
 
     # -- reading runs of several chains (dscir.api.diagnose, dscir.api.stein) --
 
@@ -172,10 +178,17 @@ class LDA(Estimator):
         super()._collect(chain)
         self.topic_word_ = chain.model.mean_phi()
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
+        self.n_documents_seen_ = chain.model.n_documents
+
+    def _keep_chain(self, chain) -> dict:
+        from dscir.api.streaming import stream_checkpoint
+
+        return {"_stream_state": stream_checkpoint(chain)}
 
     def _load(self, run) -> None:
         cfg = dict(run.config)
-        self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
+        if not self._load_params(run):
+            self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
         self.config_ = LDAConfig(**cfg)
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.run_path_ = str(run.path)
@@ -216,8 +229,8 @@ class LDA(Estimator):
                   seed: int | None = None, spread: bool = False, **cluster):
         """Topic proportions (n_docs x K) of documents under the fitted topics.
 
-        ``docs`` is a scipy.sparse document-term matrix over this model's
-        vocabulary or a ``CSRBatch``: computed in this process (no cluster),
+        ``docs`` is a document-term matrix over this model's vocabulary (scipy.sparse
+        or dense, as ``fit`` takes it) or a ``CSRBatch``: computed in this process (no cluster),
         returned as a numpy array. Or a corpus store path / ``Corpus``: every
         document of the store, by worker tasks on the cluster (``client``, or
         the ``cluster`` keywords of ``fit``) one store chunk at a time, written
@@ -232,12 +245,11 @@ class LDA(Estimator):
         in-process transform of its whole matrix, whatever the workers.
         """
         from dscir import streams
-        from dscir.corpus import Corpus
         from dscir.models.lda.kernels import document_topics
         from dscir.rng import derive
 
         self._fitted("topic_word_")
-        if isinstance(docs, (str, Path, Corpus)):
+        if is_store(docs):
             from dscir.api.transform import transform_store
 
             return transform_store(self, store_path(docs), client, out=out, sweeps=sweeps,
@@ -245,7 +257,8 @@ class LDA(Estimator):
         if spread:
             raise DscirError("spread=True is for the transform of a corpus store")
         cfg = self.config_
-        indptr, indices, data = csr_arrays(docs, self.topic_word_.shape[1])
+        indptr, indices, data = csr_arrays(count_matrix(docs, "LDA", self.n_features_in_),
+                                           self.n_features_in_)
         with np.errstate(divide="ignore"):
             log_phi = np.log(self.topic_word_)
         key = derive(cfg.seed if seed is None else seed, streams.TRANSFORM)
@@ -263,35 +276,38 @@ class LDA(Estimator):
         return pyldavis_data(self, store_path(corpus), client, out=out, sweeps=sweeps,
                              **cluster)
 
-    def perplexity(self, corpus=None, client=None, *, sweeps: int | None = None,
+    def perplexity(self, X=None, *, client=None, sweeps: int | None = None,
                    **cluster) -> float:
-        """Document-completion perplexity of the held-out documents of a store.
+        """Document-completion perplexity of documents: the held-out documents of a
+        store (default the fit's own), or every row of an in-memory matrix.
 
-        Every 10th token of each held-out document is a test token; topic
+        Every 10th token of each document is a test token; topic
         weights are estimated by Gibbs sampling on the other tokens with phi =
         ``topic_word_`` fixed (``sweeps`` sweeps, default ``eval_sweeps``); the
         result is exp(-mean natural-log probability of the test tokens) over all
-        test tokens of all held-out documents.
+        test tokens of all the documents. A matrix, and a small store when no
+        cluster is named or running, are scored in this process.
         """
         from dscir.corpus import Corpus
         from dscir.models.lda import perplexity
 
         self._fitted("topic_word_")
         cfg = self.config_
-        store = self.store_ if corpus is None else store_path(corpus)
-        c = Corpus.open(store)
-        if c.n_words != self.topic_word_.shape[1]:
-            raise DscirError(f"{store} has {c.n_words} words, the topics have "
-                             f"{self.topic_word_.shape[1]}")
-        with executor_for("lda", store, client, **cluster) as executor:
-            return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                              self.topic_word_, cfg.alpha, sweeps or cfg.eval_sweeps,
-                              cfg.seed, cfg.completion_every)
+        with self._scored(X, client, cluster) as (store, local):
+            c = Corpus.open(store)
+            if c.n_words != self.topic_word_.shape[1]:
+                raise DscirError(f"{store} has {c.n_words} words, the topics have "
+                                 f"{self.topic_word_.shape[1]}")
+            with executor_for("lda", store, client, local=local, **cluster) as executor:
+                return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
+                                  self.topic_word_, cfg.alpha, sweeps or cfg.eval_sweeps,
+                                  cfg.seed, cfg.completion_every)
 
-    def score(self, corpus=None, client=None, **cluster) -> float:
+    def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:
-        -log ``perplexity(...)``, so that higher is better, as scikit-learn's ``score``."""
-        return float(-np.log(self.perplexity(corpus, client, **cluster)))
+        -log ``perplexity(X)``, so that higher is better, as scikit-learn's ``score``."""
+        check_y(y)
+        return float(-np.log(self.perplexity(X, client=client, **cluster)))
 
     def coherence(self, corpus=None, client=None, *, measure: str = "u_mass", top: int = 10,
                   window=None, **cluster):
@@ -325,7 +341,7 @@ class LDA(Estimator):
         coh.check_measure(measure)
         coh.check_window(window)
         top_ids = coh.top_word_ids(self.topic_word_, top)
-        store = self.store_ if corpus is None else store_path(corpus)
+        store = self._own_store() if corpus is None else store_path(corpus)
         c = Corpus.open(store)
         theirs, ours = [str(v) for v in c.vocabulary], [str(v) for v in self.vocabulary_]
         if theirs != ours:
@@ -343,8 +359,8 @@ class LDA(Estimator):
         """One line: the held-out perplexity of a store and what was computed."""
         from dscir.corpus import Corpus
 
-        store = self.store_ if corpus is None else store_path(corpus)
-        value = self.perplexity(store, client, sweeps=sweeps, **cluster)
+        store = self._own_store() if corpus is None else store_path(corpus)
+        value = self.perplexity(store, client=client, sweeps=sweeps, **cluster)
         n = Corpus.open(store).heldout_docs().size
         return (f"held-out perplexity: {value:.2f} ({n} documents of {store}, every "
                 f"{self.config_.completion_every}th token tested, natural log)")

@@ -4,7 +4,8 @@ The estimator's signature, constraint table and docstring, and ``dscir fit lda``
 options are built from ``PARAMS``; ``config=True`` parameters are fields of
 ``LDAConfig`` (``AUTO`` resolved by the policy), ``config="stopping"`` ones the
 stopping rule of ``n_iter="auto"`` (``LDAConfig.stopping``, the fields of
-``dscir.engine.stopping.Plateau``); the others drive the run.
+``dscir.engine.stopping.Plateau``); the others drive the run. ``SAMPLER_OPTIONS``
+are entries of ``sampler_options``, each with its command-line flag.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
 from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES
 from dscir.models.lda.policy import POLICIES
+from dscir.samplers.base import INTEGRATORS
 
 Int, Real = numbers.Integral, numbers.Real
 BOOL = Options((False, True))
@@ -99,9 +101,20 @@ PARAMS: tuple[Param, ...] = (
           "SCIR's step: 'dense' (every K x W entry each iteration) or 'lazy' (only the "
           "minibatch's words; the others caught up exactly when next touched: O(K x "
           "minibatch words) per iteration; sampler='scir' only, not with control "
-          "variates, topics on the driver; docs/lazy_scir.md)."),
+          "variates; either placement; docs/lazy_scir.md)."),
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
-          "parameters per vocabulary block with placement='workers'."),
+          "parameters per vocabulary block with placement='workers' (and of the lazy "
+          "SCIR step's blocks in either placement)."),
     Param("progress", BOOL, True, "show a progress bar.", flag="--no-progress",
           config=False),
+)
+
+#: The samplers' own hyperparameters, entries of ``sampler_options`` (None: unset,
+#: the sampler's default); ``dscir fit lda`` has a flag for each.
+SAMPLER_OPTIONS: tuple[Param, ...] = (
+    Param("friction", Interval(Real, 0, open_low=True), None,
+          "SGHMC's friction C (default 1).", config="sampler_options"),
+    Param("integrator", Options(INTEGRATORS), None,
+          "gSGRHMC's and SGHMC's integrator: 'splitting' (default, exact friction) or "
+          "'euler' (the papers' step; docs/integrators.md).", config="sampler_options"),
 )

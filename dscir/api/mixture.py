@@ -6,14 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.api.base import Estimator
+from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
 from dscir.api.mixture_params import MIXTURE
-from dscir.api.params import declare
+from dscir.api.params import config_values, declare
 from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
-from dscir.models.policy import corpus_shape, mixture_settings
+from dscir.models.policy import corpus_shape, corpus_tokens, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -32,21 +33,18 @@ class Mixture(HeldoutPredictive, Estimator):
 
     _model_name = "mixture"
     _shown = ("n_clusters", "sampler", "gamma", "a0", "batch_size", "seed")
+    _sklearn_kind = "clusterer"
     _params = MIXTURE
 
     def _make_config(self, store: str | None = None) -> MixtureConfig:
         shape = (None, None) if store is None else corpus_shape(store)
-        defaults = mixture_settings(self.policy, self.sampler, *shape)
-        pick = lambda name: self._reference(defaults, name)  # noqa: E731
-        h_weights, h_components = pick("step_weights"), pick("step_components")
-        return MixtureConfig(
-            sampler=self.sampler, n_clusters=int(self.n_clusters), gamma=float(self.gamma),
-            a0=float(pick("a0")), batch_size=int(pick("batch_size")),
-            step_weights=float(1.0 if h_weights is None else h_weights),  # unused by gibbs
-            step_components=float(1.0 if h_components is None else h_components),
-            seed=int(self.seed),
-            burn_in=self._burn_in(),
-            thin=int(self.thin), init=pick("init"), policy=self.policy)
+        tokens = None if store is None else corpus_tokens(store)
+        values = self._resolved(mixture_settings(self.policy, self.sampler, *shape,
+                                                 n_clusters=int(self.n_clusters),
+                                                 n_tokens=tokens))
+        for step in ("step_weights", "step_components"):  # an exact Gibbs chain takes none
+            values[step] = 1.0 if values[step] is None else values[step]
+        return MixtureConfig(**config_values(MIXTURE, values), burn_in=self._burn_in())
 
     def _model_type(self, config):
         return model_type(config.sampler)
@@ -66,7 +64,8 @@ class Mixture(HeldoutPredictive, Estimator):
     def _load(self, run) -> None:
         cfg = dict(run.config)
         self.config_ = MixtureConfig(**cfg)
-        self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
+        if not self._load_params(run):
+            self.set_params(**{k: cfg[k] for k in self._param_names() if k in cfg})
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.history_ = run.history
         ev = run.evaluations
@@ -86,7 +85,8 @@ class Mixture(HeldoutPredictive, Estimator):
         """log p(z = k | x, pi, phi) of each document (rows of a scipy.sparse
         document-term matrix or a ``CSRBatch``) under the final sample (n x K)."""
         self._fitted("weights_")
-        indptr, indices, data = csr_arrays(docs, self._final.log_phi.shape[1])
+        indptr, indices, data = csr_arrays(
+            count_matrix(docs, "Mixture", self.n_features_in_), self.n_features_in_)
         return allocation_log_weights(indptr, indices, data, self._final.log_pi,
                                       self._final.log_phi)
 
@@ -98,16 +98,18 @@ class Mixture(HeldoutPredictive, Estimator):
         """Cluster of each document: argmax_k pi_k Mult(x | phi_k) under the final sample."""
         return np.argmax(self.predict_log_proba(docs), axis=1)
 
-    def score(self, corpus=None, client=None, **cluster) -> float:
+    def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Average log predictive probability of held-out documents (natural log).
 
         For each held-out document x (the store's held-out flag), log p(x) =
         log (1/S) sum_s sum_k pi_k^s Mult(x | phi_k^s) over the S kept posterior
         samples (the final state if none is kept), multinomial coefficient
-        included; the mean over held-out documents. ``corpus``: another store
-        with the same vocabulary (scored in this process unless a cluster is named).
+        included; the mean over held-out documents. ``X``: another store with the
+        same vocabulary, or an in-memory matrix whose every row is scored (in this
+        process unless a cluster is named).
         """
-        return self._score(corpus, client, cluster)
+        check_y(y)
+        return self._score(X, client, cluster)
 
     def _predictive(self, executor, docs, samples) -> float:
         return predictive_score(executor, docs, samples)
@@ -126,7 +128,7 @@ class Mixture(HeldoutPredictive, Estimator):
 
         self._fitted("weights_")
         if vocabulary is None:
-            vocabulary = Corpus.open(self.store_).vocabulary
+            vocabulary = Corpus.open(self._own_store()).vocabulary
         sizes = self.cluster_sizes()
         order = [int(k) for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0]
         return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,

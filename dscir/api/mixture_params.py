@@ -4,7 +4,7 @@
 Their signatures, constraint tables and docstrings, and ``dscir fit dpmm`` /
 ``dscir fit mixture``'s options are built from these tuples. ``AUTO`` settings
 are the policy's (``dscir.models.policy``); the configuration is built from the
-resolved values by each estimator's ``_make_config``.
+resolved values (``dscir.api.params.config_values``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numbers
 
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
 from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
-from dscir.models.mixture import REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
 from dscir.models.policy import POLICIES
 
 Int, Real = numbers.Integral, numbers.Real
@@ -47,10 +47,11 @@ def _policy(rows: str) -> Param:
                  "records the resolved settings.")
 
 
-def _init(rows: str) -> Param:
-    return Param("init", Options(INITS), AUTO,
+def _init(rows: str, inits: tuple[str, ...] = INITS, more: str = "") -> Param:
+    return Param("init", Options(inits), AUTO,
                  "'random' (components from Gamma(1, 1), the reference start) or 'kmeans++' "
-                 f"(seeded on {rows}, dscir.models.seeding); 'auto': the policy's.", auto=True)
+                 f"(seeded on {rows}, dscir.models.seeding){more}; 'auto': the policy's.",
+                 auto=True)
 
 
 DPMM: tuple[Param, ...] = (
@@ -63,12 +64,13 @@ DPMM: tuple[Param, ...] = (
     Param("a0", POSITIVE, AUTO, "Dirichlet concentration of the components ('auto': the "
           "policy's).", auto=True),
     Param("alpha_prior", Pair(("{} shape", "{} rate"), POSITIVE, POSITIVE), (1.0, 1.0),
-          "(shape, rate) of the Gamma prior on the DP concentration.", config=False),
+          "(shape, rate) of the Gamma prior on the DP concentration.",
+          config=("alpha_shape", "alpha_rate")),
     Param("batch_size", Interval(Int, 1), AUTO,
           "users per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
     Param("step_sizes", Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), POSITIVE, POSITIVE), AUTO,
           "(h_theta, h_DP) for components and sticks ('auto': the policy's).", auto=True,
-          config=False),
+          config=("step_theta", "step_sticks")),
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
     _init("users"),
@@ -85,10 +87,12 @@ MIXTURE: tuple[Param, ...] = (
     Param("gamma", POSITIVE, 1.0, "Dirichlet concentration of the mixture weights."),
     _policy("documents"),
     Param("a0", POSITIVE, AUTO, "Dirichlet concentration of the components ('auto': the "
-          "sampler's reference value).", auto=True),
+          "policy's: on text a0 W is a tenth of a cluster's tokens, at most the sampler's "
+          "reference value).", auto=True),
     Param("batch_size", Interval(Int, 1), AUTO,
           "documents per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
-    _init("documents"),
+    _init("documents", MIXTURE_INITS, " or 'collapsed' (collapsed Gibbs sweeps on a sample "
+          "of documents, dscir.models.mixture.collapsed; the policy's on text)"),
     Param("step_weights", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the weights "
           "('auto': the sampler's reference value).", auto=True),
     Param("step_components", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the components "

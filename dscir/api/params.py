@@ -102,6 +102,10 @@ class Mapping:
 AUTO = "auto"
 
 
+def _number(interval: Interval, value: Any) -> int | float:
+    return int(value) if interval.kind is numbers.Integral else float(value)
+
+
 @dataclass(frozen=True)
 class Param:
     """One estimator parameter, declared once.
@@ -111,7 +115,8 @@ class Param:
     prose for the docstring and the command line; ``flag``: its command-line flag
     ("" gives ``--name-with-dashes``, None: not on the command line); ``config``:
     whether it is a field of the model's configuration, passed on as resolved (a
-    string: an entry of that field, a dict);
+    string: an entry of that field, a dict; a pair of names: a pair's two fields,
+    ``config_values``);
     ``positional``: may be given by position in ``__init__``; ``required``: the
     command line asks for it (the Python default is then for the API alone).
     """
@@ -122,14 +127,17 @@ class Param:
     help: str
     flag: str | None = ""
     auto: bool = False
-    config: bool | str = True
+    config: bool | str | tuple[str, str] = True
     positional: bool = False
     required: bool = False
 
     def coerce(self, value: Any) -> Any:
         """The value as the configuration holds it (a plain int or float for a number)."""
+        if isinstance(self.constraint, Pair) and value is not None and value != AUTO:
+            first, second = value
+            return _number(self.constraint.first, first), _number(self.constraint.second, second)
         if isinstance(self.constraint, Interval) and value is not None and value != AUTO:
-            return int(value) if self.constraint.kind is numbers.Integral else float(value)
+            return _number(self.constraint, value)
         return value
 
     @property
@@ -160,6 +168,19 @@ def validate(params: Any, values: dict[str, Any], cli: bool = False) -> None:
         return
     for p in params:
         p.check(p.option if cli and p.option else p.name, values[p.name])
+
+
+def config_values(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's fields from the parameters' resolved ``values``: a
+    ``config=True`` parameter is the field of its name, a ``config=(a, b)`` pair the
+    fields a and b; each coerced as the configuration holds it (``Param.coerce``)."""
+    out: dict[str, Any] = {}
+    for p in params:
+        if p.config is True:
+            out[p.name] = p.coerce(values[p.name])
+        elif isinstance(p.config, tuple):
+            out.update(zip(p.config, p.coerce(values[p.name])))
+    return out
 
 
 def declare(cls):

@@ -9,7 +9,11 @@ the cluster the keywords name or starts an embedded LocalCluster, closed when
 the call returns. So a call that calls others (several chains, ``to_pyldavis``'s
 transform then counts, a report's diagnosis) starts at most one cluster, and
 several calls share one inside ``with session(n_workers=4):``. The exact
-samplers run in this process (``local``: no client at all).
+samplers run in this process (``local``: no client at all), and so does a
+stochastic sampler's chain on a small in-memory matrix (scikit-learn's use)
+when no cluster is named or running (``runs_in_process``); a corpus store goes
+to a cluster, the embedded LocalCluster by default. The same reads and tasks, by
+``dscir.engine.local.LocalExecutor``, so the same chain.
 """
 
 from __future__ import annotations
@@ -17,6 +21,31 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 from collections.abc import Iterator
+
+
+#: Training tokens up to which a stochastic chain on an in-memory matrix runs in this
+#: process when no cluster is named or running: starting worker processes costs more
+#: than the work.
+IN_PROCESS_TOKENS = 200_000
+
+
+def cluster_named(client, cluster: dict) -> bool:
+    """Whether a call's tasks go to a cluster: ``client`` or cluster keywords given,
+    or a client running in this process."""
+    from dscir.engine.cluster import current_client
+
+    return (client is not None or any(v is not None for v in cluster.values())
+            or current_client() is not None)
+
+
+def runs_in_process(store: str) -> bool:
+    """Whether a store is small enough for a stochastic chain in this process
+    (at most ``IN_PROCESS_TOKENS`` training tokens)."""
+    from dscir.corpus import Corpus
+
+    c = Corpus.open(store)
+    train = int(c.train_docs().size)
+    return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)
 
 
 @contextlib.contextmanager

@@ -8,14 +8,14 @@ import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
 from dscir.api.mixture_params import DPMM
-from dscir.cli import options
-from dscir.cli.params import add_params, check_flags, estimator_kwargs
+from dscir.cli.command import add_fit_command, fit_from_flags
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
     """``dscir fit dpmm``."""
-    p = models.add_parser(
-        "dpmm", help="Dirichlet-process mixture of multinomials (stochastic slice sampler)",
+    p = add_fit_command(
+        models, "dpmm", DPMM, _fit_dpmm, top=5, top_help="areas printed per cluster",
+        help="Dirichlet-process mixture of multinomials (stochastic slice sampler)",
         description="Fit a DP mixture of multinomials on a corpus store (rows = users, "
         "columns = areas) by the stochastic slice sampler with SCIR or SGRLD steps on "
         "Dask, or by the exact Gibbs slice sampler in this process. Unset settings come "
@@ -26,26 +26,16 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         "chosen sampler (default SCIR): "
         + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
     )
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
-    add_params(p, DPMM)
-    options.run_options(p)
-    p.add_argument("--top", type=int, default=5, help="areas printed per cluster")
     p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
-    options.cluster_options(p)
-    p.set_defaults(func=_fit_dpmm)
 
 
 def _fit_dpmm(args: argparse.Namespace) -> int:
     from dscir.api import DPMixture
 
-    model = DPMixture(**estimator_kwargs(args, DPMM))
-    check_flags(model)
-    corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
-    print(f"{model.n_iter_} iterations ({model.config_.sampler}): {model.n_clusters_} occupied "
-          f"clusters, {model.n_components_} components represented, alpha = "
-          f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept")
-    if corpus.heldout_docs().size:
-        print(model.heldout_report())
+    model, corpus = fit_from_flags(DPMixture, DPMM, args, lambda model: (
+        f"{model.n_iter_} iterations ({model.config_.sampler}): {model.n_clusters_} occupied "
+        f"clusters, {model.n_components_} components represented, alpha = "
+        f"{model.alpha_:.3g}, {model.n_samples_} posterior samples kept"))
     _print_clusters(model, corpus.vocabulary, args.clusters, args.top)
     return 0
 

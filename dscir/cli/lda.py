@@ -5,44 +5,24 @@ from __future__ import annotations
 import argparse
 
 from dscir.api import LDA_DEFAULTS
-from dscir.api.lda_params import PARAMS
+from dscir.api.lda_params import PARAMS, SAMPLER_OPTIONS
 from dscir.api.params import AUTO
 from dscir.cli import options
-from dscir.cli.params import add_params, check_flags, estimator_kwargs
-
-
-class _SamplerOption(argparse.Action):
-    """Adds ``--friction`` / ``--integrator`` to the ``sampler_options`` dict."""
-
-    def __call__(self, parser, namespace, value, option_string=None):
-        key = option_string.lstrip("-")
-        namespace.sampler_options = {**(namespace.sampler_options or {}), key: value}
-
-
-def _add_sampler_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--friction", type=float, dest="sampler_options", action=_SamplerOption,
-                   help="SGHMC's friction C (default 1)")
-    p.add_argument("--integrator", choices=("splitting", "euler"), dest="sampler_options",
-                   action=_SamplerOption, help="gSGRHMC's and SGHMC's integrator: "
-                   "'splitting' (default, exact friction) or 'euler' (the papers' step)")
+from dscir.cli.command import add_fit_command
+from dscir.cli.params import check_flags, estimator_kwargs
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
     """``dscir fit lda``."""
-    p = models.add_parser(
-        "lda", help="latent Dirichlet allocation by SG-MCMC on Dask",
+    add_fit_command(
+        models, "lda", PARAMS, _fit_lda, entries=SAMPLER_OPTIONS, top=10,
+        top_help="top words printed per topic",
+        help="latent Dirichlet allocation by SG-MCMC on Dask",
         description="Fit LDA on a corpus store. Unset alpha, beta and step schedule "
         "come from --policy: 'default' chooses them from the corpus's size, K and the "
         "minibatch (dscir.models.lda.policy); 'reference' takes the papers' values of "
         "the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in LDA_DEFAULTS.items()),
     )
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
-    add_params(p, PARAMS)
-    _add_sampler_options(p)
-    options.run_options(p)
-    p.add_argument("--top", type=int, default=10, help="top words printed per topic")
-    options.cluster_options(p)
-    p.set_defaults(func=_fit_lda)
 
 
 def fit_and_report(model, store: str, args: argparse.Namespace, top: int, **run) -> int:
@@ -74,5 +54,5 @@ def print_topics(model, n: int) -> None:
 def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
 
-    model = LDA(**estimator_kwargs(args, PARAMS), sampler_options=args.sampler_options)
+    model = LDA(**estimator_kwargs(args, PARAMS, entries=SAMPLER_OPTIONS))
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

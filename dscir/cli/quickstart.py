@@ -7,7 +7,9 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from dscir.api.lda_params import PARAMS
 from dscir.cli import lda, options
+from dscir.cli.params import add_params, estimator_kwargs
 
 
 def quickstart_store(path: Path, *, progress: bool = False) -> Path:
@@ -31,12 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the `lda` package) into a temporary store, hold out every 10th document, "
         "fit LDA with SCIR on an embedded LocalCluster and print the topics.",
     )
-    p.add_argument("--topics", type=int, default=12)
-    p.add_argument("--iterations", type=int, default=300)
-    p.add_argument("--sweeps", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    add_params(p, PARAMS, names=("n_topics", "n_iter", "sweeps", "seed", "progress"),
+               defaults={"n_topics": 12, "n_iter": 300, "sweeps": 50})
     p.add_argument("--out", help="also write the run here")
-    p.add_argument("--no-progress", action="store_true")
     options.cluster_options(p)
     p.set_defaults(func=_quickstart)
 
@@ -46,8 +45,6 @@ def _quickstart(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="dscir-quickstart-") as tmp:
         store = str(quickstart_store(Path(tmp) / "reuters.zarr"))
-        model = LDA(n_topics=args.topics, sampler="scir", sweeps=args.sweeps,
-                    eval_sweeps=args.sweeps, n_iter=args.iterations, thin=5,
-                    eval_every=max(args.iterations // 5, 1), seed=args.seed,
-                    progress=not args.no_progress)
+        model = LDA(**estimator_kwargs(args, PARAMS), sampler="scir", eval_sweeps=args.sweeps,
+                    thin=5, eval_every=max(args.n_iter // 5, 1))
         return lda.fit_and_report(model, store, args, top=8, out=args.out)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from dscir.api import LDA_DEFAULTS
+from dscir.api.lda_params import PARAMS
 from dscir.cli import options
+from dscir.cli.params import add_params, check_flags, estimator_kwargs
+
+# LDA's parameters on tune's command line, and the defaults of its short chains.
+TUNED = ("sampler", "n_topics", "n_iter", "burn_in", "thin", "batch_size", "sweeps",
+         "eval_sweeps", "seed", "progress")
+TUNE_DEFAULTS = {"n_iter": 100, "thin": 2, "batch_size": 50, "sweeps": 50, "eval_sweeps": 50}
 
 
 def _grid(text: str) -> list[float]:
@@ -24,21 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="directory for the chains' runs")
     p.add_argument("--json", help="write the table here (default: OUT/tune.json)")
     p.add_argument("--grid", type=_grid, help="comma-separated step sizes, e.g. 0.01,0.1,1")
-    p.add_argument("--sampler", default="scir", choices=sorted(LDA_DEFAULTS))
-    p.add_argument("--topics", type=int, default=100)
-    p.add_argument("--iterations", type=int, default=100, help="iterations per chain (100)")
-    p.add_argument("--burn-in", type=int, help="iterations before samples are kept "
-                   "(default: half)")
-    p.add_argument("--thin", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=50)
-    p.add_argument("--sweeps", type=int, default=50)
-    p.add_argument("--eval-sweeps", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    add_params(p, PARAMS, names=TUNED, defaults=TUNE_DEFAULTS)
     p.add_argument("--ksd-words", type=int, default=10,
                    help="the KSD is over all topics x this many most frequent words")
     p.add_argument("--ksd-batch-size", help="documents per score estimate, or 'all' for "
                    "the full data (default: --batch-size; larger is less noisy)")
-    p.add_argument("--no-progress", action="store_true")
     options.cluster_options(p)
     p.set_defaults(func=_tune)
 
@@ -53,10 +49,8 @@ def _tune(args: argparse.Namespace) -> int:
     from dscir.api.tune import check_grid, tune
     from dscir.corpus import Corpus
 
-    model = LDA(n_topics=args.topics, sampler=args.sampler, batch_size=args.batch_size,
-                sweeps=args.sweeps, n_iter=args.iterations, burn_in=args.burn_in,
-                thin=args.thin, eval_sweeps=args.eval_sweeps, seed=args.seed,
-                progress=not args.no_progress)
+    model = LDA(**estimator_kwargs(args, PARAMS))
+    check_flags(model)
     Corpus.open(args.store)
     # bad parameters: one error before any cluster starts (the policy reads the store)
     reference = model.chain_config(args.store).step_size
@@ -69,7 +63,7 @@ def _tune(args: argparse.Namespace) -> int:
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
                       ksd_words=args.ksd_words, ksd_batch_size=batch_size,
-                      progress=not args.no_progress)
+                      progress=args.progress)
     print(result.table())
     path = args.json or str(Path(args.out) / "tune.json")
     result.to_json(path)

@@ -60,6 +60,23 @@ def csr_arrays(docs, n_words: int):
 
 
 @contextlib.contextmanager
+def scoring_store(matrix) -> Iterator[str]:
+    """A temporary store of a scipy.sparse document-term matrix in which every
+    document is held out (the documents to score), removed when the block ends."""
+    import zarr
+
+    from dscir import integrity
+
+    with corpus_store(matrix) as path:
+        flag = np.ones(matrix.shape[0], dtype=bool)
+        chunks = Corpus.open(path).chunk_docs
+        zarr.open_group(path, mode="r+").create_array(
+            "heldout", shape=flag.shape, dtype="bool", chunks=(chunks,),
+            **integrity.array_options())[...] = flag
+        yield path
+
+
+@contextlib.contextmanager
 def corpus_store(corpus, vocabulary=None) -> Iterator:
     """The store a fit reads: ``corpus`` itself (a path or ``Corpus``), or a
     scipy.sparse document-term matrix written to a temporary store (columns

@@ -1,7 +1,7 @@
 """Arrays held by the workers in blocks of columns: futures, and tasks on each block.
 
 An n_rows x n_cols array (a model's parameters) is cut into fixed blocks of
-``block_bounds`` columns: the boundaries depend on the shape and the setting,
+columns (``dscir.models.column_blocks``): the boundaries depend on the shape and the setting,
 never on the cluster, so a chain built on them is the same on any number of
 workers. Each block is the result of a task, held by a worker as a Dask
 future. The driver submits functions to the blocks: ones that make the next
@@ -30,26 +30,7 @@ from typing import Any
 import numpy as np
 
 from dscir.engine.worker import timed
-
-
-def block_bounds(n_rows: int, n_cols: int, block_entries: int) -> np.ndarray:
-    """Boundaries ``b`` (block j holds columns ``b[j]:b[j+1]``): blocks of
-    ``max(1, block_entries // n_rows)`` columns, the last one shorter."""
-    width = max(1, int(block_entries) // int(n_rows))
-    return np.append(np.arange(0, n_cols, width), n_cols).astype(np.int64)
-
-
-def columns_by_block(cols: np.ndarray, bounds: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """The blocks (by ``bounds``) holding any of the column indices ``cols``
-    (sorted), each with its share of them, in block order."""
-    cuts = np.searchsorted(cols, bounds)
-    return [(b, cols[cuts[b]:cuts[b + 1]]) for b in range(bounds.size - 1)
-            if cuts[b + 1] > cuts[b]]
-
-
-def join_columns(*pieces: np.ndarray) -> np.ndarray:
-    """The columns of consecutive blocks side by side (in block order)."""
-    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
+from dscir.models.column_blocks import columns_by_block, join_columns
 
 
 def stamped(block, fn: Callable, *args: Any):
@@ -135,6 +116,18 @@ class BlockedState:
         inputs are met worker to worker), stamped with when and where it computed."""
         self.futures = [self.executor.submit(what, stamped, f, fn, *args, *inputs[j], j=j)
                         for j, f in enumerate(self.futures)]
+
+    def update_holding(self, what: str, fn: Callable, cols: np.ndarray, *args: Any) -> list[int]:
+        """The blocks holding any of the column indices ``cols`` (sorted) become
+        ``fn(block, cols, *args)``; returns their indices (the others are unchanged)."""
+        held = [b for b, _ in columns_by_block(cols, self.bounds)]
+        for b in held:
+            self.futures[b] = self.executor.submit(what, fn, self.futures[b], cols, *args, j=b)
+        return held
+
+    def each(self, what: str, which: Sequence[int], fn: Callable, *args: Any) -> list[Any]:
+        """Futures of ``fn(block, *args)`` of the blocks ``which`` (small values)."""
+        return [self.executor.submit(what, fn, self.futures[b], *args, j=b) for b in which]
 
     def route(self, items: Sequence[Any], cols: Sequence[np.ndarray]) -> list[list[Any]]:
         """Per block, the ``items`` whose column indices ``cols[i]`` (sorted) fall in

@@ -172,12 +172,28 @@ class Chain:
         self.position = EpochPosition(*ckpt.position)
         self.n_samples = ckpt.n_samples
         self.last_sample = None
+        self._restore_records(ckpt)
+
+    def _restore_records(self, ckpt: Checkpoint) -> None:
+        """The history and the held-out scores up to ``ckpt``."""
         h = ckpt.history
         self.history = [dict(zip(h, (v.item() for v in row))) for row in zip(*h.values())]
         ev = ckpt.evaluations
         self.evaluations = [self.model.Evaluation(*(v.item() for v in row))
                             for row in zip(*(ev[f] for f in self.model.Evaluation._fields))]
         self._pending = None
+
+    def adopt(self, ckpt: Checkpoint) -> None:
+        """Continue ``ckpt``'s parameters on this chain's corpus, other documents
+        than the checkpoint's (a stream): the model's arrays, the iteration count
+        (the step-size schedule and the random streams go on), the history and the
+        scores; not the minibatch position, the documents' local state or the
+        kept-sample count (``ckpt.n_samples``, given as the model's)."""
+        arrays = {k: v for k, v in ckpt.arrays.items() if not k.startswith("local/")}
+        self.model.restore(arrays, {**ckpt.values, "n_samples": ckpt.n_samples}, {})
+        self.iteration = ckpt.iteration
+        self.n_samples = ckpt.n_samples
+        self._restore_records(ckpt)
 
     def history_arrays(self) -> dict[str, np.ndarray]:
         return _columns(self.history, self.history[0] if self.history else ())

@@ -32,6 +32,7 @@ from distributed import Client
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.parts import Parts, TaskTime, Timing, split
 from dscir.engine.shards import ResidentBatch, Shards, packed
+from dscir.models import column_blocks
 from dscir.runs.checkpoint import absolute_store
 
 
@@ -148,7 +149,7 @@ class DaskExecutor:
         about ``block_entries`` entries (``dscir.engine.blocks``)."""
         # Not yet with resident shards: this executor's reads are tasks again.
         self.shards = None
-        return blocks.BlockedState(self, blocks.block_bounds(n_rows, n_cols, block_entries))
+        return blocks.BlockedState(self, column_blocks.block_bounds(n_rows, n_cols, block_entries))
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:

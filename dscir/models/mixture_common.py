@@ -10,13 +10,36 @@ average (``dscir.models.predictive``).
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.base import Data, ModelDefaults
 from dscir.models.predictive import KeptSamples, no_heldout
+from dscir.samplers import get_sampler
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixtureRunConfig:
+    """The run settings of both mixtures' configurations (keywords, after their own
+    fields in ``__init__``)."""
+
+    # Settings added after checkpoint format 2, at the value a chain had before
+    # they existed (see LDAConfig.PREDATED).
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+
+    seed: int
+    burn_in: int = 0  # iterations before posterior samples are kept
+    thin: int = 10  # keep every thin-th iteration after burn_in
+    init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
+    # or, the finite mixture's, "collapsed" (collapsed Gibbs sweeps on a sample of documents)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def group(arrays: dict[str, np.ndarray], name: str) -> dict[str, np.ndarray]:
@@ -36,6 +59,17 @@ class MixtureBase(ModelDefaults):
             raise DscirError(f"{data.store} has no training {self.unit}")
         self.config, self.data, self.executor = config, data, executor
         self.kept = KeptSamples(keep_samples)
+
+    def _start_stochastic(self, z0: np.ndarray, refusal: str) -> None:
+        """The configuration's first-order sampler (a momentum one is refused, the
+        error starting with ``refusal``) and every row's allocation: ``z0`` for the
+        training rows, -1 for the held-out ones."""
+        self.sampler = get_sampler(self.config.sampler)
+        if self.sampler.momentum:
+            raise DscirError(f"{refusal}; {self.config.sampler} is not supported (use scir, "
+                             "sgrld or gibbs)")
+        self.z = np.full(self.data.n_docs, -1, dtype=np.int32)
+        self.z[self.data.train] = z0
 
     # by subclass
     def sample(self):

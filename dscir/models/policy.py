@@ -43,8 +43,26 @@ papers' figures ran. Explicit arguments override either (``DPMixture("sgrld")``
 on text is the default chain). Each chain is a correct sampler of the model its
 a0 defines.
 
-The finite mixture (``mixture_settings``) has its K fixed by the user, so only
-the seeding (its K components, on text) and the minibatch rule apply.
+The finite mixture (``mixture_settings``) has its K fixed by the user. On text
+under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
+(tests/test_mixture_text.py; either alone still collapses):
+
+* a0 = min(reference, ``TEXT_PRIOR_SHARE`` x tokens / (K W)): the prior's mass
+  a0 W per component a tenth of a cluster's tokens. At the reference a0 = 0.5
+  over 10^4-10^5 words a0 W is comparable to a cluster's token count, and then
+  the model itself prefers one cluster: a small cluster's predictive spreads
+  a0 W / (a0 W + n_k) of its mass over words it never saw, the merged one
+  hardly any, so even the exact collapsed sampler merges every cluster;
+* ``init="collapsed"``: the components start from ``START_SWEEPS`` collapsed
+  Gibbs sweeps on the seeding candidates (``dscir.models.mixture.collapsed``)
+  instead of K documents. A k-means++ seed document of 20-200 tokens over 10^4
+  words attracts documents by their common words, the first allocation is
+  lopsided, and neither uncollapsed sampler splits what it merged.
+
+``TEXT_PRIOR_SHARE`` and the start were chosen leaving one corpus out
+(benchmarks/mixtures_text.py: 20 Newsgroups, Reuters R8, fortunes, Rotten
+Tomatoes at the ingest defaults): every corpus, left out, got 0.1 with the
+collapsed start from the other three (docs/guide/policy.md).
 """
 
 from __future__ import annotations
@@ -61,6 +79,8 @@ TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named
 TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}  # SGRLD's a0 and steps on text
 DEFAULT_SAMPLER = "scir"  # elsewhere (the papers' msweb sampler)
 REFERENCE_BATCH = 1000
+TEXT_PRIOR_SHARE = 0.1  # the finite mixture's a0 W on text, as a share of a cluster's tokens
+MIXTURE_TEXT_INIT = "collapsed"  # the finite mixture's start on text
 
 
 def batch_size(n_docs: int) -> int:
@@ -97,16 +117,19 @@ def default_settings(policy: str, sampler: str, n_words: int | None,
     return out
 
 
-def mixture_settings(policy: str, sampler: str, n_words: int | None,
-                     n_docs: int | None) -> dict[str, Any]:
+def mixture_settings(policy: str, sampler: str, n_words: int | None, n_docs: int | None,
+                     n_clusters: int = 1, n_tokens: int | None = None) -> dict[str, Any]:
     """a0, step_weights, step_components, init and batch_size of ``policy`` for the
-    finite mixture (the same rules, K being the user's)."""
+    finite mixture of ``n_clusters`` components on ``n_tokens`` tokens (see the module)."""
     out = {**MIXTURE_REFERENCE[sampler], "init": "random", "batch_size": REFERENCE_BATCH}
     if policy == "reference" or n_words is None or n_docs is None:
         return out
     out["batch_size"] = batch_size(n_docs)
     if n_words >= TEXT_WORDS:
-        out["init"] = "kmeans++"
+        out["init"] = MIXTURE_TEXT_INIT
+        if n_tokens is not None:
+            share = TEXT_PRIOR_SHARE * n_tokens / (n_clusters * n_words)
+            out["a0"] = min(out["a0"], share)
     return out
 
 
@@ -116,3 +139,10 @@ def corpus_shape(store: str) -> tuple[int, int]:
 
     data = Data.open(store)
     return data.n_words, int(data.train.size)
+
+
+def corpus_tokens(store: str) -> int:
+    """Tokens of a corpus store (every document's)."""
+    from dscir.corpus import Corpus
+
+    return Corpus.open(store).n_tokens

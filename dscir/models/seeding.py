@@ -53,15 +53,16 @@ def choose_seeds(indptr, indices, data, n_words: int, n_seeds: int, a0: float,
     data = np.asarray(data, np.float64)
     n_docs = indptr.size - 1
     lengths = np.diff(indptr)
-    if n_docs == 0 or np.any(lengths == 0):
-        raise DscirError("seeding needs documents with at least one word each")
+    words = np.flatnonzero(lengths > 0)  # empty documents cost 0: never seeds
+    if words.size == 0:
+        raise DscirError("seeding needs a document with at least one word")
     doc_of = np.repeat(np.arange(n_docs), lengths)
-    tokens = np.bincount(doc_of, weights=data, minlength=n_docs)
+    tokens = np.maximum(np.bincount(doc_of, weights=data, minlength=n_docs), 1.0)
     own = np.bincount(doc_of, weights=data * np.log(a0 + a0 * n_words * data / tokens[doc_of]),
                       minlength=n_docs)
     rng = np.random.Generator(np.random.PCG64(key))
     best = np.full(n_docs, -np.inf)
-    seeds = [int(rng.integers(n_docs))]
+    seeds = [int(words[rng.integers(words.size)])]
     while len(seeds) < n_seeds:
         log_theta = seed_log_theta(indptr, indices, data, n_words, seeds[-1:], a0)[0]
         best = np.maximum(best, np.bincount(doc_of, weights=data * log_theta[indices],
@@ -97,12 +98,18 @@ def seed_csr(indptr, indices, data, n_words: int, n_seeds: int, a0: float,
              key: int) -> np.ndarray:
     """Seeded log theta (n_seeds x W) from the candidate rows of in-memory CSR
     documents (the exact samplers): candidates from (key, 0), seeds from (key, 1)."""
+    return seeded_components(*candidate_csr(indptr, indices, data, derive(key, 0)),
+                             n_words, n_seeds, a0, derive(key, 1))
+
+
+def candidate_csr(indptr, indices, data, key: int):
+    """(indptr, indices, data) of the candidate rows (``candidate_rows``, stream
+    ``key``) of in-memory CSR documents."""
     indptr = np.asarray(indptr, np.int64)
-    rows = candidate_rows(indptr.size - 1, derive(key, 0))
+    rows = candidate_rows(indptr.size - 1, key)
     take = np.concatenate([np.arange(indptr[r], indptr[r + 1]) for r in rows])
     sub_indptr = np.concatenate([[0], np.cumsum(indptr[rows + 1] - indptr[rows])])
-    return seeded_components(sub_indptr, np.asarray(indices)[take], np.asarray(data)[take],
-                             n_words, n_seeds, a0, derive(key, 1))
+    return sub_indptr, np.asarray(indices)[take], np.asarray(data)[take]
 
 
 def document_rows(batch, words):
@@ -110,7 +117,7 @@ def document_rows(batch, words):
     return batch
 
 
-def _read_candidates(executor, docs: np.ndarray, key: int):
+def read_candidates(executor, docs: np.ndarray, key: int):
     """The candidate documents among ``docs`` (ids) and their CSR arrays, read by
     ``executor``'s workers; the candidates of ``seed_csr`` on the same documents."""
     ids = np.asarray(docs)[candidate_rows(docs.size, derive(key, 0))]
@@ -125,7 +132,7 @@ def _read_candidates(executor, docs: np.ndarray, key: int):
 def seed_documents(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: float,
                    key: int) -> np.ndarray:
     """The ids of the documents ``seed_on_workers`` seeds the components on."""
-    ids, csr = _read_candidates(executor, docs, key)
+    ids, csr = read_candidates(executor, docs, key)
     return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]
 
 
@@ -133,5 +140,5 @@ def seed_on_workers(executor, docs: np.ndarray, n_words: int, n_seeds: int, a0: 
                     key: int) -> np.ndarray:
     """Seeded log theta from candidates among ``docs`` read by ``executor``'s
     workers; the same streams and candidates as ``seed_csr`` on the same documents."""
-    _, csr = _read_candidates(executor, docs, key)
+    _, csr = read_candidates(executor, docs, key)
     return seeded_components(*csr, n_words, n_seeds, a0, derive(key, 1))

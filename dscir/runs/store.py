@@ -3,7 +3,7 @@
 Layout (every model)::
 
     RUN/                      attrs["dscir_run"] = {format_version, model, metric,
-                              config, store, iteration, n_samples}
+                              config, store, iteration, n_samples, params}
       vocabulary              str [W]
       state/<field>           the chain's parameters (sampler state fields)
       history/<field>         per-iteration statistics and timings
@@ -132,15 +132,17 @@ class RunWriter:
             self._growing[name].append(value)
 
     def commit(self, *, model: str, metric: str, config: dict[str, Any], store: str,
-               iteration: int, n_samples: int, arrays: dict[str, np.ndarray]) -> Path:
-        """Write the final arrays and the ``dscir_run`` attribute; move the run into place."""
+               iteration: int, n_samples: int, arrays: dict[str, np.ndarray],
+               params: dict[str, Any] | None = None) -> Path:
+        """Write the final arrays and the ``dscir_run`` attribute (with ``params``, the
+        estimator's parameters as given); move the run into place."""
         g = self.group
         for name, value in arrays.items():
             put(g, name, value)
         g.attrs[ATTR] = {"format_version": FORMAT_VERSION, "model": model, "metric": metric,
                          "config": config,
                          "store": store, "iteration": int(iteration),
-                         "n_samples": int(n_samples)}
+                         "n_samples": int(n_samples), "params": params}
         if self.tmp == self.path:
             return self.path
         if self.path.exists():
@@ -254,6 +256,7 @@ class Run:
     iteration: int
     n_samples: int
     vocabulary: np.ndarray
+    params: dict[str, Any] | None  # the estimator's parameters (None: an older run)
     summaries: dict[str, np.ndarray]
     state: dict[str, np.ndarray]
     history: dict[str, np.ndarray]
@@ -279,7 +282,7 @@ class Run:
                    config=meta["config"], store=meta["store"],
                    iteration=meta["iteration"], n_samples=meta["n_samples"],
                    vocabulary=integrity.read(integrity.member(g, "vocabulary", "run")),
-                   summaries=summaries,
+                   params=meta.get("params"), summaries=summaries,
                    state=read_arrays(path, "state"), history=read_arrays(path, "history"),
                    evaluations=read_arrays(path, "evaluations"))
 

@@ -27,6 +27,7 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
+from dscir.rng import mix_in, new_state
 
 TINY = 5e-324
 INTEGRATORS = ("splitting", "euler")
@@ -45,6 +46,47 @@ def reflect(v, m):
     if v < 0.0:
         return -v, -m
     return v, m
+
+
+@nb.njit(inline="always")
+def row_start(key, totals, i):
+    """Row i's random stream (``mix_in(key, i)``) and its whole-row totals c_k., theta_k.."""
+    return new_state(mix_in(key, i)), totals[1, i], totals[0, i]
+
+
+@nb.njit(inline="always")
+def expanded_grad(a, t, ratio):
+    """grad log p(theta)_kw = (a - 1) / theta_kw - 1 - c_k. / theta_k., a = prior + c_kw."""
+    return (a - 1.0) / t - 1.0 - ratio
+
+
+@nb.njit(inline="always")
+def positive(v):
+    """A reflected position that landed exactly on 0, moved to the smallest double."""
+    return v if v > 0.0 else TINY
+
+
+def position_step(kernel, name: str, state: PositionState, prior, counts, step_size, key,
+                  totals, *args) -> PositionState:
+    """One step of a first-order sampler: ``kernel(theta, prior, counts, eps, key,
+    totals, *args)`` on the validated rows, in the state's shape."""
+    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key, name)
+    totals = check_totals(totals, theta, counts, name)
+    out = kernel(theta, prior, counts, eps, key, totals, *args)
+    return PositionState(out.reshape(state.theta.shape))
+
+
+def momentum_step(kernels, name: str, state: MomentumState, prior, counts, step_size, key,
+                  totals, integrator, *args) -> MomentumState:
+    """One step of a Hamiltonian sampler: ``kernels`` (euler, splitting), the one of
+    ``integrator`` called as ``kernel(theta, r, prior, counts, eps, key, totals, *args)``."""
+    euler, splitting = kernels
+    kernel = euler if check_integrator(integrator, name) == "euler" else splitting
+    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key, name)
+    r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
+    totals = check_totals(totals, theta, counts, name)
+    t2, r2 = kernel(theta, r, prior, counts, eps, key, totals, *args)
+    return MomentumState(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
 
 
 def as_rows(theta: np.ndarray, prior, counts: np.ndarray, step_size, key, name: str):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, PositionState, as_rows, check_theta0, check_totals
+from dscir.rng import ziggurat_normal
+from dscir.samplers._expanded import (PositionState, check_theta0, expanded_grad, position_step,
+                                      positive, row_start)
 
 
 State = PositionState
@@ -24,10 +25,7 @@ def init(theta0: np.ndarray) -> State:
 
 def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
          totals=None) -> State:
-    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
-                                             "SGLD")
-    totals = check_totals(totals, theta, counts, "SGLD")
-    return State(_sgld(theta, prior, counts, eps, key, totals).reshape(state.theta.shape))
+    return position_step(_sgld, "SGLD", state, prior, counts, step_size, key, totals)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -35,12 +33,9 @@ def _sgld(theta, prior, counts, eps, key, totals):
     out = np.empty_like(theta)
     noise = np.sqrt(2.0 * eps)
     for r in nb.prange(theta.shape[0]):
-        s = new_state(mix_in(key, r))
-        total_c, total_t = totals[1, r], totals[0, r]
-        ratio = total_c / total_t
+        s, total_c, total_t = row_start(key, totals, r)
         for w in range(theta.shape[1]):
             t = theta[r, w]
-            grad = (prior[r, w] + counts[r, w] - 1.0) / t - 1.0 - ratio
-            v = abs(t + eps * grad + noise * ziggurat_normal(s))
-            out[r, w] = v if v > 0.0 else TINY
+            grad = expanded_grad(prior[r, w] + counts[r, w], t, total_c / total_t)
+            out[r, w] = positive(abs(t + eps * grad + noise * ziggurat_normal(s)))
     return out

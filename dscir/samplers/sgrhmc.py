@@ -41,9 +41,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import (TINY, MomentumState, as_rows, check_integrator,
-                                      check_totals, init_momentum, reflect)
+from dscir.rng import ziggurat_normal
+from dscir.samplers._expanded import (MomentumState, init_momentum, momentum_step, positive,
+                                      reflect, row_start)
 
 
 State = MomentumState
@@ -55,13 +55,8 @@ def init(theta0: np.ndarray, r0: np.ndarray | None = None) -> State:
 
 def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
          totals=None, integrator: str = "splitting") -> State:
-    kernel = _sgrhmc if check_integrator(integrator, "gSGRHMC") == "euler" else _splitting
-    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
-                                             "gSGRHMC")
-    r = np.ascontiguousarray(state.r, dtype=np.float64).reshape(theta.shape)
-    totals = check_totals(totals, theta, counts, "gSGRHMC")
-    t2, r2 = kernel(theta, r, prior, counts, eps, key, totals)
-    return State(t2.reshape(state.theta.shape), r2.reshape(state.theta.shape))
+    return momentum_step((_sgrhmc, _splitting), "gSGRHMC", state, prior, counts, step_size,
+                         key, totals, integrator)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -69,20 +64,17 @@ def _sgrhmc(theta, r, prior, counts, eps, key, totals):
     t_out = np.empty_like(theta)
     r_out = np.empty_like(r)
     for i in nb.prange(theta.shape[0]):
-        s = new_state(mix_in(key, i))
-        total_c, total_t = totals[1, i], totals[0, i]
+        s, total_c, total_t = row_start(key, totals, i)
         ratio = total_c / total_t
         for w in range(theta.shape[1]):
+            a = prior[i, w] + counts[i, w]
             t = theta[i, w]
             st = np.sqrt(t)
-            a = prior[i, w] + counts[i, w]
             drift = (a - 0.5) / st - st * (1.0 + ratio) - t * r[i, w]
             m = r[i, w] + eps * drift + np.sqrt(2.0 * eps * t) * ziggurat_normal(s)
             v = t + eps * st * m
-            if v < 0.0:
-                v, m = -v, -m
-            t_out[i, w] = v if v > 0.0 else TINY
-            r_out[i, w] = m
+            v, r_out[i, w] = reflect(v, m)
+            t_out[i, w] = positive(v)
     return t_out, r_out
 
 
@@ -92,18 +84,17 @@ def _splitting(theta, r, prior, counts, eps, key, totals):
     r_out = np.empty_like(r)
     lead = 0.5 * eps  # the position move before the O step; eps - lead after it
     for i in nb.prange(theta.shape[0]):
-        s = new_state(mix_in(key, i))
-        ratio = totals[1, i] / totals[0, i]
+        s, total_c, total_t = row_start(key, totals, i)
+        ratio = total_c / total_t
         for w in range(theta.shape[1]):
             t = theta[i, w]
             st = np.sqrt(t)
             force = (prior[i, w] + counts[i, w] - 0.5) / st - st - st * ratio
             m = r[i, w] + eps * force
             v, m = reflect(t + lead * st * m, m)
-            v = v if v > 0.0 else TINY
+            v = positive(v)
             decay = np.exp(-eps * v)
             m = decay * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
-            v, m = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
-            t_out[i, w] = v if v > 0.0 else TINY
-            r_out[i, w] = m
+            v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
+            t_out[i, w] = positive(v)
     return t_out, r_out

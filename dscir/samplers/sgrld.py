@@ -13,8 +13,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dscir.rng import mix_in, new_state, ziggurat_normal
-from dscir.samplers._expanded import TINY, PositionState, as_rows, check_theta0, check_totals
+from dscir.rng import ziggurat_normal
+from dscir.samplers._expanded import (PositionState, check_theta0, position_step, positive,
+                                      row_start)
 
 
 State = PositionState
@@ -28,21 +29,17 @@ def step(state: State, prior, counts: np.ndarray, step_size: float, key: int,
          totals=None) -> State:
     """One SGRLD step with step size epsilon = ``step_size`` (``totals``: the whole
     rows' theta and count sums, when the state holds some of their columns)."""
-    theta, prior, counts, eps, key = as_rows(state.theta, prior, counts, step_size, key,
-                                             "SGRLD")
-    totals = check_totals(totals, theta, counts, "SGRLD")
-    return State(_sgrld(theta, prior, counts, eps, key, totals).reshape(state.theta.shape))
+    return position_step(_sgrld, "SGRLD", state, prior, counts, step_size, key, totals)
 
 
 @nb.njit(parallel=True, cache=True)
 def _sgrld(theta, prior, counts, eps, key, totals):
     out = np.empty_like(theta)
     for r in nb.prange(theta.shape[0]):
-        s = new_state(mix_in(key, r))
-        total_c, total_t = totals[1, r], totals[0, r]
+        s, total_c, total_t = row_start(key, totals, r)
         for w in range(theta.shape[1]):
             t = theta[r, w]
             drift = prior[r, w] + counts[r, w] - t - total_c * t / total_t
-            v = abs(t + eps * drift + np.sqrt(2.0 * eps * t) * ziggurat_normal(s))
-            out[r, w] = v if v > 0.0 else TINY
+            noise = np.sqrt(2.0 * eps * t) * ziggurat_normal(s)
+            out[r, w] = positive(abs(t + eps * drift + noise))
     return out

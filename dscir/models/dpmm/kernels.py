@@ -68,6 +68,15 @@ def slice_log_u(log_w: np.ndarray, z: np.ndarray, users: np.ndarray, key: int) -
     return out
 
 
+@nb.njit(inline="always")
+def add_log_likelihood(acc, indptr, local, data, log_phi, i, j):
+    """``acc`` plus row i's multinomial log likelihood under component j (without the
+    coefficient): sum_p data[p] log phi[j, word p], added in the row's order."""
+    for p in range(indptr[i], indptr[i + 1]):
+        acc += data[p] * log_phi[j, local[p]]
+    return acc
+
+
 @nb.njit(cache=True, nogil=True)
 def draw_log_scores(score, top, s):
     """An index drawn with probability ∝ exp(score) (``top``: the largest score),
@@ -91,22 +100,21 @@ def draw_log_scores(score, top, s):
 
 
 @nb.njit(cache=True, nogil=True)
-def _allocate(indptr, local, data, users, log_u, log_w, log_phi, key, out):
-    n_comp = log_w.size
-    score = np.empty(n_comp)
-    for i in range(users.size):
-        s = new_state(mix_in(key, users[i]))
+def allocate_rows(indptr, local, data, rows, log_floor, log_gate, log_start, log_phi, key, out):
+    """Row i draws among the components j with log_gate[j] >= log_floor[i], by
+    log_start[j] plus its log likelihood, from the stream (key, rows[i]). The DP's
+    slice: gate log w, floor log u_i, start 0; the finite mixture: gate and start
+    log pi, floor the lowest double (only pi_k = 0 is excluded)."""
+    score = np.empty(log_gate.size)
+    for i in range(rows.size):
+        s = new_state(mix_in(key, rows[i]))
         top = -np.inf
-        for j in range(n_comp):
-            if log_w[j] >= log_u[i]:
-                acc = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    acc += data[p] * log_phi[j, local[p]]
-                score[j] = acc
-                if acc > top:
-                    top = acc
-            else:
-                score[j] = -np.inf
+        for j in range(log_gate.size):
+            score[j] = -np.inf
+            if log_gate[j] >= log_floor[i]:
+                score[j] = add_log_likelihood(log_start[j], indptr, local, data, log_phi, i, j)
+                if score[j] > top:
+                    top = score[j]
         out[i] = draw_log_scores(score, top, s)
 
 
@@ -118,10 +126,11 @@ def allocate(indptr, local, data, users, log_u, log_w, log_phi_cols, key: int) -
     ``users[i]`` draws from the stream (key, user). Each u_i must lie below some
     w_j (it does when drawn by ``slice_log_u``)."""
     out = np.empty(len(users), dtype=np.int32)
-    _allocate(np.asarray(indptr, np.int64), np.asarray(local, np.int64),
-              np.asarray(data, np.float64), np.asarray(users, np.int64),
-              np.asarray(log_u, np.float64), np.ascontiguousarray(log_w, dtype=np.float64),
-              np.ascontiguousarray(log_phi_cols, dtype=np.float64), np.uint64(key), out)
+    log_w = np.ascontiguousarray(log_w, dtype=np.float64)
+    allocate_rows(np.asarray(indptr, np.int64), np.asarray(local, np.int64),
+                  np.asarray(data, np.float64), np.asarray(users, np.int64),
+                  np.asarray(log_u, np.float64), log_w, np.zeros(log_w.size),
+                  np.ascontiguousarray(log_phi_cols, dtype=np.float64), np.uint64(key), out)
     if out.size and out.min() < 0:
         raise DscirError("a slice variable lies above every stick weight")
     return out
@@ -168,9 +177,7 @@ def _log_predictive(indptr, local, data, log_w, log_phi, log_rest, a0, n_words, 
         top = log_rest + prior + lg_wa0 - math.lgamma(n + n_words * a0)
         terms[n_comp] = top
         for j in range(n_comp):
-            acc = log_w[j]
-            for p in range(indptr[i], indptr[i + 1]):
-                acc += data[p] * log_phi[j, local[p]]
+            acc = add_log_likelihood(log_w[j], indptr, local, data, log_phi, i, j)
             terms[j] = acc
             if acc > top:
                 top = acc

@@ -127,16 +127,11 @@ class DPMMModel(_DPMixture):
 
     def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
         super().__init__(config, data, executor, keep_samples)
-        self.sampler = get_sampler(config.sampler)
-        if self.sampler.momentum:
-            raise DscirError(f"the DP mixture adds and drops components every iteration and "
-                             f"runs without momenta; {config.sampler} is not supported "
-                             "(use scir, sgrld or gibbs)")
         z0, log_sticks, log_theta, self.alpha = initial_state(
             data.train.size, data.n_words, config.n_init,
             (config.alpha_shape, config.alpha_rate), config.seed)
-        self.z = np.full(data.n_docs, -1, dtype=np.int32)
-        self.z[data.train] = z0
+        self._start_stochastic(z0, "the DP mixture adds and drops components every "
+                               "iteration and runs without momenta")
         if config.init == "kmeans++":
             log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
                                         config.a0, derive(config.seed, streams.DP_INIT, 2))

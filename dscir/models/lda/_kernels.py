@@ -134,17 +134,23 @@ def _longest(indptr, data):
 
 
 @nb.njit(cache=True, nogil=True)
+def _document_buffers(indptr, data, n_topics):
+    """A minibatch's document-topic counts (docs x K, zero), one document's tokens and
+    topics (as long as the longest document) and its topic counts (K, zero)."""
+    longest = _longest(indptr, data)
+    return (np.zeros((indptr.size - 1, n_topics), dtype=np.int64),
+            np.empty(longest, dtype=np.int32), np.empty(longest, dtype=np.int32),
+            np.zeros(n_topics, dtype=np.float64))
+
+
+@nb.njit(cache=True, nogil=True)
 def gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, sweeps, key):
     """Kernel of ``lda.gibbs_expectations`` (arguments already validated)."""
     n_topics, n_cols = phi_cols.shape
     n_docs = indptr.size - 1
     rows = np.ascontiguousarray(phi_cols.T)
     word_acc = np.zeros((n_cols, n_topics), dtype=np.int64)
-    doc_topic = np.zeros((n_docs, n_topics), dtype=np.int64)
-    longest = _longest(indptr, data)
-    tokens = np.empty(longest, dtype=np.int32)
-    z = np.empty(longest, dtype=np.int32)
-    ndk = np.zeros(n_topics, dtype=np.float64)
+    doc_topic, tokens, z, ndk = _document_buffers(indptr, data, n_topics)
     q, block = _buffers(n_topics)
     for d in range(n_docs):
         n_tok = _expand(indptr, data, local_words, d, tokens)

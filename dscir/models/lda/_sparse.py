@@ -43,7 +43,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from dscir.models.lda._kernels import _expand, _longest
+from dscir.models.lda._kernels import _document_buffers, _expand
 from dscir.rng import mix_in, new_state, uniform_regs
 
 MH_CYCLES = 2
@@ -331,14 +331,11 @@ def sparse_gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, 
     rows, sums = word_rows(phi_cols)
     table = alias_tables(sums)
     topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
-    doc_topic = np.zeros((n_docs, n_topics), dtype=np.int64)
-    longest = _longest(indptr, data)
-    tokens = np.empty(longest, dtype=np.int32)
-    z = np.empty(longest, dtype=np.int32)
+    doc_topic, tokens, z, ndk = _document_buffers(indptr, data, n_topics)
+    longest = tokens.size
     z_phi = np.empty(longest, dtype=np.float64)
     buf = proposal_buffers(longest)
     kept = np.empty((sweeps - sweeps // 2, longest), dtype=np.int32)
-    ndk = np.zeros(n_topics, dtype=np.float64)
     for d in range(n_docs):
         n_tok = _expand(indptr, data, local_words, d, tokens)
         state = new_state(mix_in(key, docs[d]))

@@ -75,7 +75,7 @@ class LDAConfig:
     block_entries: int = BLOCK_ENTRIES
     # SCIR's step: "dense" (every K x W entry each iteration) or "lazy" (only the
     # minibatch's columns, the others caught up exactly when next touched;
-    # dscir/samplers/cir_lazy.py, docs/lazy_scir.md). Topics on the driver only.
+    # dscir/samplers/cir_lazy.py, docs/lazy_scir.md), in either placement.
     scir_step: str = "dense"
     # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
     # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
@@ -136,6 +136,3 @@ def _check_scir_step(config: LDAConfig) -> None:
     if config.control_variates:
         raise DscirError("scir_step='lazy' does not support control_variates (their stored "
                          "counts touch every word each iteration); use scir_step='dense'")
-    if config.placement == "workers":
-        raise DscirError("scir_step='lazy' runs with the topics on the driver; use "
-                         "placement='driver' (or 'auto') with scir_step='lazy'")

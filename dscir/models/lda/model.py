@@ -4,9 +4,9 @@
 and its step-size schedule, the Gibbs kernel, the iteration's statistics,
 the divergence check, the kept-sample bookkeeping and the held-out score. Its
 ``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
-(one dense state on the driver), ``LazyDriverTopics`` (the lazy SCIR step on
-the driver, ``scir_step="lazy"``) or ``WorkerTopics`` (vocabulary blocks on the
-workers), chosen once from the configuration's placement, resolved on the
+(one dense state on the driver), ``WorkerTopics`` (vocabulary blocks on the
+workers) or, with ``scir_step="lazy"``, ``LazyDriverTopics`` /
+``LazyWorkerTopics`` (the lazy SCIR step's blocks on either), chosen once from the configuration's placement, resolved on the
 corpus (``placement.resolve_placement``: the estimator resolves it first, so
 the run records what ran).
 """
@@ -25,6 +25,10 @@ from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
 from dscir.models.lda.topics import TOPIC_STATES
 from dscir.models.lda.topics_lazy import LazyDriverTopics
+from dscir.models.lda.topics_lazy_blocked import LazyWorkerTopics
+
+#: The ``TopicState`` class of each resolved placement under the lazy SCIR step.
+LAZY_TOPIC_STATES: dict[str, type] = {"driver": LazyDriverTopics, "workers": LazyWorkerTopics}
 from dscir.samplers import get_sampler
 
 
@@ -52,14 +56,17 @@ class LDAModel:
     Evaluation = LDAEvaluation
     minibatch = True
 
-    def __init__(self, config: LDAConfig, data: Data, executor):
+    def __init__(self, config: LDAConfig, data: Data, executor, n_documents: int | None = None):
         self.config, self.data, self.executor = config, data, executor
+        # D of the minibatch scale D / |S|: the store's training documents, or the
+        # documents a stream has brought so far (``partial_fit``).
+        self.n_documents = int(data.train.size if n_documents is None else n_documents)
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
         placement = resolve_placement(config, data.n_words)
-        lazy = config.scir_step == "lazy"  # the config allows it on the driver only
-        topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]
+        states = LAZY_TOPIC_STATES if config.scir_step == "lazy" else TOPIC_STATES
+        topics = states[placement]
         self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
         # Warm starts: the engine gives the documents' stored assignments (token
         # topics, K values) as ``local``.
@@ -82,7 +89,7 @@ class LDAModel:
         cfg, ex = self.config, self.executor
         words = ex.words(parts)
         results = self.topics.gibbs(ex, m, parts, words, self.local)
-        scale = self.data.train.size / parts.docs.size
+        scale = self.n_documents / parts.docs.size
         h = float(self.schedule(m))
         stats = self.topics.step(ex, m, results, words, scale, h)
         check_finite(self.topics.finite(), cfg.sampler, m)

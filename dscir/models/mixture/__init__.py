@@ -2,7 +2,8 @@
 tasks, the exact Gibbs sampler and the models the engine runs. Written only
 against the model protocol (``dscir.models.base``), with the engine untouched."""
 
-from dscir.models.mixture.config import REFERENCE, MixtureConfig
+from dscir.models.mixture.collapsed import CollapsedMixtureGibbs
+from dscir.models.mixture.config import INITS, REFERENCE, MixtureConfig
 from dscir.models.mixture.gibbs import FiniteGibbs, global_step, initial_state, step_keys
 from dscir.models.mixture.kernels import (PredictiveAverage, Sample, allocate,
                                           allocation_log_weights, cluster_log_likelihood,
@@ -11,7 +12,7 @@ from dscir.models.mixture.model import (MixtureGibbsModel, MixtureModel, final_s
                                         model_type, predictive_score, sample_arrays,
                                         samples_from_arrays)
 
-__all__ = ["FiniteGibbs", "MixtureConfig", "MixtureGibbsModel", "MixtureModel",
+__all__ = ["CollapsedMixtureGibbs", "FiniteGibbs", "INITS", "MixtureConfig", "MixtureGibbsModel", "MixtureModel",
            "PredictiveAverage", "REFERENCE", "Sample", "allocate", "allocation_log_weights",
            "cluster_log_likelihood", "component_counts", "final_sample", "global_step",
            "initial_state", "log_predictive", "model_type", "predictive_score",

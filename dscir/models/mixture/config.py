@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
+
+from dscir.models.mixture_common import MixtureRunConfig
 
 # Reference settings, carried over from the DP mixture's (Baker et al. 2018, Section 5.2):
 # the weights play the part of the DP's sticks and the components are the same
 # K x W Gamma variables, so SGRLD keeps the DP's epsilon of the sticks (0.005) for
 # the weights and of the components (0.001) for the components.
+INITS = ("random", "kmeans++", "collapsed")  # the starts (``gibbs``, ``collapsed``)
+
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_weights": 0.1, "step_components": 0.1},
     "sgrld": {"a0": 0.001, "step_weights": 0.005, "step_components": 0.001},
@@ -18,11 +21,9 @@ REFERENCE: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class MixtureConfig:
-    """Everything that determines a finite-mixture chain (with the corpus and the seed)."""
-
-    # Settings added later, at the value a chain had before they existed.
-    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+class MixtureConfig(MixtureRunConfig):
+    """Everything that determines a finite-mixture chain (with the corpus and the seed;
+    the run settings, ``MixtureRunConfig``'s, by keyword)."""
 
     sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact, in process)
     n_clusters: int  # K, fixed
@@ -31,11 +32,3 @@ class MixtureConfig:
     batch_size: int  # documents per minibatch (ignored by "gibbs")
     step_weights: float  # h (SCIR) or epsilon (SGRLD) of the K weight gammas
     step_components: float  # the same for the K x W component gammas
-    seed: int
-    burn_in: int = 0  # iterations before posterior samples are kept
-    thin: int = 10  # keep every thin-th iteration after burn_in
-    init: str = "random"  # initial components: "random" (Gamma(1, 1)) or "kmeans++" (seeded)
-    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)

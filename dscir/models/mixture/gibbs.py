@@ -12,7 +12,7 @@ draw for draw.
 Random streams (``dscir.streams``), the stochastic model's too: allocations
 (seed, DP_ALLOCATE, m) then the document id; weights (seed, MIXTURE_WEIGHTS,
 m) then row; components (seed, DP_COMPONENTS, m) then row; the initial
-components (seed, INIT), or (seed, INIT, 2) when seeded, and allocations
+components (seed, INIT), or (seed, INIT, 2) when seeded or collapsed, and allocations
 (seed, MIXTURE_INIT).
 """
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from dscir import streams
 from dscir.errors import DscirError
+from dscir.models.mixture.collapsed import collapsed_start_csr
 from dscir.models.mixture.kernels import Sample, allocate, component_counts
 from dscir.models.seeding import seed_csr
 from dscir.rng import derive
@@ -47,7 +48,7 @@ def initial_state(n_docs: int, n_words: int, n_clusters: int, seed: int):
 
 
 def seeding_key(seed: int) -> int:
-    """The stream of the seeded initial components (``init="kmeans++"``)."""
+    """The stream of the seeded or collapsed start (``init="kmeans++"`` or ``"collapsed"``)."""
     return derive(seed, streams.INIT, 2)
 
 
@@ -86,7 +87,8 @@ class FiniteGibbs:
 
     Documents are the CSR rows; ``doc_ids`` (default 0..N-1) name their
     streams. ``step(m)`` is sweep m (see the module notes); ``step()`` the next.
-    ``init="kmeans++"`` seeds the K components on documents (``dscir.models.seeding``).
+    ``init="kmeans++"`` seeds the K components on documents (``dscir.models.seeding``);
+    ``init="collapsed"`` starts from collapsed sweeps on them (``collapsed``).
     """
 
     def __init__(self, indptr, indices, data, n_words: int, *, n_clusters: int, gamma: float,
@@ -106,10 +108,14 @@ class FiniteGibbs:
         self.seed = int(seed)
         z, log_weights, log_components = initial_state(self.n_docs, n_words, n_clusters, seed)
         self.z = z
-        self.weights = _SCIR.init_log(log_weights)
         if init == "kmeans++":
             log_components = seed_csr(self.indptr, self.indices, self.data, n_words,
                                       n_clusters, a0, seeding_key(seed))
+        elif init == "collapsed":
+            log_weights, log_components = collapsed_start_csr(
+                self.indptr, self.indices, self.data, n_words, key=seeding_key(seed),
+                n_clusters=n_clusters, gamma=gamma, a0=a0)
+        self.weights = _SCIR.init_log(log_weights)
         self.components = _SCIR.init_log(log_components)
         self.iteration = 0
 

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import (ComponentCounts, cluster_log_likelihood, component_counts,
-                                       draw_log_scores)
+from dscir.models.dpmm.kernels import (ComponentCounts, allocate_rows, cluster_log_likelihood,
+                                       component_counts)
 from dscir.models.dpmm.kernels import log_predictive as _dp_log_predictive
 from dscir.models.predictive import PredictiveAverage
-from dscir.rng import mix_in, new_state
 
 __all__ = ["ComponentCounts", "PredictiveAverage", "Sample", "allocate",
            "allocation_log_weights", "cluster_log_likelihood", "component_counts",
@@ -42,24 +40,6 @@ class Sample(NamedTuple):
     log_phi: np.ndarray  # [K, W]
 
 
-@nb.njit(cache=True, nogil=True)
-def _allocate(indptr, local, data, docs, log_pi, log_phi, key, out):
-    n_comp = log_pi.size
-    score = np.empty(n_comp)
-    for i in range(docs.size):
-        s = new_state(mix_in(key, docs[i]))
-        top = -np.inf
-        for k in range(n_comp):
-            acc = log_pi[k]
-            if acc > -np.inf:
-                for p in range(indptr[i], indptr[i + 1]):
-                    acc += data[p] * log_phi[k, local[p]]
-            score[k] = acc
-            if acc > top:
-                top = acc
-        out[i] = draw_log_scores(score, top, s)  # -1: every component impossible
-
-
 def allocate(indptr, local, data, docs, log_pi, log_phi_cols, key: int) -> np.ndarray:
     """z_i with p(z_i = k) ∝ pi_k prod_w phi_kw^{x_iw}, in log space.
 
@@ -67,10 +47,11 @@ def allocate(indptr, local, data, docs, log_pi, log_phi_cols, key: int) -> np.nd
     ``local[e]`` of ``log_phi_cols`` (K x U, the columns of the words they
     use); document ``docs[i]`` draws one uniform from the stream (key, doc)."""
     out = np.empty(len(docs), dtype=np.int32)
-    _allocate(np.asarray(indptr, np.int64), np.asarray(local, np.int64),
-              np.asarray(data, np.float64), np.asarray(docs, np.int64),
-              np.ascontiguousarray(log_pi, dtype=np.float64),
-              np.ascontiguousarray(log_phi_cols, dtype=np.float64), np.uint64(key), out)
+    log_pi = np.ascontiguousarray(log_pi, dtype=np.float64)
+    allocate_rows(np.asarray(indptr, np.int64), np.asarray(local, np.int64),
+                  np.asarray(data, np.float64), np.asarray(docs, np.int64),
+                  np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,
+                  np.ascontiguousarray(log_phi_cols, dtype=np.float64), np.uint64(key), out)
     if out.size and out.min() < 0:
         raise DscirError("a document has probability 0 (or NaN) under every component")
     return out

@@ -32,6 +32,7 @@ from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.mixture_common import MixtureBase, group
 from dscir.models.predictive import PredictiveAverage
+from dscir.models.mixture.collapsed import collapsed_start_on_workers
 from dscir.models.mixture.config import MixtureConfig
 from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
                                         step_keys)
@@ -156,18 +157,17 @@ class MixtureModel(_FiniteMixture):
 
     def __init__(self, config: MixtureConfig, data: Data, executor, keep_samples: bool = True):
         super().__init__(config, data, executor, keep_samples)
-        self.sampler = get_sampler(config.sampler)
-        if self.sampler.momentum:
-            raise DscirError(f"the finite mixture runs without momenta; {config.sampler} is "
-                             "not supported (use scir, sgrld or gibbs)")
         z0, log_weights, log_components = initial_state(data.train.size, data.n_words,
                                                         config.n_clusters, config.seed)
-        self.z = np.full(data.n_docs, -1, dtype=np.int32)
-        self.z[data.train] = z0
+        self._start_stochastic(z0, "the finite mixture runs without momenta")
         if config.init == "kmeans++":
             log_components = seed_on_workers(executor, data.train, data.n_words,
                                              config.n_clusters, config.a0,
                                              seeding_key(config.seed))
+        elif config.init == "collapsed":
+            log_weights, log_components = collapsed_start_on_workers(
+                executor, data.train, data.n_words, key=seeding_key(config.seed),
+                n_clusters=config.n_clusters, gamma=config.gamma, a0=config.a0)
         self.weights = self.sampler.init_log(log_weights)
         self.components = self.sampler.init_log(log_components)
 

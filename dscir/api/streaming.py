@@ -1,0 +1,170 @@
+"""``LDA.partial_fit``: the topics learned from a stream of new documents.
+
+The stochastic samplers move the topics by a minibatch's counts scaled by
+D / |S|, so new documents are new minibatches. Each ``partial_fit(X_new)``
+continues the chain (its parameters, and the iteration count that sets the
+step-size schedule and names the random streams) on X_new: one pass over
+X_new's documents in minibatches of ``batch_size`` (at most X_new's rows), or
+``n_iter`` iterations. The first call, on an unfitted estimator, starts the
+chain on X_new as ``fit`` would and runs that pass.
+
+Vocabulary: fixed by the first fit. A matrix must have the fitted columns in
+the fitted order (``vocabulary=``, or a DataFrame's columns, must then be the
+fitted words), as scikit-learn's estimators require: map new text with the
+CountVectorizer fitted before, which drops the words it has not seen. A store
+must have the fitted vocabulary, word for word. A new word is an error.
+
+D: the documents seen so far, ``n_documents_seen_`` (the first fit's training
+documents plus every ``partial_fit``'s, X_new's included), so the chain aims
+at the posterior given all of them, X_new's minibatches standing for the
+whole stream (as scikit-learn's online LDA scales by ``total_samples``).
+
+Topics: ``topic_word_`` after a call is the mean of the phi samples that call
+keeps (every ``thin`` iterations of the chain's count past ``burn_in``), or the
+chain's current phi if it keeps none: the topics follow the stream rather than
+averaging in samples drawn before X_new came.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from dscir.api.inputs import check_y, column_names, count_matrix, is_store
+from dscir.api.session import cluster_named, new_executor, runs_in_process, session
+from dscir.corpus import Corpus
+from dscir.corpus.temporary import corpus_store, store_path
+from dscir.errors import DscirError
+
+
+class LDAScikitLearn:
+    """``LDA``'s scikit-learn names and ``partial_fit`` (see the module)."""
+
+    @property
+    def components_(self):
+        """The topics, scikit-learn's name for ``topic_word_`` (the same object)."""
+        return self.topic_word_
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """The names of ``transform``'s columns: "lda0", "lda1", ... (one per topic)."""
+        self._fitted("topic_word_")
+        if input_features is not None and len(input_features) != self.n_features_in_:
+            raise DscirError(f"input_features has {len(input_features)} names, the model "
+                             f"{self.n_features_in_} words")
+        return np.array([f"lda{k}" for k in range(self.topic_word_.shape[0])], dtype=object)
+
+    def fit_transform(self, X, y=None, **fit_options) -> np.ndarray:
+        """``fit(X)`` then the topic proportions of X's documents (an in-memory matrix)."""
+        return self.fit(X, y, **fit_options).transform(X)
+
+    def partial_fit(self, X, y=None, *, client=None, vocabulary=None,
+                    n_iter: int | None = None, **cluster):
+        """Learn the topics from new documents ``X`` (a matrix or a store): one pass
+        over them in minibatches (``n_iter`` iterations if given), continuing the
+        chain; the first call starts it on X. The vocabulary stays the fitted one
+        (a new word is an error) and D, the minibatch scale's corpus size, is the
+        documents seen so far: ``dscir.api.streaming`` states the rules."""
+        check_y(y)
+        return partial_fit(self, X, client, vocabulary, n_iter, cluster)
+
+
+
+def stream_checkpoint(chain):
+    """The chain's checkpoint a fitted LDA keeps to continue on new documents
+    (None where the chain's state is not all on the driver: topics held by the
+    workers, or documents' warm-start assignments)."""
+    if chain.local is not None or chain.model.held_state() is not None:
+        return None
+    return chain.checkpoint()
+
+
+def partial_fit(lda, X, client, vocabulary, n_iter: int | None, cluster: dict):
+    """Learn ``lda``'s topics from the new documents ``X`` (see the module)."""
+    if n_iter is not None and (isinstance(n_iter, bool) or not isinstance(n_iter, int)
+                               or n_iter < 1):
+        raise DscirError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+    first = not hasattr(lda, "config_")
+    ckpt = None if first else _continued(lda)
+    with _new_documents(lda, X, vocabulary, first) as store:
+        named = is_store(X) or cluster_named(client, cluster)
+        if first:
+            plan = lda._prepare(store, None, 0, None, named=named)
+            config, local, seen = plan.config, plan.local, None
+        else:
+            config, local = _config(lda, store), not named and runs_in_process(store)
+            seen = lda.n_documents_seen_ + int(Corpus.open(store).train_docs().size)
+        with session(client, local=local, **cluster) as c:
+            _run(lda, config, store, c, ckpt, seen, n_iter)
+    if not is_store(X):
+        lda.store_ = None  # the temporary store is gone
+    return lda
+
+
+def _run(lda, config, store, client, ckpt, seen, n_iter) -> None:
+    from dscir.engine.chain import Chain
+    from dscir.models.lda import LDAModel
+
+    chain = Chain(LDAModel, config, store, new_executor("lda", store, client),
+                  n_documents=seen)
+    if ckpt is not None:
+        chain.adopt(ckpt)
+    lda._chain = chain
+    if n_iter is None:
+        n_iter = math.ceil(chain.data.train.size / config.batch_size)
+    lda._advance(chain, n_iter, eval_every=lda.eval_every if chain.data.heldout.size else 0)
+
+
+def _continued(lda):
+    """The fitted chain's checkpoint with no kept samples (see the module)."""
+    chain = getattr(lda, "_chain", None)
+    ckpt = stream_checkpoint(chain) if chain is not None else getattr(lda, "_stream_state", None)
+    if ckpt is None:
+        raise DscirError("partial_fit continues a chain whose topics and state are on the "
+                         "driver, fitted in this process or pickled from one; this LDA's "
+                         "(placement='workers', warm_start, or loaded from a run) cannot "
+                         "take new documents: fit it with resume=RUN instead")
+    if lda.config_.control_variates:
+        raise DscirError("control_variates estimate from every training document's stored "
+                         "assignments, which a stream of new documents does not have; "
+                         "partial_fit needs control_variates=False")
+    arrays = {**ckpt.arrays, "phi_sum": np.zeros_like(ckpt.arrays["phi_sum"])}
+    return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)
+
+
+def _config(lda, store: str):
+    """The fitted configuration, its minibatch at most the new training documents."""
+    train = int(Corpus.open(store).train_docs().size)
+    if train == 0:
+        raise DscirError(f"{store} has no training documents to learn from")
+    return dataclasses.replace(lda.config_, batch_size=min(lda.config_.batch_size, train))
+
+
+def _new_documents(lda, X, vocabulary, first: bool):
+    """The store of ``X``, checked against the fitted vocabulary (see the module)."""
+    if is_store(X):
+        if vocabulary is not None:
+            raise DscirError("vocabulary= names the columns of a matrix; a corpus store has "
+                             "its own vocabulary")
+        if not first:
+            _same_words(lda, Corpus.open(store_path(X)).vocabulary, store_path(X))
+        return corpus_store(store_path(X))
+    n_features = None if first else lda.n_features_in_
+    matrix = count_matrix(X, "LDA", n_features)
+    words = vocabulary if vocabulary is not None else column_names(X)
+    if not first:
+        if words is not None:
+            _same_words(lda, words, "the new documents")
+        words = lda.vocabulary_
+    return corpus_store(matrix, words)
+
+
+def _same_words(lda, words, where: str) -> None:
+    theirs, ours = [str(w) for w in words], [str(w) for w in lda.vocabulary_]
+    if theirs != ours:
+        new = sorted(set(theirs) - set(ours))[:5]
+        why = f"new words {new}" if new else "the same words in another order"
+        raise DscirError(f"{where} have another vocabulary than the fitted one ({why}); "
+                         "partial_fit keeps the fitted vocabulary: give the documents in "
+                         "its columns (e.g. with the fitted CountVectorizer's transform)")
