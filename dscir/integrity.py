@@ -18,7 +18,7 @@ from typing import Any
 
 import zarr
 
-from dscir.errors import DscirError
+from dscir.errors import EXIT_DATA, DscirError
 
 CHECKSUM = "crc32c"
 
@@ -44,7 +44,10 @@ def has_checksums(array: zarr.Array) -> bool:
 
 
 class StoreDamaged(DscirError):
-    """A chunk of a store cannot be read back (checksum mismatch, corrupt data)."""
+    """A chunk or the metadata of a store cannot be read back (checksum mismatch,
+    corrupt data): exit status 3 on the command line."""
+
+    exit_code = EXIT_DATA
 
 
 def _where(array: zarr.Array) -> str:
@@ -126,8 +129,8 @@ def read(array: zarr.Array, selection: Any = Ellipsis, *, coordinates: bool = Fa
 
 def metadata_error(path: str | Path, exc: BaseException, what: str) -> DscirError:
     """The error for a ``zarr.json`` that cannot be parsed or is not Zarr v3 metadata."""
-    return DscirError(f"{path} is not a readable {what}: its Zarr metadata is damaged or "
-                      f"foreign ({_reason(exc)})")
+    return StoreDamaged(f"{path} is not a readable {what}: its Zarr metadata is damaged or "
+                        f"foreign ({_reason(exc)})")
 
 
 def open_group(path: str | Path, what: str = "Zarr store", mode: str = "r") -> zarr.Group:
@@ -137,11 +140,11 @@ def open_group(path: str | Path, what: str = "Zarr store", mode: str = "r") -> z
     except (FileNotFoundError, zarr.errors.GroupNotFoundError):
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DscirError(f"{_metadata_file(path)} is damaged: not valid JSON ({_reason(exc)}); "
-                         f"{path} is not a readable {what}") from None
+        raise StoreDamaged(f"{_metadata_file(path)} is damaged: not valid JSON ({_reason(exc)}); "
+                           f"{path} is not a readable {what}") from None
     except (ValueError, TypeError, KeyError, zarr.errors.NodeTypeValidationError) as exc:
-        raise DscirError(f"{_metadata_file(path)} is not Zarr v3 group metadata "
-                         f"({_reason(exc)}); {path} is not a readable {what}") from None
+        raise StoreDamaged(f"{_metadata_file(path)} is not Zarr v3 group metadata "
+                           f"({_reason(exc)}); {path} is not a readable {what}") from None
 
 
 def _metadata_file(path) -> str:
@@ -158,8 +161,8 @@ def member(group: zarr.Group, name: str, what: str = "store"):
     except Exception as exc:
         root = store_location(group)
         path = f"{root}/{group.path + '/' if group.path else ''}{name}"
-        raise DscirError(f"{_metadata_file(path)} is damaged or foreign ({_reason(exc)}); "
-                         f"{root} is not a readable {what}") from None
+        raise StoreDamaged(f"{_metadata_file(path)} is damaged or foreign ({_reason(exc)}); "
+                           f"{root} is not a readable {what}") from None
 
 
 def missing_chunks(array: zarr.Array) -> list[str]:

@@ -80,6 +80,9 @@ STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_fu
 WARM = "tests/test_warm_start.py"
 SHARDS = "tests/test_shards.py"
 CV = "tests/test_control_variates.py"
+PRIVATE = "tests/test_private_cluster.py"
+UNFINISHED = "tests/test_unfinished_runs.py"
+INTERRUPTS = "tests/test_interrupts.py"
 CONVERGENCE = "tests/test_convergence.py"
 REPORT = "tests/test_report.py"
 SPARSE = "tests/test_lda_sparse_kernel.py"
@@ -108,6 +111,9 @@ POLICY = "tests/test_lda_policy.py"
 DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 LAYERS = "tests/test_layers.py"
 SESSION = "tests/test_session.py"
+
+CONVENTION = "tests/test_cli_convention.py"
+MESSAGES = "tests/test_cli_messages.py"
 
 MUTANTS = [
     # -- scikit-learn estimators (issue 31, deliverable 1) --
@@ -612,7 +618,7 @@ MUTANTS = [
            (DIVERGED + "[workers]",)),
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
-           "            **({\"env\": _worker_env(threads_per_worker)} if processes else {}),\n", "",
+           '"env": _worker_env(threads_per_worker), ', "",
            ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
@@ -637,11 +643,10 @@ MUTANTS = [
            (LAYERS + "::test_no_import_circle_between_packages",)),
     # -- one Dask client per call chain (issue 29) --
     Mutant("session-ignores-the-running-client", "dscir/api/session.py",
-           "        client = current_client()\n", "        pass\n",
+           "            client = current_client()\n", "            pass\n",
            (SESSION + "::test_calls_inside_a_session_share_its_one_cluster",)),
     Mutant("session-reuses-despite-cluster-keywords", "dscir/api/session.py",
-           "if client is None and not any(v is not None for v in cluster.values()):",
-           "if client is None:",
+           "if client is None and not cluster:", "if client is None:",
            (SESSION + "::test_cluster_keywords_start_the_cluster_they_name",)),
     Mutant("cluster-without-workers-started", "dscir/engine/cluster.py",
            "if n_workers is not None and not n_workers >= 1:", "if False:",
@@ -649,6 +654,36 @@ MUTANTS = [
     Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
            'return client if client.status == "running" else None', "return client",
            (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
+    # -- interrupts, unfinished runs, a private embedded cluster (issue 31) --
+    Mutant("embedded-dashboard-on-every-interface", "dscir/engine/cluster.py",
+           'PRIVATE_DASHBOARD = f"{PRIVATE_HOST}:0"', 'PRIVATE_DASHBOARD = ":0"',
+           (PRIVATE + "::test_every_socket_of_the_embedded_cluster_is_on_loopback",
+            PRIVATE + "::test_another_host_cannot_reach_the_embedded_cluster")),
+    Mutant("resume-recomputes-the-burn-in", "dscir/api/base.py",
+           'burn_in = started_with(resume, "burn_in")', "burn_in = None",
+           (UNFINISHED + "::test_an_interrupted_run_resumed_with_more_iterations_is_the_"
+            "longer_run",
+            UNFINISHED + "::test_cli_resume_with_more_iterations_extends_a_finished_run")),
+    Mutant("info-refuses-an-unfinished-run", "dscir/cli/corpus.py",
+           "    if unfinished(path):\n        return print_progress(path)\n", "",
+           (UNFINISHED + "::test_info_reports_an_unfinished_runs_progress",)),
+    Mutant("cli-sigterm-exits-1", "dscir/engine/interrupts.py",
+           "    if isinstance(exc, Terminated):\n        return 128 + signal.SIGTERM\n",
+           "    if isinstance(exc, Terminated):\n        return 1\n",
+           (INTERRUPTS + "::test_sigterm_to_every_process_of_a_cli_fit_exits_143",)),
+    Mutant("python-sigterm-exits-0", "dscir/engine/interrupts.py",
+           "        super().__init__(128 + signal.SIGTERM)", "        super().__init__(0)",
+           (INTERRUPTS + "::test_python_fit_gets_one_exception_and_no_traceback_from_any_"
+            "process[15-143-]",)),
+    Mutant("sigterm-not-handled", "dscir/engine/interrupts.py",
+           "    ours = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}",
+           "    ours = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: None}",
+           (INTERRUPTS + "::test_sigterm_to_every_process_of_a_cli_fit_exits_143",)),
+    Mutant("workers-take-ctrl-c", "dscir/engine/interrupts.py",
+           "signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})",
+           "signal.SIG_BLOCK, {signal.SIGTERM})",
+           (INTERRUPTS + "::test_ctrl_c_ends_a_cli_fit_with_one_line_and_a_resumable_"
+            "checkpoint",)),
     # -- the lazy SCIR step (issue 30) --
     Mutant("lazy-catch-up-over-one-step-only", LAZY_KERNELS,
            "lt[w], prior, counts, i, 0.0, gap)",
@@ -748,9 +783,8 @@ MUTANTS = [
            '    if model not in ("lda", "dpmm", "mixture"):',
            (RECIPES + "::test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command",)),
     Mutant("placement-by-name", "dscir/models/lda/model.py",
-           "topics = LazyDriverTopics if lazy else TOPIC_STATES[placement]",
-           'topics = LazyDriverTopics if lazy else TOPIC_STATES[placement if placement == '
-           '"workers" else "driver"]',
+           "topics = states[placement]",
+           'topics = states[placement if placement == "workers" else "driver"]',
            (RECIPES + "::test_a_topic_placement_added_as_the_recipe_says_holds_the_topics",)),
     Mutant("sampler-options-dropped", "dscir/models/lda/model.py",
            "get_sampler(config.sampler, **config.sampler_options)",
@@ -760,6 +794,65 @@ MUTANTS = [
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
            ("tests/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
+    # -- one command-line convention (issue 31, deliverables 2, 4 and 5) --
+    Mutant("cli-option-without-help", "dscir/cli/runs.py",
+           """                    help="words per topic (or cluster)")""", ")",
+           (CONVENTION + "::test_every_option_has_help_showing_its_default",)),
+    Mutant("cli-default-not-shown", "dscir/cli/convention.py",
+           'return f"{text} (default: %(default)s)"', "return text",
+           (CONVENTION + "::test_every_option_has_help_showing_its_default",)),
+    Mutant("cli-long-command-without-progress", "dscir/cli/convention.py",
+           "if command in LONG:\n", "if command in LONG and command != \"transform\":\n",
+           (CONVENTION + "::test_messages_progress_json_and_out_options",)),
+    Mutant("cli-positional-named-by-dest", "dscir/cli/convention.py",
+           "p.add_argument(dest, metavar=KINDS[kind], help=help, **kw)",
+           "p.add_argument(dest, help=help, **kw)",
+           (CONVENTION + "::test_positionals_are_named_by_kind",)),
+    Mutant("cli-bad-data-exits-2", "dscir/errors.py",
+           "    exit_code = EXIT_DATA\n", "",
+           (MESSAGES + "::test_bad_data_is_status_3_quoting_one_line",)),
+    Mutant("cli-damaged-store-exits-2", "dscir/integrity.py",
+           "    exit_code = EXIT_DATA\n", "",
+           (MESSAGES + "::test_a_damaged_store_is_status_3",)),
+    Mutant("cli-lost-cluster-exits-2", "dscir/errors.py",
+           "    exit_code = EXIT_FAILURE\n", "",
+           ("tests/test_cluster_tcp.py::test_unreachable_scheduler_is_a_clean_error",)),
+    Mutant("cli-runtime-failure-exits-2", "dscir/cli/__init__.py",
+           "def _error(message: str, status: int = EXIT_FAILURE) -> int:",
+           "def _error(message: str, status: int = 2) -> int:",
+           (CONVENTION + "::test_a_runtime_failure_and_an_interrupt_have_their_statuses",)),
+    Mutant("cli-message-names-the-python-name", "dscir/errors.py",
+           "return flag if on_command_line() else python", "return python",
+           (MESSAGES + "::test_python_names_the_parameter_and_the_command_line_the_flag",)),
+    Mutant("cli-errors-outside-the-command-line-context", "dscir/cli/__init__.py",
+           'getattr(args, "quiet", False)), \\\n            command_line():',
+           'getattr(args, "quiet", False)):',
+           (MESSAGES + "::test_python_names_the_parameter_and_the_command_line_the_flag",)),
+    Mutant("cli-parse-error-quotes-the-whole-line", "dscir/corpus/ingest.py",
+           "    if len(line) <= limit:\n", "    if True:\n",
+           (MESSAGES + "::test_bad_data_is_status_3_quoting_one_line",)),
+    Mutant("cli-top-zero-accepted", "dscir/cli/runs.py",
+           """tp.add_argument("--top", type=convention.count(1), default=10,""",
+           """tp.add_argument("--top", type=int, default=10,""",
+           (MESSAGES + "::test_a_nonsense_value_is_one_error_before_any_cluster",)),
+    Mutant("cli-workers-zero-reaches-the-cluster", "dscir/cli/options.py",
+           'g.add_argument("--workers", type=convention.count(1), metavar="N",',
+           'g.add_argument("--workers", type=int, metavar="N",',
+           (MESSAGES + "::test_a_nonsense_value_is_one_error_before_any_cluster",)),
+    Mutant("cli-corpus-store-taken-for-a-run", "dscir/runs/store.py",
+           "    if CORPUS_ATTR in group.attrs:\n", "    if False:\n",
+           (MESSAGES + "::test_a_path_of_the_wrong_kind_says_what_it_is",)),
+    Mutant("cli-bars-in-redirected-logs", "dscir/cli/convention.py",
+           "return sys.stderr.isatty() if chosen is None else chosen",
+           "return True if chosen is None else chosen",
+           (CONVENTION + "::test_progress_bars_only_on_a_terminal",
+            MESSAGES + "::test_a_redirected_ingest_writes_no_carriage_return")),
+    Mutant("cli-dask-warnings-shown", "dscir/cli/convention.py",
+           "if verbose >= 2 or not from_dask(message, filename):", "if True:",
+           (MESSAGES + "::test_log_levels_and_dask_warnings",)),
+    Mutant("cli-quiet-keeps-info", "dscir/cli/convention.py",
+           "root.setLevel(logging.WARNING if quiet else", "root.setLevel(logging.INFO if quiet else",
+           (MESSAGES + "::test_log_levels_and_dask_warnings",)),
 ]
 
 

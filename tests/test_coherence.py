@@ -3,6 +3,7 @@ against a brute-force computation on the dense document-word matrix."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -173,6 +174,12 @@ def test_cli_prints_per_topic_values_and_the_mean(store, run, two_workers, capsy
     assert f"over {N_DOCS} documents" in lines[-1]
     np.testing.assert_allclose(want.per_topic,
                                brute_force(x, model.topic_word_, "c_npmi", 5), atol=1e-12)
+    assert main(["coherence", run, "--measure", "c_npmi", "--top", "5", "--json",
+                 "--address", address]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["measure"], answer["top"], answer["n_docs"]) == ("c_npmi", 5, N_DOCS)
+    np.testing.assert_allclose([t["coherence"] for t in answer["topics"]], want.per_topic)
+    assert [len(t["words"]) for t in answer["topics"]] == [5, 5, 5]
 
 
 @pytest.mark.parametrize("extra, message", [

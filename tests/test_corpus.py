@@ -416,7 +416,9 @@ def test_bad_text_is_rejected_and_leaves_nothing(tmp_path, capsys, fmt, name, co
         (path / "a.txt").write_bytes(content)
     else:
         path.write_bytes(content)
-    assert main(["ingest", fmt, str(path), str(tmp_path / "out.zarr"), "--quiet"]) == 2
+    usage = message.startswith("no word")  # the options' fault, not the file's
+    assert main(["ingest", fmt, str(path), str(tmp_path / "out.zarr"), "--quiet"]) == \
+        (2 if usage else 3)
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert leftovers(tmp_path) == []
@@ -454,15 +456,11 @@ def test_existing_store_is_not_overwritten_and_cli_errors(tmp_path, capsys):
 def test_every_registered_format_has_a_parser_and_an_unknown_one_is_one_line(capsys):
     from dscir.corpus.formats import FORMATS
 
-    with pytest.raises(SystemExit) as exit_:
-        main(["ingest", "--help"])
-    assert exit_.value.code == 0
+    assert main(["ingest", "--help"]) == 0
     out = capsys.readouterr().out
     for name, fmt in FORMATS.items():
         assert re.search(rf"^ +{name} +{re.escape(fmt.description[:20])}", out, re.M), name
-        with pytest.raises(SystemExit) as exit_:
-            main(["ingest", name, "--help"])
-        assert exit_.value.code == 0
+        assert main(["ingest", name, "--help"]) == 0
         assert f"usage: dscir ingest {name} " in capsys.readouterr().out
     assert main(["ingest", "nosuch", "in.txt", "out.zarr", "--quiet"]) == 2
     err = capsys.readouterr().err

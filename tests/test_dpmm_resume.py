@@ -86,6 +86,6 @@ def test_cli_out_checkpoint_and_resume(dpmm_store, tmp_path, capsys):
     assert capsys.readouterr().out == resumed
     assert_same_run(tmp_path / "whole", tmp_path / "run")
     assert main([*common, "--iterations", "8", "--checkpoint-every", "2"]) == 2
-    assert "needs out (--out)" in capsys.readouterr().err
+    assert "--checkpoint-every needs --out" in capsys.readouterr().err
     assert main([*common, "--iterations", "8", "--out", str(tmp_path / "whole")]) == 2
     assert "exists" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -109,6 +110,10 @@ def test_topics_evaluate_and_info_read_a_dp_run(dpmm_store, two_workers, tmp_pat
     assert main(["evaluate", str(tmp_path / "run")]) == 0
     line = capsys.readouterr().out
     assert "held-out log predictive" in line and f"{model.score():.4f}" in line
+    assert main(["evaluate", str(tmp_path / "run"), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["metric"] == "log_predictive"
+    assert answer["value"] == pytest.approx(model.score(), rel=1e-12)
     assert main(["evaluate", str(tmp_path / "run"), "--sweeps", "5"]) == 2
     assert "applies to LDA runs" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "run")]) == 0

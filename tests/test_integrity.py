@@ -63,8 +63,9 @@ def _run(argv, capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _one_error(code: int, err: str, *needles: str) -> str:
-    assert code == 2, err
+def _one_error(code: int, err: str, *needles: str, status: int = 2) -> str:
+    """The one error line; ``status``: 2 usage, 3 bad or damaged data, 1 runtime."""
+    assert code == status, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("dscir: error: "), err
@@ -109,12 +110,12 @@ def test_a_flipped_byte_is_found_by_read_info_verify_and_fit(store, capsys, arra
     assert code == 0
     code, out, err = _run(["verify", store], capsys)
     _one_error(code, err, f"corpus store {store} is damaged: {array}: chunk 0 cannot be read",
-               "checksum")
+               "checksum", status=3)
     assert f"{array}: chunk 0 cannot be read" in out and "indptr: OK" in out
     # an in-process fit (exact Gibbs) reads the counts: one line, no traceback
     code, out, err = _run(["fit", "mixture", store, "--clusters", "2", "--sampler", "gibbs",
                            "--iterations", "2", "--no-progress"], capsys)
-    _one_error(code, err, f"array '{array}'", "is damaged: chunk 0")
+    _one_error(code, err, f"array '{array}'", "is damaged: chunk 0", status=3)
 
 
 def test_random_bytes_in_an_old_store_give_no_wrong_word_ids(old_store, capsys):
@@ -127,7 +128,7 @@ def test_random_bytes_in_an_old_store_give_no_wrong_word_ids(old_store, capsys):
     with pytest.raises(DscirError, match="'indices' holds word id 10000 outside 0..39"):
         Corpus.open(old_store, cache_bytes=0).read(np.arange(5))
     code, out, err = _run(["verify", old_store], capsys)
-    _one_error(code, err, "indices: word id 10000 at entry 5 is outside 0..39")
+    _one_error(code, err, "indices: word id 10000 at entry 5 is outside 0..39", status=3)
     # and corrupt compressed bytes are one line too (was a raw zstd RuntimeError)
     shard = old_store / "data" / "c" / "0"
     b = bytearray(shard.read_bytes())
@@ -136,7 +137,7 @@ def test_random_bytes_in_an_old_store_give_no_wrong_word_ids(old_store, capsys):
     with pytest.raises(DscirError, match="array 'data' of .* is damaged"):
         Corpus.open(old_store, cache_bytes=0).read(np.arange(5))
     code, out, err = _run(["verify", old_store], capsys)
-    _one_error(code, err, "data: chunk 0 cannot be read")
+    _one_error(code, err, "data: chunk 0 cannot be read", status=3)
 
 
 # -- missing chunks, inconsistent attributes --------------------------------------
@@ -145,18 +146,18 @@ def test_random_bytes_in_an_old_store_give_no_wrong_word_ids(old_store, capsys):
 def test_a_deleted_indptr_chunk(store, capsys):
     (store / "indptr" / "c" / "1").unlink()  # a middle shard: indptr reads zeros there
     code, out, err = _run(["info", store], capsys)
-    _one_error(code, err, "is inconsistent: 'indptr' decreases after document 127")
+    _one_error(code, err, "is inconsistent: 'indptr' decreases after document 127", status=3)
     code, out, err = _run(["verify", store], capsys)
-    _one_error(code, err, "indptr: missing chunk files c/1")
+    _one_error(code, err, "indptr: missing chunk files c/1", status=3)
     code, out, err = _run(["fit", "lda", store, "--topics", "3", *NO_CLUSTER], capsys)
-    _one_error(code, err, "'indptr' decreases")
+    _one_error(code, err, "'indptr' decreases", status=3)
 
 
 def test_every_indptr_chunk_deleted(store, capsys):
     for f in (store / "indptr" / "c").iterdir():
         f.unlink()
     code, out, err = _run(["info", store], capsys)
-    _one_error(code, err, "'indptr' ends at 0, the attribute says nnz=")
+    _one_error(code, err, "'indptr' ends at 0, the attribute says nnz=", status=3)
     assert out == ""
 
 
@@ -165,12 +166,13 @@ def test_attributes_that_disagree_with_the_arrays(store, capsys):
     meta = dict(g.attrs["dscir_corpus"])
     g.attrs["dscir_corpus"] = dict(meta, n_docs=meta["n_docs"] + 1)
     code, out, err = _run(["info", store], capsys)
-    _one_error(code, err, "'indptr' has 301 entries, 302 expected for n_docs=301")
+    _one_error(code, err, "'indptr' has 301 entries, 302 expected for n_docs=301", status=3)
     g.attrs["dscir_corpus"] = dict(meta, n_tokens=meta["n_tokens"] + 7)
     code, out, err = _run(["info", store], capsys)  # cheap: the counts are not read
     assert code == 0
     code, out, err = _run(["verify", store], capsys)
-    _one_error(code, err, "consistency: the counts sum to", f"n_tokens={meta['n_tokens'] + 7}")
+    _one_error(code, err, "consistency: the counts sum to", f"n_tokens={meta['n_tokens'] + 7}",
+               status=3)
 
 
 @pytest.mark.parametrize("where", ["", "indices/"])
@@ -179,9 +181,9 @@ def test_truncated_zarr_json(store, capsys, where):
     f.write_bytes(f.read_bytes()[:60])
     for cmd in ("info", "verify"):
         code, out, err = _run([cmd, store], capsys)
-        _one_error(code, err, f"{f} is damaged")
+        _one_error(code, err, f"{f} is damaged", status=3)
     code, out, err = _run(["fit", "lda", store, "--topics", "3", *NO_CLUSTER], capsys)
-    _one_error(code, err, f"{f} is damaged")
+    _one_error(code, err, f"{f} is damaged", status=3)
 
 
 def test_foreign_zarr_json(store, capsys):
@@ -190,7 +192,7 @@ def test_foreign_zarr_json(store, capsys):
     _one_error(code, err, "not a dscir corpus store (its zarr.json has no dscir_corpus")
     (store / "zarr.json").write_text('["not", "metadata"]')
     code, out, err = _run(["info", store], capsys)
-    _one_error(code, err, f"{store / 'zarr.json'}")
+    _one_error(code, err, f"{store / 'zarr.json'}", status=3)
 
 
 # -- run stores -----------------------------------------------------------------
@@ -210,9 +212,11 @@ def test_run_stores_are_checksummed_and_verified(tmp_path, capsys):
     assert code == 0 and "phi_mean: OK" in out
     _flip(path / "phi_mean" / "c" / "0" / "0", at=10)
     code, out, err = _run(["info", path], capsys)
-    _one_error(code, err, "array 'phi_mean' of", "is damaged: chunk 0.0 cannot be read")
+    _one_error(code, err, "array 'phi_mean' of", "is damaged: chunk 0.0 cannot be read",
+               status=3)
     code, out, err = _run(["verify", path], capsys)
-    _one_error(code, err, f"run {path} is damaged: phi_mean: chunk 0.0 cannot be read")
+    _one_error(code, err, f"run {path} is damaged: phi_mean: chunk 0.0 cannot be read",
+               status=3)
 
 
 # -- ingest ---------------------------------------------------------------------
@@ -225,7 +229,7 @@ def test_gzip_magic_then_junk(tmp_path, capsys):
     bad.write_bytes(header + bytes(range(255, 0, -1)) * 4)
     code, out, err = _run(["ingest", "ldac", bad, tmp_path / "o.zarr", "--vocab",
                            tmp_path / "vocab.txt"], capsys)
-    _one_error(code, err, f"{bad}:1: corrupt or truncated gzip data")
+    _one_error(code, err, f"{bad}:1: corrupt or truncated gzip data", status=3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.gz", "vocab.txt"]
 
 
@@ -264,7 +268,7 @@ def test_out_in_an_unwritable_directory_or_under_a_file(store, tmp_path, capsys)
         (afile / "deeper" / "run.zarr", f"{afile} is a file, not a directory"),
         ("/proc/dscir-test/run.zarr", "cannot write the run to /proc/dscir-test/run.zarr: "
                                       "directory /proc is not writable"),
-        (afile, f"{afile} exists; pass overwrite=True (--overwrite)"),
+        (afile, f"{afile} exists; pass --overwrite to replace it"),
     ]
     for out, message in cases:
         code, _, err = _run(["fit", "lda", store, "--topics", "3", "--iterations", "2",
@@ -280,7 +284,7 @@ def test_out_in_an_unwritable_directory_or_under_a_file(store, tmp_path, capsys)
 def test_zero_iterations_with_out(store, tmp_path, capsys):
     code, _, err = _run(["fit", "lda", store, "--topics", "3", "--iterations", "0",
                          "--out", tmp_path / "run.zarr", *NO_CLUSTER], capsys)
-    _one_error(code, err, "n_iter=0 (--iterations 0) with out (--out) would write a finished "
+    _one_error(code, err, "--iterations 0 with --out would write a finished "
                           "run of the random initial state")
     assert not (tmp_path / "run.zarr").exists()
 
@@ -297,7 +301,7 @@ def test_available_memory_is_known_and_a_memory_error_is_one_line(capsys, monkey
 
     monkeypatch.setattr(cli_corpus, "_info", boom)
     code, _, err = _run(["info", "anything"], capsys)
-    _one_error(code, err, "out of memory (Unable to allocate 74.5 GiB)")
+    _one_error(code, err, "out of memory (Unable to allocate 74.5 GiB)", status=1)
 
 
 def test_disk_full_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
@@ -319,6 +323,6 @@ def test_disk_full_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys
     monkeypatch.setattr(writer.CorpusWriter, "_flush", full)
     code, _, err = _run(["ingest", "ldac", tmp_path / "docs.ldac", tmp_path / "o.zarr",
                          "--vocab", tmp_path / "vocab.txt"], capsys)
-    _one_error(code, err, "No space left on device")
+    _one_error(code, err, "No space left on device", status=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.ldac", "vocab.txt"]
     monkeypatch.setattr(writer.CorpusWriter, "_flush", real)

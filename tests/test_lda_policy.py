@@ -187,9 +187,7 @@ def test_bad_policy_names_and_a_missing_corpus_are_one_clear_error(small_store, 
         dscir.LDA(policy="tuned").chain_config(small_store)
     with pytest.raises(DscirError, match="chooses settings from the corpus"):
         dscir.LDA().chain_config()
-    with pytest.raises(SystemExit) as exc:
-        main(["fit", "lda", small_store, "--policy", "tuned"])
-    assert exc.value.code == 2
+    assert main(["fit", "lda", small_store, "--policy", "tuned"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'tuned'" in err and "Traceback" not in err
 

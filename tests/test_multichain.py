@@ -93,13 +93,16 @@ def test_dscir_diagnose_prints_the_table(runs, capsys, tmp_path):
 def test_bad_input_is_one_line(runs, capsys, tmp_path):
     store, root, _ = runs
     assert main(["diagnose", str(tmp_path / "nothing")]) == 2
-    assert main(["diagnose", str(root / "two"), "--top", "0"]) == 2
     assert main(["fit", "lda", store, "--topics", "3", "--chains", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("dscir: error: ") for line in err), err
+    assert "--chains N > 1 needs --out" in err[1]
+    assert main(["diagnose", str(root / "two"), "--top", "0"]) == 2
     assert main(["fit", "lda", store, "--topics", "3", "--chains", "0",
                  "--out", str(tmp_path / "r")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and all(line.startswith("dscir: error: ") for line in err), err
-    assert "needs out (--out)" in err[2] and "n_chains must be >= 1" in err[3]
+    err = capsys.readouterr().err  # argparse's usage line and error
+    assert "argument --top: must be >= 1, got 0" in err
+    assert "argument --chains: must be >= 1, got 0" in err
     assert not (tmp_path / "r").exists()
 
 

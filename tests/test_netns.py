@@ -202,7 +202,7 @@ def test_a_driver_cut_off_stops_cleanly_and_resumes_to_the_chain(
     finally:
         cluster.hosts.link(cluster.driver_host, True)
     last = driver.output().strip().splitlines()[-1]
-    assert code == 2, driver.output()
+    assert code == 1, driver.output()
     assert last.startswith("dscir: error: lost the connection to the Dask scheduler"), last
     assert "--resume" in last
     assert 4 <= last_checkpoint(run) < ITERATIONS

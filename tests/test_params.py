@@ -57,14 +57,14 @@ def test_every_flag_reads_back_into_the_estimator():
     """Guards against a flag whose value is dropped or renamed on its way to LDA."""
     args = lda_parser().parse_args(["--topics", "9", "--iterations", "40", "--tau", "none",
                                     "--alpha", "auto", "--beta", "0.25", "--warm-start",
-                                    "--no-progress", "--kernel", "dense"])
+                                    "--kernel", "dense"])
     kw = estimator_kwargs(args, PARAMS)
     assert (kw["n_topics"], kw["n_iter"], kw["tau"], kw["alpha"], kw["beta"]) == \
         (9, 40, None, AUTO, 0.25)
-    assert (kw["warm_start"], kw["progress"], kw["kernel"]) == (True, False, "dense")
+    assert (kw["warm_start"], kw["kernel"]) == (True, "dense")
     defaults = estimator_kwargs(lda_parser().parse_args([]), PARAMS)
     assert defaults == {k: v for k, v in dscir.LDA().get_params().items()
-                        if k != "sampler_options"}
+                        if k not in ("sampler_options", "progress")}  # the convention's
 
 
 @pytest.mark.parametrize("python, flag, value, message", [
@@ -91,7 +91,8 @@ def test_pairs_and_auto_choices_on_the_command_line():
     kw = estimator_kwargs(p.parse_args(["--step-sizes", "0.1", "0.2", "--sampler", "auto",
                                         "--alpha-prior", "2", "3"]), DPMM)
     assert (kw["step_sizes"], kw["sampler"], kw["alpha_prior"]) == ((0.1, 0.2), AUTO, (2.0, 3.0))
-    assert estimator_kwargs(p.parse_args([]), DPMM) == dscir.DPMixture().get_params()
+    assert estimator_kwargs(p.parse_args([]), DPMM) == \
+        {k: v for k, v in dscir.DPMixture().get_params().items() if k != "progress"}
     model = dscir.DPMixture(step_sizes=(0.1, -1.0))
     with pytest.raises(DscirError, match=r"^step_sizes\[1\] \(h_DP\) must be > 0"):
         model.chain_config()

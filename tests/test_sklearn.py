@@ -117,6 +117,7 @@ def test_a_matrix_runs_here_and_a_store_goes_to_a_cluster(store, X, monkeypatch)
         raise Stop
 
     monkeypatch.setattr(base, "session", spy)
+    monkeypatch.setattr(cluster, "current_client", lambda: None)  # none running here
     for data in (store, X):
         with pytest.raises(Stop):
             lda().fit(data)

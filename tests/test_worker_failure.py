@@ -86,7 +86,7 @@ def test_cli_reports_a_killed_worker_in_one_line(monkeypatch, capsys):
         raise KilledWorker(key, None, 3)
 
     monkeypatch.setattr(corpus, "_info", killed)
-    assert cli.main(["info", "whatever.zarr"]) == 2
+    assert cli.main(["info", "whatever.zarr"]) == 1  # a runtime failure
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dscir: error: task ")
     assert "dscir-lda-gibbs-0a1b2c3d" in err[0] and "--resume" in err[0]

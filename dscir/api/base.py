@@ -35,7 +35,7 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
-from dscir.errors import DscirError, not_fitted
+from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
 __all__ = ["Estimator", "Plan"]
 
@@ -135,7 +135,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def fit(self, X, y=None, *, client=None, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
-            out: str | Path | None = None, overwrite: bool = False, checkpoint_every: int = 0,
+            dashboard_address: str | None = None, out: str | Path | None = None,
+            overwrite: bool = False, checkpoint_every: int = 0,
             resume: str | Path | None = None, n_chains: int = 1):
         """Run ``n_iter`` iterations from a fresh chain on a corpus.
 
@@ -150,14 +151,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         unsupervised estimators). The cluster is ``client``, or the scheduler
         at ``address`` / ``scheduler_file``, or else (without these keywords)
         the running client of this process, or else an embedded LocalCluster
-        of ``n_workers`` processes (``dscir.api.session``); ``security`` (a
+        of ``n_workers`` processes (``dscir.api.session``), every socket and its
+        dashboard on 127.0.0.1 unless ``dashboard_address`` ("HOST:PORT",
+        ":PORT" for every interface) serves the dashboard elsewhere; ``security`` (a
         ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
         mutual TLS. Exact samplers run in this process, and so does a
         stochastic sampler's chain on a small in-memory matrix when no cluster
         is named or running (``dscir.api.session.runs_in_process``): the same
-        chain, read and computed here; a corpus store always goes to a cluster. With ``out``, the run (configuration,
-        parameters, kept samples, final state, history, scores) is written
-        there as a Zarr run store.
+        chain, read and computed here; a corpus store always goes to a cluster.
+        With ``out``, the run (configuration, parameters, kept samples, final
+        state, history, scores) is written there as a Zarr run store.
 
         With ``checkpoint_every`` = N (and ``out``) the whole chain is
         checkpointed into the run every N iterations. ``resume=RUN`` continues
@@ -174,7 +177,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         check_y(y)
         n_chains = check_chains(n_chains, out, checkpoint_every, resume)
         cluster = dict(address=address, scheduler_file=scheduler_file, n_workers=n_workers,
-                       security=security)
+                       security=security, dashboard_address=dashboard_address)
         with self._documents(X, vocabulary) as store:
             plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
                                  named=is_store(X) or cluster_named(client, cluster))
@@ -198,15 +201,15 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         run = resume if resume is not None else out if checkpoint_every else None
         self._chain = chain = self._start(plan, client, local_dir=None if run is None
                                           else str(Path(run) / "local"))
-        writer = None
+        writer, n_iter = None, self._iterations(plan.config)
         if plan.checkpoint is not None:
             writer = RunWriter.resume(resume, plan.checkpoint,
-                                      checkpoint_every=checkpoint_every or None)
+                                      checkpoint_every=checkpoint_every or None, n_iter=n_iter)
             chain.restore(plan.checkpoint, read_arrays(resume, "samples"))
         elif out is not None:
             writer = RunWriter(out, model=plan.model_type.name, overwrite=overwrite,
-                               checkpoint_every=checkpoint_every)
-        self._advance(chain, self._iterations(plan.config) - chain.iteration, writer)
+                               checkpoint_every=checkpoint_every, n_iter=n_iter)
+        self._advance(chain, n_iter - chain.iteration, writer)
 
     def _start(self, plan: Plan, client, *, seed: int | None = None,
                local_dir: str | None = None):
@@ -227,19 +230,25 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
                  named: bool = True) -> Plan:
+        from dscir.runs.checkpoint import started_with
         from dscir.runs.store import check_out_path, checkpoint_to_resume
 
         config = self.chain_config(corpus)
+        if resume is not None and self.burn_in is None and not getattr(config, "stopping", 0):
+            # The run's burn-in: the default, half of n_iter, changes when n_iter grows.
+            burn_in = started_with(resume, "burn_in")
+            config = config if burn_in is None else dataclasses.replace(config, burn_in=burn_in)
         Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
         if resume is not None and out is not None and Path(out) != Path(resume):
             raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
         if checkpoint_every and out is None and resume is None:
-            raise DscirError("checkpoint_every (--checkpoint-every) needs out (--out), the run "
-                             "store to checkpoint into")
+            raise DscirError(f"{spell('checkpoint_every', '--checkpoint-every')} needs "
+                             f"{spell('out', '--out')}, the run store to checkpoint into")
         n_iter = self._iterations(config)
         if out is not None and resume is None:
             if n_iter == 0:
-                raise DscirError("n_iter=0 (--iterations 0) with out (--out) would write a "
+                raise DscirError(f"{spell('n_iter=0', '--iterations 0')} with "
+                                 f"{spell('out', '--out')} would write a "
                                  "finished run of the random initial state; ask for at least "
                                  "1 iteration")
             check_out_path(out, overwrite)
@@ -312,11 +321,11 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if writer is not None:
                 writer.abort()
             if lost_scheduler(chain.executor, exc):
-                resume = "; continue it from its last checkpoint with --resume (resume=RUN)" \
-                    if every else ""
-                raise DscirError(f"lost the connection to the Dask scheduler at iteration "
-                                 f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
-                                 ) from exc
+                resume = ("; continue it from its last checkpoint with "
+                          f"{spell('resume=RUN', '--resume RUN')}") if every else ""
+                raise ClusterError(f"lost the connection to the Dask scheduler at iteration "
+                                   f"{chain.iteration} ({' '.join(str(exc).split())}){resume}"
+                                   ) from exc
             raise
 
     def _commit(self, chain, writer, every: int) -> None:

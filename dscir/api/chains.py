@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from dscir import streams
-from dscir.errors import DscirError
+from dscir.errors import DscirError, spell
 
 
 def check_chains(n_chains, out, checkpoint_every: int, resume) -> int:
@@ -27,11 +27,13 @@ def check_chains(n_chains, out, checkpoint_every: int, resume) -> int:
     Interval(numbers.Integral, 1).check("n_chains", n_chains)
     if n_chains > 1:
         if out is None:
-            raise DscirError("n_chains > 1 (--chains) needs out (--out): the chains are "
+            raise DscirError(f"{spell('n_chains > 1', '--chains N > 1')} needs "
+                             f"{spell('out', '--out')}: the chains are "
                              "written to a run directory that diagnose reads")
         if checkpoint_every or resume is not None:
-            raise DscirError("n_chains > 1 (--chains) cannot be checkpointed or resumed yet; "
-                             "fit without checkpoint_every / resume")
+            raise DscirError(f"{spell('n_chains > 1', '--chains N > 1')} cannot be "
+                             "checkpointed or resumed yet; fit without "
+                             f"{spell('checkpoint_every / resume', '--checkpoint-every / --resume')}")
     return int(n_chains)
 
 

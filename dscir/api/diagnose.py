@@ -167,7 +167,7 @@ class ChainDiagnostics:
         path = getattr(self, "run_path_", None)
         if path is None:
             raise DscirError(f"this {type(self).__name__} has no run store; fit with out= "
-                             "(--out) or load a run")
+                             "or load a run")
         return path
 
     def diagnose(self, client=None, **options) -> Diagnosis:

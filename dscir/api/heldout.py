@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import store_path
-from dscir.errors import DscirError
+from dscir.errors import DscirError, spell
 
 
 class HeldoutPredictive:
@@ -49,7 +49,8 @@ class HeldoutPredictive:
         from dscir.corpus import Corpus
 
         if sweeps is not None:
-            raise DscirError("sweeps (--sweeps) applies to LDA runs; a mixture's score has none")
+            raise DscirError(f"{spell('sweeps', '--sweeps')} applies to LDA runs; a mixture's "
+                             "score has none")
         store = self._own_store() if corpus is None else store_path(corpus)
         value = self.score(store, client=client, **cluster)
         n = Corpus.open(store).heldout_docs().size

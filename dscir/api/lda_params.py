@@ -105,8 +105,8 @@ PARAMS: tuple[Param, ...] = (
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
           "parameters per vocabulary block with placement='workers' (and of the lazy "
           "SCIR step's blocks in either placement)."),
-    Param("progress", BOOL, True, "show a progress bar.", flag="--no-progress",
-          config=False),
+    Param("progress", BOOL, True, "show a progress bar (on the command line: --progress, "
+          "--no-progress, -q; by default only on a terminal).", flag=None, config=False),
 )
 
 #: The samplers' own hyperparameters, entries of ``sampler_options`` (None: unset,

@@ -33,8 +33,9 @@ RUN: tuple[Param, ...] = (
           "line, at the end).", config=False),
     Param("seed", Interval(Int, 0), 0,
           "the whole chain is a function of the seed (and the corpus)."),
-    Param("progress", Options((False, True)), True, "show a progress bar.",
-          flag="--no-progress", config=False),
+    Param("progress", Options((False, True)), True, "show a progress bar (on the command "
+          "line: --progress, --no-progress, -q; by default only on a terminal).", flag=None,
+          config=False),
 )
 
 

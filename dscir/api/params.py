@@ -20,7 +20,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from dscir.errors import DscirError
+from dscir.errors import DscirError, on_command_line
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,9 @@ class Param:
 
 def validate(params: Any, values: dict[str, Any], cli: bool = False) -> None:
     """Check every parameter against its declaration (or a ``{name: constraint}``
-    table), in order; ``cli``: name each by its command-line flag."""
+    table), in order; ``cli`` (or a call from the command line): name each by its
+    command-line flag."""
+    cli = cli or on_command_line()
     if isinstance(params, dict):
         for name, constraint in params.items():
             constraint.check(name, values[name])

@@ -52,18 +52,21 @@ def runs_in_process(store: str) -> bool:
 def session(client=None, *, local: bool = False, **cluster) -> Iterator:
     """The client of this call chain (see the module); None with ``local``."""
     from dscir.engine.cluster import current_client, dask_client
+    from dscir.engine.interrupts import interruptible
 
-    if local:
-        yield None
-        return
-    if client is None and not any(v is not None for v in cluster.values()):
-        client = current_client()
-    with dask_client(client, **cluster) as c:
-        if c is client:
-            yield c
+    cluster = {k: v for k, v in cluster.items() if v is not None}  # None: not given
+    with interruptible():
+        if local:
+            yield None
             return
-        with c.as_current():  # the calls this one makes find it, not an older client
-            yield c
+        if client is None and not cluster:
+            client = current_client()
+        with dask_client(client, **cluster) as c:
+            if c is client:
+                yield c
+                return
+            with c.as_current():  # the calls this one makes find it, not an older client
+                yield c
 
 
 def new_executor(model: str, store: str, client=None):

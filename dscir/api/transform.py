@@ -26,7 +26,7 @@ import numpy as np
 import zarr
 
 from dscir import integrity
-from dscir.errors import DscirError
+from dscir.errors import DscirError, spell
 
 ATTR = "dscir_transform"
 
@@ -49,8 +49,9 @@ def phi_samples(model) -> np.ndarray:
     run = getattr(model, "run_path_", None)
     phi = read_arrays(run, "samples").get("phi") if run is not None else None
     if phi is None or phi.shape[0] == 0:
-        raise DscirError("spread=True (--spread) needs the kept phi samples of a run "
-                         "(samples/phi): fit with out=... or load a run that kept samples")
+        raise DscirError(f"{spell('spread=True', '--spread')} needs the kept phi samples of a "
+                         f"run (samples/phi): fit with {spell('out=...', '--out')} or load a "
+                         "run that kept samples")
     if phi.shape[1:] != model.topic_word_.shape:
         raise DscirError(f"the run's phi samples have shape {list(phi.shape[1:])}, the "
                          f"topics {list(model.topic_word_.shape)}")
@@ -128,8 +129,8 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     from dscir.rng import derive
 
     if out is None:
-        raise DscirError("the transform of a corpus store needs out= (--out), the Zarr "
-                         "path its topics are written to")
+        raise DscirError(f"the transform of a corpus store needs {spell('out=', '--out')}, the "
+                         "Zarr path its topics are written to")
     check_transform(model, store)
     cfg = model.config_
     sweeps = int(sweeps or cfg.eval_sweeps)

@@ -2,8 +2,10 @@
 
 Each command lives in its own module under ``dscir.cli`` exposing
 ``register(subparsers)``; it adds a parser whose ``func`` default receives the
-parsed arguments and returns an exit code. A ``DscirError`` becomes one line on
-stderr and exit status 2.
+parsed arguments and returns an exit code. ``dscir.cli.convention`` gives every
+command the same options, help and logging; an error becomes one line on stderr
+and the exit status of its kind (``EPILOG``): a ``DscirError`` its own
+(``exit_code``: 2 usage, 3 bad or damaged data), a runtime failure 1, Ctrl-C 130.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import importlib
 import sys
 
 from dscir import __version__
-from dscir.errors import DscirError
+from dscir.cli import convention
+from dscir.errors import EXIT_FAILURE, EXIT_INTERRUPTED, DscirError, command_line
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "dscir.cli.quickstart",
@@ -28,47 +31,60 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = convention.Parser(
         prog="dscir",
         description="Stochastic-gradient MCMC on the simplex (SCIR, SGRLD, gSGRHMC) on Dask.",
+        epilog=convention.EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"dscir {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    convention.apply(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (2, already printed), --help or --version
+        return int(exc.code or 0)
     if not hasattr(args, "func"):
         parser.print_help()
         return 0
+    with convention.logs(getattr(args, "verbose", 0), getattr(args, "quiet", False)), \
+            command_line():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's exit status; an error as one line on stderr."""
     try:
         return int(args.func(args) or 0)
     except DscirError as exc:
-        print(f"dscir: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc), exc.exit_code)
     except MemoryError as exc:  # beyond the estimate checked before a fit
         detail = f" ({exc})" if str(exc) else ""
-        print(f"dscir: error: out of memory{detail}; use fewer topics/clusters, a smaller "
-              "vocabulary or a machine with more memory", file=sys.stderr)
-        return 2
+        return _error(f"out of memory{detail}; use fewer topics/clusters, a smaller "
+                      "vocabulary or a machine with more memory")
     except OSError as exc:  # disk full, permissions, a vanished file: the system's words
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"dscir: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 2
+        return _error(f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         print("dscir: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         from distributed import KilledWorker
 
         if not isinstance(exc, KilledWorker):
             raise
-        print(f"dscir: error: {_killed_worker(exc)}", file=sys.stderr)
-        return 2
+        return _error(_killed_worker(exc))
+
+
+def _error(message: str, status: int = EXIT_FAILURE) -> int:
+    print(f"dscir: error: {message}", file=sys.stderr)
+    return status
 
 
 def _killed_worker(exc: Exception) -> str:

@@ -1,10 +1,11 @@
-"""``dscir ingest FORMAT INPUT OUTPUT``, ``dscir info STORE`` and ``dscir verify STORE``."""
+"""``dscir ingest FORMAT INPUT STORE``, ``dscir info STORE|RUN`` and ``dscir verify STORE|RUN``."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
+
+from dscir.cli import convention
 
 
 class _FormatParsers(argparse._SubParsersAction):
@@ -26,6 +27,7 @@ class _FormatParsers(argparse._SubParsersAction):
             p = self.add_parser(fmt.name, help=fmt.description, description=fmt.description)
             _add_common_options(p)
             fmt.add_options(p)
+            convention.leaf(p, "ingest")
 
     def _get_subactions(self):
         self._add_formats()
@@ -51,42 +53,42 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     i = sub.add_parser("info", help="a corpus store's sizes, chunking and held-out split, "
                        "or a fitted run's model, settings, progress and scores")
-    i.add_argument("store", metavar="STORE_OR_RUN")
+    convention.positional(i, "store|run", "a corpus store or a fitted run")
     i.set_defaults(func=_info)
 
     v = sub.add_parser("verify", help="read every chunk of a corpus store or run and check "
-                       "its consistency (exit status 2 on damage)",
+                       "its consistency (exit status 3 on damage)",
                        description="Read every chunk of every array (checksums, compressed "
                        "data, missing chunk files) and, for a corpus store, check that "
                        "indptr starts at 0, is monotone and ends at nnz, that word ids are "
                        "in [0, n_words) and counts > 0, and that the dscir_corpus sizes "
                        "agree with the arrays. Prints OK or the damaged arrays and chunks.")
-    v.add_argument("store", metavar="STORE_OR_RUN")
+    convention.positional(v, "store|run", "a corpus store or a fitted run")
     v.set_defaults(func=_verify)
 
 
 def _add_common_options(p: argparse.ArgumentParser) -> None:
     """INPUT, OUTPUT and the store layout, held-out and progress flags of every format."""
-    p.add_argument("input", help="input file or directory (files may be gzip)")
-    p.add_argument("output", help="the Zarr store to create")
+    convention.positional(p, "input", "input file or directory (files may be gzip)")
+    p.add_argument("output", metavar=convention.KINDS["store"],
+                   help="the corpus store (Zarr) to create")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("--drop-empty", action="store_true",
                    help="drop documents with no tokens (default: keep them; counted either way)")
     lay = p.add_argument_group("layout")
-    lay.add_argument("--chunk-docs", type=int, default=256, help="documents per chunk (256)")
-    lay.add_argument("--shard-chunks", type=int, default=16, help="chunks per shard file (16)")
+    lay.add_argument("--chunk-docs", type=convention.count(1), default=256, metavar="N",
+                     help="documents per chunk")
+    lay.add_argument("--shard-chunks", type=convention.count(1), default=16, metavar="N",
+                     help="chunks per shard file")
     split = p.add_argument_group("held-out split").add_mutually_exclusive_group()
-    split.add_argument("--heldout-every", type=int, metavar="N",
+    split.add_argument("--heldout-every", type=convention.count(2), metavar="N",
                        help="hold out every N-th document (rows N-1, 2N-1, ...)")
-    split.add_argument("--heldout", type=int, metavar="N",
+    split.add_argument("--heldout", type=convention.count(1), metavar="N",
                        help="hold out N documents chosen by --seed")
-    split.add_argument("--heldout-fraction", type=float, metavar="F",
+    split.add_argument("--heldout-fraction", type=convention.fraction, metavar="F",
                        help="hold out a fraction F of the documents, chosen by --seed")
-    p.add_argument("--seed", type=int, default=0, help="seed of the held-out choice (0)")
-    prog = p.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
-                      help="show a progress bar (default: when stderr is a terminal)")
-    prog.add_argument("--quiet", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--seed", type=convention.count(0), default=0,
+                   help="seed of the held-out choice")
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -100,14 +102,11 @@ def _ingest(args: argparse.Namespace) -> int:
         heldout = {"n_heldout": args.heldout, "seed": args.seed}
     elif args.heldout_fraction is not None:
         heldout = {"fraction": args.heldout_fraction, "seed": args.seed}
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # each merge or drop is told, as a log line
         corpus = fmt.ingest(args, overwrite=args.overwrite, chunk_docs=args.chunk_docs,
                             shard_chunks=args.shard_chunks, drop_empty=args.drop_empty,
-                            heldout=heldout, progress=progress)
-    for w in caught:
-        print(f"dscir: warning: {w.message}", file=sys.stderr)
+                            heldout=heldout, progress=convention.progress(args))
     print(corpus)
     _report(corpus)
     return 0
@@ -127,9 +126,16 @@ def _info(args: argparse.Namespace) -> int:
     from dscir.runs.store import is_run
 
     if is_run(args.store):
-        return _run_info(args.store)
+        return _run_info(args.store, args.json)
     c = Corpus.open(args.store)
     m = c.meta
+    if args.json:
+        convention.print_json({
+            "kind": "corpus store", "path": args.store, "format_version": m["format_version"],
+            "n_docs": c.n_docs, "n_words": c.n_words, "n_tokens": c.n_tokens, "nnz": c.nnz,
+            "chunk_docs": c.chunk_docs, "heldout_docs": int(c.heldout_docs().size),
+            "ingest": m.get("ingest", {})})
+        return 0
     print(f"store:       {args.store} (format {m['format_version']})")
     print(f"documents:   {c.n_docs:,}")
     print(f"vocabulary:  {c.n_words:,}")
@@ -165,10 +171,25 @@ def _stopping_info(path: str) -> None:
           f"{rule['stopped']} ({rule['reason']})")
 
 
-def _run_info(path: str) -> int:
+def _run_info(path: str, as_json: bool = False) -> int:
+    from dscir.cli.runs import print_progress
     from dscir.runs import Run
+    from dscir.runs.progress import unfinished
 
+    if unfinished(path):
+        return print_progress(path)
     run = Run.open(path)
+    if as_json:
+        import zarr
+
+        from dscir.api.base import STOPPING_ATTR
+
+        convention.print_json({
+            "kind": "run", "path": path, "model": run.model, "status": "finished",
+            "store": run.store, "iteration": run.iteration, "n_samples": run.n_samples,
+            "settings": dict(run.config), "evaluations": dict(run.evaluations),
+            "stopping": zarr.open_group(path, mode="r").attrs.get(STOPPING_ATTR)})
+        return 0
     print(f"run:         {path} ({run.model}, finished)")
     print(f"corpus:      {run.store}")
     print(f"iterations:  {run.iteration:,}")
@@ -183,22 +204,26 @@ def _run_info(path: str) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from dscir.corpus.store import verify as verify_corpus
-    from dscir.errors import DscirError
+    from dscir.integrity import StoreDamaged
     from dscir.runs.store import is_run
     from dscir.runs.store import verify as verify_run
 
     run = is_run(args.store)
     ok, problems = (verify_run if run else verify_corpus)(args.store)
     what = "run" if run else "corpus store"
-    for name in ok:
-        print(f"{name}: OK")
-    for p in problems:
-        print(p)
+    if args.json:
+        convention.print_json({"path": args.store, "kind": what, "ok": ok,
+                               "problems": problems})
+    else:
+        for line in [f"{name}: OK" for name in ok] + problems:
+            print(line)
     if problems:
         more = ""
         if len(problems) > 1:
             names = sorted({p.split(":", 1)[0] for p in problems})
             more = f" (and {len(problems) - 1} more in {', '.join(names)})"
-        raise DscirError(f"{what} {args.store} is damaged: {problems[0]}{more}")
+        raise StoreDamaged(f"{what} {args.store} is damaged: {problems[0]}{more}")
+    if args.json:
+        return 0
     print(f"{args.store}: OK ({what}, {len(ok)} arrays, every chunk read)")
     return 0

@@ -8,7 +8,9 @@ import numpy as np
 
 from dscir.api import DPMM_DEFAULTS
 from dscir.api.mixture_params import DPMM
+from dscir.cli import convention
 from dscir.cli.command import add_fit_command, fit_from_flags
+from dscir.cli.lda import reference_values
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -24,9 +26,10 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         "corpora of 1000 words or more (else SCIR), with a "
         "minibatch of min(1000, N/4) users; 'reference' keeps the papers' values of the "
         "chosen sampler (default SCIR): "
-        + "; ".join(f"{k}: {v}" for k, v in DPMM_DEFAULTS.items()),
+        + reference_values(DPMM_DEFAULTS),
     )
-    p.add_argument("--clusters", type=int, default=10, help="largest clusters printed")
+    p.add_argument("--clusters", type=convention.count(1), default=10, metavar="N",
+                   help="largest clusters printed")
 
 
 def _fit_dpmm(args: argparse.Namespace) -> int:

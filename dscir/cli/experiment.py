@@ -5,18 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dscir.cli import convention
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("experiment", help="reproduce a study of the papers")
     which = p.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
     d = which.add_parser("dirichlet", help="SCIR vs SGRLD on sparse and dense Dirichlet posteriors")
-    d.add_argument("--out", default="dirichlet-study", help="directory for JSON and PNGs")
-    d.add_argument("--seeds", type=int, default=5)
-    d.add_argument("--burn-in", type=int, default=1000)
-    d.add_argument("--kept", type=int, default=1000)
+    convention.out_option(d, "directory for JSON and PNGs", default="dirichlet-study")
+    d.add_argument("--seeds", type=convention.count(1), default=5,
+                   help="independent repetitions of each posterior and fraction")
+    d.add_argument("--burn-in", type=convention.count(0), default=1000,
+                   help="iterations discarded before samples are kept")
+    d.add_argument("--kept", type=convention.count(1), default=1000,
+                   help="samples kept per chain")
     d.add_argument("--fractions", type=float, nargs="+",
-                   default=[0.001, 0.005, 0.01, 0.05, 0.1, 0.5])
-    d.add_argument("--no-progress", action="store_true")
+                   default=[0.001, 0.005, 0.01, 0.05, 0.1, 0.5],
+                   help="minibatch fractions of the data, each in (0, 1]")
     d.set_defaults(func=_dirichlet)
 
 
@@ -25,7 +30,7 @@ def _dirichlet(args: argparse.Namespace) -> int:
 
     result = dirichlet.study(seeds=args.seeds, fractions=args.fractions,
                              burn_in=args.burn_in, kept=args.kept,
-                             progress=not args.no_progress)
+                             progress=convention.progress(args))
     for path in dirichlet.write(result, Path(args.out)):
         print(f"wrote {path}")
     for row in dirichlet.summary(result):

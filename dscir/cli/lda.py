@@ -7,9 +7,15 @@ import argparse
 from dscir.api import LDA_DEFAULTS
 from dscir.api.lda_params import PARAMS, SAMPLER_OPTIONS
 from dscir.api.params import AUTO
-from dscir.cli import options
+from dscir.cli import convention, options
 from dscir.cli.command import add_fit_command
 from dscir.cli.params import check_flags, estimator_kwargs
+
+
+def reference_values(table: dict) -> str:
+    """A sampler -> settings table as prose: ``scir: alpha 0.1, beta 0.5; ...``."""
+    return "; ".join(f"{sampler}: " + ", ".join(f"{k} {'none' if v is None else v}" for k, v in values.items())
+                     for sampler, values in table.items())
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -21,7 +27,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit LDA on a corpus store. Unset alpha, beta and step schedule "
         "come from --policy: 'default' chooses them from the corpus's size, K and the "
         "minibatch (dscir.models.lda.policy); 'reference' takes the papers' values of "
-        "the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in LDA_DEFAULTS.items()),
+        "the chosen sampler: " + reference_values(LDA_DEFAULTS),
     )
 
 
@@ -54,5 +60,6 @@ def print_topics(model, n: int) -> None:
 def _fit_lda(args: argparse.Namespace) -> int:
     from dscir.api import LDA
 
-    model = LDA(**estimator_kwargs(args, PARAMS, entries=SAMPLER_OPTIONS))
+    model = LDA(**estimator_kwargs(args, PARAMS, entries=SAMPLER_OPTIONS),
+                progress=convention.progress(args))
     return fit_and_report(model, args.store, args, args.top, **options.run_kwargs(args))

@@ -7,6 +7,7 @@ import argparse
 from dscir.api.mixture import MIXTURE_DEFAULTS
 from dscir.api.mixture_params import MIXTURE
 from dscir.cli.command import add_fit_command, fit_from_flags
+from dscir.cli.lda import reference_values
 
 
 def add_fit_parser(models: argparse._SubParsersAction) -> None:
@@ -17,7 +18,7 @@ def add_fit_parser(models: argparse._SubParsersAction) -> None:
         description="Fit a mixture of K multinomials on a corpus store (rows = documents) "
         "by stochastic-gradient MCMC with SCIR or SGRLD steps on Dask, or by the exact "
         "Gibbs sampler in this process. Unset hyperparameters take the reference values "
-        "of the chosen sampler: " + "; ".join(f"{k}: {v}" for k, v in MIXTURE_DEFAULTS.items()),
+        "of the chosen sampler: " + reference_values(MIXTURE_DEFAULTS),
     )
 
 

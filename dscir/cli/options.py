@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
+import logging
 from collections.abc import Iterator
+
+from dscir.cli import convention
+
+log = logging.getLogger("dscir.cli")
 
 
 def cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cluster (default: an embedded LocalCluster)")
     g.add_argument("--address", help="scheduler address, e.g. tcp://host:8786")
-    g.add_argument("--scheduler-file", help="scheduler file written by `dask scheduler`")
-    g.add_argument("--workers", type=int, help="LocalCluster worker processes")
+    g.add_argument("--scheduler-file", metavar="PATH",
+                   help="scheduler file written by `dask scheduler`")
+    g.add_argument("--workers", type=convention.count(1), metavar="N",
+                   help="LocalCluster worker processes (default: one per core, at most 4)")
+    g.add_argument("--dashboard-address", metavar="HOST:PORT",
+                   help="serve the LocalCluster's dashboard here (':8787': every interface, "
+                   "readable by anyone who reaches the port; default: 127.0.0.1, a free "
+                   "port, like every other socket of the LocalCluster)")
     g.add_argument("--tls-ca-file", metavar="PEM", help="CA certificate for mutual TLS "
                    "(with --tls-cert and --tls-key; see clusters/tls)")
     g.add_argument("--tls-cert", metavar="PEM", help="this client's TLS certificate")
@@ -22,10 +32,11 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
 def cluster_kwargs(args: argparse.Namespace) -> dict:
     """The ``dask_client`` keywords of the ``cluster_options``; bad TLS options are
     a ``DscirError`` before any cluster starts."""
-    from dscir.engine.cluster import tls_security
+    from dscir.engine.cluster import check_dashboard_address, tls_security
 
+    check_dashboard_address(args.dashboard_address)
     return dict(address=args.address, scheduler_file=args.scheduler_file,
-                n_workers=args.workers,
+                n_workers=args.workers, dashboard_address=args.dashboard_address,
                 security=tls_security(args.tls_ca_file, args.tls_cert, args.tls_key,
                                       names=("--tls-ca-file", "--tls-cert", "--tls-key")))
 
@@ -51,19 +62,20 @@ def announce_dashboard(client) -> None:
     link = dashboard_link(client)
     if link:
         base = link.rsplit("/", 1)[0] if link.endswith("/status") else link.rstrip("/")
-        print(f"Dask dashboard: {link}  (dscir run page: {base}/dscir/)", file=sys.stderr)
+        log.info("Dask dashboard: %s  (dscir run page: %s/dscir/)", link, base)
 
 
 def run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", help="write the run (samples, state, history) to this Zarr path")
+    convention.out_option(p, "write the run (samples, state, history) to this Zarr path "
+                          "(default: not kept)", metavar="RUN")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
+    p.add_argument("--checkpoint-every", type=convention.count(0), default=0, metavar="N",
                    help="checkpoint the whole chain into --out every N iterations, so "
-                   "the run can be continued with --resume")
+                   "the run can be continued with --resume (0: never)")
     p.add_argument("--resume", metavar="RUN",
                    help="continue the checkpointed run RUN from its last checkpoint up to "
                    "--iterations in all (same hyperparameters, seed and store)")
-    p.add_argument("--chains", type=int, default=1, metavar="N",
+    p.add_argument("--chains", type=convention.count(1), default=1, metavar="N",
                    help="run N chains side by side (chain 0 with --seed), written under "
                    "--out for `dscir diagnose`")
 
@@ -91,5 +103,5 @@ def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: boo
     with cluster(args, model.needs_cluster()) as client:
         model.fit(corpus, client=client, overwrite=overwrite, n_chains=n_chains, **run)
     if out or resume:
-        print(f"run written to {model.run_path_}", file=sys.stderr)
+        log.info("run written to %s", model.run_path_)
     return corpus

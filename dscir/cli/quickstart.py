@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from dscir.api.lda_params import PARAMS
-from dscir.cli import lda, options
+from dscir.cli import convention, lda, options
 from dscir.cli.params import add_params, estimator_kwargs
 
 
@@ -33,9 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the `lda` package) into a temporary store, hold out every 10th document, "
         "fit LDA with SCIR on an embedded LocalCluster and print the topics.",
     )
-    add_params(p, PARAMS, names=("n_topics", "n_iter", "sweeps", "seed", "progress"),
+    add_params(p, PARAMS, names=("n_topics", "n_iter", "sweeps", "seed"),
                defaults={"n_topics": 12, "n_iter": 300, "sweeps": 50})
-    p.add_argument("--out", help="also write the run here")
+    convention.out_option(p, "also write the run here (default: not kept)")
     options.cluster_options(p)
     p.set_defaults(func=_quickstart)
 
@@ -46,5 +46,6 @@ def _quickstart(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="dscir-quickstart-") as tmp:
         store = str(quickstart_store(Path(tmp) / "reuters.zarr"))
         model = LDA(**estimator_kwargs(args, PARAMS), sampler="scir", eval_sweeps=args.sweeps,
-                    thin=5, eval_every=max(args.n_iter // 5, 1))
+                    thin=5, eval_every=max(args.n_iter // 5, 1),
+                    progress=convention.progress(args))
         return lda.fit_and_report(model, store, args, top=8, out=args.out)

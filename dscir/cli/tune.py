@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 
 from dscir.api.lda_params import PARAMS
-from dscir.cli import options
+from dscir.cli import convention, options
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 
 # LDA's parameters on tune's command line, and the defaults of its short chains.
 TUNED = ("sampler", "n_topics", "n_iter", "burn_in", "thin", "batch_size", "sweeps",
-         "eval_sweeps", "seed", "progress")
+         "eval_sweeps", "seed")
 TUNE_DEFAULTS = {"n_iter": 100, "thin": 2, "batch_size": 50, "sweeps": 50, "eval_sweeps": 50}
 
 
@@ -26,12 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Runs one short LDA chain per step size (side by side on one "
         "cluster), prints KSD and held-out perplexity per step size and picks the "
         "smallest KSD. Default grid: the sampler's reference step x 0.01, 0.1, 1, 10.")
-    p.add_argument("store", help="corpus store (see `dscir ingest`)")
-    p.add_argument("--out", required=True, help="directory for the chains' runs")
-    p.add_argument("--json", help="write the table here (default: OUT/tune.json)")
-    p.add_argument("--grid", type=_grid, help="comma-separated step sizes, e.g. 0.01,0.1,1")
+    convention.positional(p, "store", "corpus store (see `dscir ingest`)")
+    convention.out_option(p, "directory for the chains' runs", required=True)
+    p.add_argument("--json", metavar="PATH",
+                   help="write the table here (default: OUT/tune.json)")
+    p.add_argument("--grid", type=_grid, help="comma-separated step sizes, e.g. 0.01,0.1,1 "
+                   "(default: the sampler's reference step x 0.01, 0.1, 1, 10)")
     add_params(p, PARAMS, names=TUNED, defaults=TUNE_DEFAULTS)
-    p.add_argument("--ksd-words", type=int, default=10,
+    p.add_argument("--ksd-words", type=convention.count(1), default=10,
                    help="the KSD is over all topics x this many most frequent words")
     p.add_argument("--ksd-batch-size", help="documents per score estimate, or 'all' for "
                    "the full data (default: --batch-size; larger is less noisy)")
@@ -49,7 +51,7 @@ def _tune(args: argparse.Namespace) -> int:
     from dscir.api.tune import check_grid, tune
     from dscir.corpus import Corpus
 
-    model = LDA(**estimator_kwargs(args, PARAMS))
+    model = LDA(**estimator_kwargs(args, PARAMS), progress=convention.progress(args))
     check_flags(model)
     Corpus.open(args.store)
     # bad parameters: one error before any cluster starts (the policy reads the store)
@@ -63,7 +65,7 @@ def _tune(args: argparse.Namespace) -> int:
     with options.cluster(args) as client:
         result = tune(model, args.store, client, out=args.out, grid=args.grid,
                       ksd_words=args.ksd_words, ksd_batch_size=batch_size,
-                      progress=args.progress)
+                      progress=model.progress)
     print(result.table())
     path = args.json or str(Path(args.out) / "tune.json")
     result.to_json(path)

@@ -18,11 +18,18 @@ import numpy as np
 
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter, warn_merged
-from dscir.errors import CorpusError
+from dscir.errors import CorpusError, DataError
 
 BLOCK_BYTES = 1 << 22
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 INT64 = np.iinfo(np.int64)
+
+
+def quote(line: str, limit: int = 80) -> str:
+    """One offending line for an error message: at most ``limit`` characters of it."""
+    if len(line) <= limit:
+        return repr(line)
+    return f"{line[:limit]!r}... ({len(line):,} characters)"
 
 
 def bad_integer(tokens) -> str | None:
@@ -56,8 +63,8 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
             except (OSError, EOFError, zlib.error) as exc:
                 # the lines before ``lineno`` were read whole
                 what = "corrupt or truncated gzip data" if gz else "cannot read"
-                raise CorpusError(f"{path}:{lineno}: {what} "
-                                  f"({type(exc).__name__}: {exc})") from None
+                raise DataError(f"{path}:{lineno}: {what} "
+                                f"({type(exc).__name__}: {exc})") from None
             buf = rest + chunk
             if not chunk:
                 block, rest = buf, b""
@@ -98,7 +105,7 @@ def decode_utf8(block: bytes, path, lineno: int, offset: int) -> str:
     except UnicodeDecodeError as exc:
         line = lineno + block.count(b"\n", 0, exc.start)
         col = exc.start - (block.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise CorpusError(
+        raise DataError(
             f"{path}:{line}: not valid UTF-8 (byte {block[exc.start]:#04x} at column {col}, "
             f"byte offset {offset + exc.start} of the decompressed text)") from None
 
@@ -112,10 +119,10 @@ def read_vocabulary(path) -> np.ndarray:
     while words and not words[-1]:
         words.pop()
     if "" in words:
-        raise CorpusError(f"{path}:{words.index('') + 1}: blank vocabulary entry "
-                          "(a word's id is its line number - 1)")
+        raise DataError(f"{path}:{words.index('') + 1}: blank vocabulary entry "
+                        "(a word's id is its line number - 1)")
     if not words:
-        raise CorpusError(f"{path}: the vocabulary file is empty")
+        raise DataError(f"{path}: the vocabulary file is empty")
     return np.array(words, dtype=str)
 
 
@@ -148,7 +155,7 @@ def check_entries(where, doc, word, count, n_words, base: int, header: str) -> N
     ):
         if bad.any():
             k = int(np.argmax(bad))
-            raise CorpusError(f"{where(doc[k])}: {what(int(word[k]), int(count[k]))}")
+            raise DataError(f"{where(doc[k])}: {what(int(word[k]), int(count[k]))}")
 
 
 def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwrite=False,
@@ -163,7 +170,7 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
     if vocabulary is not None:
         vocabulary = _word_list(vocabulary)
         if n_words is not None and n_words != vocabulary.size:
-            raise CorpusError(f"n_words={n_words} but the vocabulary has {vocabulary.size} words")
+            raise DataError(f"n_words={n_words} but the vocabulary has {vocabulary.size} words")
         n_words = vocabulary.size
     ids_iter = iter(doc_ids) if doc_ids is not None else None
     merged = n_seen = 0
@@ -180,7 +187,7 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
                 try:
                     names = [str(next(ids_iter)) for _ in block]
                 except StopIteration:
-                    raise CorpusError("fewer document ids than documents") from None
+                    raise DataError("fewer document ids than documents") from None
             w.add(lengths, word, count, np.asarray(names).astype(str))
             n_seen += len(block)
 
@@ -209,14 +216,14 @@ def _bow_entries(block, first: int, n_words: int | None):
         pairs = np.array(flat, dtype=np.float64).reshape(-1, 2)
     except (TypeError, ValueError):
         bad = next(k for k, d in enumerate(block) if not all(len(p) == 2 for p in d))
-        raise CorpusError(f"document {first + bad}: expected a list of "
-                          "(word id, count) pairs") from None
+        raise DataError(f"document {first + bad}: expected a list of "
+                        "(word id, count) pairs") from None
     doc = np.repeat(np.arange(len(block)), sizes)
     bad = (pairs != np.round(pairs)).any(axis=1)
     if bad.any():
         k = int(np.argmax(bad))
-        raise CorpusError(f"document {first + doc[k]}: word ids and counts must be "
-                          f"integers, got {tuple(pairs[k])}")
+        raise DataError(f"document {first + doc[k]}: word ids and counts must be "
+                        f"integers, got {tuple(pairs[k])}")
     word, count = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
     check_entries(lambda i: f"document {first + i}", doc, word, count,
                   n_words if n_words is not None else np.iinfo(np.int64).max, 0,
@@ -232,7 +239,7 @@ def _word_list(vocabulary) -> np.ndarray:
         size = max(mapping) + 1 if mapping else 0
         missing = [i for i in range(size) if i not in mapping]
         if missing:
-            raise CorpusError(f"the vocabulary has no entry for word id {missing[0]} "
-                              f"({len(missing)} ids missing below {size})")
+            raise DataError(f"the vocabulary has no entry for word id {missing[0]} "
+                            f"({len(missing)} ids missing below {size})")
         vocabulary = [mapping[i] for i in range(size)]
     return np.asarray(list(vocabulary), dtype=str)

@@ -24,13 +24,14 @@ reads a store (``Corpus``) and checks it (``check_shapes``, ``verify``);
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import zarr
 
 from dscir import integrity
-from dscir.errors import CorpusError, DscirError
+from dscir.errors import CorpusError, DataError, DscirError, spell
 
 DEFAULT_CACHE_BYTES = 128 << 20
 FORMAT_VERSION = 2
@@ -80,10 +81,10 @@ class Corpus:
         try:
             arr = integrity.member(self._group, name, "corpus store")
         except KeyError:
-            raise CorpusError(f"{self.path} has no {name!r} array: the store is "
-                              "incomplete or damaged") from None
+            raise DataError(f"{self.path} has no {name!r} array: the store is "
+                            "incomplete or damaged") from None
         if not isinstance(arr, zarr.Array):
-            raise CorpusError(f"{self.path}: {name!r} is not an array")
+            raise DataError(f"{self.path}: {name!r} is not an array")
         return arr
 
     def _check_shapes(self) -> None:
@@ -92,8 +93,8 @@ class Corpus:
         problems = check_shapes(self._meta, self._group, self._indptr, self._indices,
                                 self._data)
         if problems:
-            raise CorpusError(f"{self.path} is inconsistent: {'; '.join(problems)} "
-                              "(the store is damaged; `dscir verify` checks it in full)")
+            raise DataError(f"{self.path} is inconsistent: {'; '.join(problems)} "
+                            "(the store is damaged; `dscir verify` checks it in full)")
 
     @classmethod
     def open(cls, path, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> Corpus:
@@ -101,7 +102,7 @@ class Corpus:
         path = str(path)
         group, meta = _corpus_group(path)
         if not isinstance(meta, dict):
-            raise CorpusError(f"{path}: the {ATTR} attribute is not a JSON object")
+            raise DataError(f"{path}: the {ATTR} attribute is not a JSON object")
         if meta.get("format_version") not in READABLE_VERSIONS:
             raise CorpusError(
                 f"{path} has corpus format {meta.get('format_version')}; "
@@ -274,6 +275,12 @@ def _corpus_group(path: str):
     try:
         group = integrity.open_group(path, "corpus store")
     except (FileNotFoundError, zarr.errors.GroupNotFoundError) as exc:
+        where = Path(str(path))
+        if where.is_dir() or where.is_file():
+            what = "a directory" if where.is_dir() else "a file"
+            raise CorpusError(f"{path} is {what}, not a corpus store (no zarr.json); "
+                              f"{spell('dscir.corpus.ingest_* write', '`dscir ingest` writes')} "
+                              "one") from exc
         raise CorpusError(f"no corpus store at {path}") from exc
     meta = group.attrs.get(ATTR)
     if meta is None:
@@ -290,7 +297,7 @@ def verify(path) -> tuple[list[str], list[str]]:
     path = str(path)
     group, meta = _corpus_group(path)
     if not isinstance(meta, dict):
-        raise CorpusError(f"{path}: the {ATTR} attribute is not a JSON object")
+        raise DataError(f"{path}: the {ATTR} attribute is not a JSON object")
     ok, problems = [], []
     arrays = {}
     for name in ("indptr", "indices", "data", "doc_ids", "vocabulary", "heldout"):

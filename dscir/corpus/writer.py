@@ -19,7 +19,7 @@ import zarr
 from dscir import integrity
 from dscir.corpus.split import heldout_flag
 from dscir.corpus.store import ATTR, FORMAT_VERSION, INT32_MAX, Corpus
-from dscir.errors import CorpusError
+from dscir.errors import CorpusError, spell
 
 class CorpusWriter:
     """Append documents to a new store block by block, with memory bounded by
@@ -39,8 +39,8 @@ class CorpusWriter:
         if chunk_docs < 1 or shard_chunks < 1:
             raise CorpusError("chunk_docs and shard_chunks must be >= 1")
         if self.path.exists() and not overwrite:
-            raise CorpusError(
-                f"{self.path} exists; pass overwrite=True (--overwrite) to replace it")
+            raise CorpusError(f"{self.path} exists; pass {spell('overwrite=True', '--overwrite')} "
+                              "to replace it")
         self.chunk_docs, self.shard_chunks = int(chunk_docs), int(shard_chunks)
         self.shard_docs = self.chunk_docs * self.shard_chunks
         self.drop_empty = drop_empty

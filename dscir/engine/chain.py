@@ -11,6 +11,7 @@ model (``dscir.models.base.Model``) owns its parameters and their update.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from dscir.engine.parts import Timing
 from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.runs.checkpoint import Checkpoint, absolute_store, nested
+
+log = logging.getLogger(__name__)
 
 
 class _Pending(NamedTuple):
@@ -275,8 +278,11 @@ def _score_due(chain: Chain, eval_every: int, last: bool) -> bool:
 
 
 def _evaluate(chain: Chain, report) -> NamedTuple:
-    """Score the held-out documents, report it and give it to the stopping rule."""
+    """Score the held-out documents, report it (also as a log line, the progress a
+    redirected log without bars shows) and give it to the stopping rule."""
     record = chain.evaluate()
+    log.info("%s iteration %d: held-out %s %.6g", chain.model.name, chain.iteration,
+             chain.model.metric, record[1])
     report.evaluation(chain.iteration, record[1], **dict(zip(record._fields[2:], record[2:])))
     if chain.stopping is not None:
         chain.stopping.observe(chain.iteration, record[1])

@@ -4,7 +4,10 @@ A client passed in is used as is; an address or a scheduler file connects to a
 running cluster (``dask scheduler`` / ``dask worker``), as does Dask's own
 ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``, which the Dask
 Kubernetes operator sets in its pods) when neither is given; otherwise an
-embedded LocalCluster is started and closed with the run. ``security`` (a
+embedded LocalCluster is started and closed with the run. The embedded cluster
+is private: its scheduler, workers, nannies and dashboard listen on 127.0.0.1
+only (its dashboard elsewhere when ``dashboard_address`` says so), and its worker
+processes leave Ctrl-C and SIGTERM to the driver (``dscir.engine.interrupts``). ``security`` (a
 ``distributed.Security``, or the CA, certificate and key files of
 ``tls_security``) makes the connection, or the embedded cluster, use mutual TLS;
 without it the ``distributed.comm.tls`` settings of the Dask configuration apply.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -21,7 +25,13 @@ from pathlib import Path
 import dask
 from distributed import Client, LocalCluster, Security
 
-from dscir.errors import DscirError
+from dscir.engine.interrupts import signals_to_driver, deferred
+from dscir.errors import ClusterError, DscirError
+
+#: Where the embedded cluster listens: the loopback interface only.
+PRIVATE_HOST = "127.0.0.1"
+#: Its dashboard by default: a free port of the loopback interface.
+PRIVATE_DASHBOARD = f"{PRIVATE_HOST}:0"
 
 
 #: Dask keeps each connection's recent messages under 1 MB for debugging,
@@ -36,6 +46,24 @@ def _capped_message_logs():
     """Config for creating clients and clusters: the message logs capped."""
     key = "distributed.admin.low-level-log-length"
     return dask.config.set({key: min(dask.config.get(key), MESSAGE_LOG_LENGTH)})
+
+
+class _AbandonedGathers(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" of Dask's ``AllExit``:
+    the waits of a gather the driver left (interrupted) whose futures the closing
+    client cancelled. Nothing is wrong and nothing can be done about it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from distributed.client import AllExit
+
+        return not (record.exc_info and isinstance(record.exc_info[1], AllExit))
+
+
+def _quiet_abandoned_gathers() -> None:
+    """Install ``_AbandonedGathers`` on asyncio's logger (once)."""
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AbandonedGathers) for f in log.filters):
+        log.addFilter(_AbandonedGathers())
 
 
 def _worker_env(threads: int) -> dict[str, str]:
@@ -53,7 +81,7 @@ def dask_client(
     n_workers: int | None = None,
     threads_per_worker: int = 1,
     processes: bool = True,
-    dashboard_address: str | None = ":0",
+    dashboard_address: str | None = PRIVATE_DASHBOARD,
     security: Security | Mapping[str, str] | None = None,
 ) -> Iterator[Client]:
     """Yield a connected client; close only what this function opened.
@@ -64,7 +92,10 @@ def dask_client(
     process's numba (and OpenMP) threads are capped at its own threads, as the
     cluster recipes do: otherwise every worker's parallel kernels (the
     samplers' steps of the topic blocks) spread over all cores and contend with
-    the other workers. Results do not depend on it (streams are per row). ``security``
+    the other workers. Results do not depend on it (streams are per row). Every
+    socket of the embedded cluster is on ``PRIVATE_HOST``; ``dashboard_address``
+    (``HOST:PORT`` or ``:PORT``, all interfaces; None: no dashboard) serves the
+    dashboard elsewhere. ``security``
     is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM
     files (see ``tls_security``).
     """
@@ -75,36 +106,67 @@ def dask_client(
         raise DscirError("give at most one of client, address and scheduler_file")
     if security is not None and not isinstance(security, Security):
         security = tls_security(**security)
+    check_dashboard_address(dashboard_address)
+    _quiet_abandoned_gathers()
     if client is None and address is None and scheduler_file is None:
         address = dask.config.get("scheduler-address", None)
+    running = client is not None or address is not None or scheduler_file is not None
+    if dashboard_address != PRIVATE_DASHBOARD and running:
+        raise DscirError("dashboard_address (--dashboard-address) applies to the embedded "
+                         "cluster, not to a running one (client, address, scheduler_file)")
     if client is not None:
         if security is not None:
             raise DscirError("security applies to address, scheduler_file or the embedded "
                              "cluster; a given client is already connected")
         yield client
         return
-    if address is not None or scheduler_file is not None:
+    if running:
         with _connect(address, scheduler_file, security) as c:
             yield c
         return
     if n_workers is None:
         n_workers = max(1, min(os.cpu_count() or 1, 4))
-    with _capped_message_logs():
-        cluster = LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=threads_per_worker,
-            processes=processes,
-            dashboard_address=dashboard_address,
-            silence_logs=40,
-            security=security,
-            **({"env": _worker_env(threads_per_worker)} if processes else {}),
-        )
-        c = Client(cluster)
+    with _embedded(n_workers, threads_per_worker, processes, dashboard_address,
+                   security) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def _embedded(n_workers: int, threads_per_worker: int, processes: bool,
+              dashboard_address: str | None, security: Security | None) -> Iterator[Client]:
+    """A client of a new LocalCluster (see ``dask_client``), both closed at the end;
+    a signal while it starts is raised once it can be closed."""
+    cluster = c = None
     try:
+        with _capped_message_logs(), signals_to_driver(), deferred():
+            cluster = LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=threads_per_worker,
+                processes=processes,
+                dashboard_address=dashboard_address,
+                silence_logs=40,
+                security=security,
+                # (threads share the process: no socket but the dashboard)
+                **({"env": _worker_env(threads_per_worker), "host": PRIVATE_HOST}
+                   if processes else {}),
+            )
+            c = Client(cluster)
         yield c
     finally:
-        c.close()
-        cluster.close()
+        if c is not None:
+            c.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def check_dashboard_address(address: str | None) -> None:
+    """Raise unless ``address`` is None or ``[HOST]:PORT`` with a port in 0..65535."""
+    if address is None:
+        return
+    host, sep, port = str(address).rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535 or " " in host:
+        raise DscirError(f"dashboard_address (--dashboard-address) must be HOST:PORT or "
+                         f":PORT (port 0: any free one), got {address!r}")
 
 
 @contextlib.contextmanager
@@ -116,8 +178,8 @@ def _connect(address: str | None, scheduler_file: str | None,
             c = Client(address=address, scheduler_file=scheduler_file, security=security,
                        timeout=dask.config.get("distributed.comm.timeouts.connect"))
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        error = DscirError(f"cannot connect to the Dask scheduler at "
-                           f"{address or scheduler_file}: {exc}")
+        error = ClusterError(f"cannot connect to the Dask scheduler at "
+                             f"{address or scheduler_file}: {exc}")
     else:
         error = None
     if error is not None:

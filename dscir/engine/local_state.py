@@ -122,8 +122,8 @@ def _open(path: str, mode: str):
         raise DscirError(
             f"worker on {socket.gethostname()} cannot see the chain's local state at {path}: "
             "warm starts need a directory every worker sees; on a multi-host cluster fit "
-            "with out= (--out) on a shared filesystem and checkpoint_every "
-            "(--checkpoint-every), whose run holds it") from None
+            "with out= on a shared filesystem and checkpoint_every (--out and "
+            "--checkpoint-every on the command line), whose run holds it") from None
 
 
 def read_rows(path: str, docs: np.ndarray, buffers: np.ndarray,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir.errors import DscirError
+from dscir.errors import DscirError, spell
 from dscir.report.page import LDAvisView, render
 
 MEASURES = ("u_mass", "c_npmi", "c_v")
@@ -32,7 +32,8 @@ def check_report(run: str | Path, store: str, out: str | Path, overwrite: bool =
 
     out = Path(out)
     if out.exists() and not overwrite:
-        raise DscirError(f"{out} exists; pass --overwrite to replace it")
+        raise DscirError(f"{out} exists; pass {spell('overwrite=True', '--overwrite')} to "
+                         "replace it")
     if out.is_dir():
         raise DscirError(f"{out} is a directory, not a file for the report")
     if not out.resolve().parent.is_dir():

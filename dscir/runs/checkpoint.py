@@ -197,19 +197,39 @@ def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
     return final
 
 
+def latest_checkpoint(run: str | Path) -> Path | None:
+    """The directory of the latest complete checkpoint of ``run`` (None: none yet)."""
+    root = Path(run) / "checkpoints"
+    names = sorted(e for e in os.listdir(root) if _NAME.match(e)) if root.is_dir() else []
+    return root / names[-1] if names else None
+
+
+def checkpoint_meta(path: Path) -> dict[str, Any]:
+    """The JSON part of the checkpoint at ``path`` (iteration, configuration, ...):
+    no array is read."""
+    meta = dict(integrity.open_group(path, "checkpoint").attrs[ATTR])
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DscirError(f"{path} has checkpoint format "
+                         f"{meta.get('format_version')}, this dscir reads {FORMAT_VERSION}")
+    return meta
+
+
+def started_with(run: str | Path, name: str) -> Any:
+    """Setting ``name`` of the configuration of ``run``'s latest checkpoint (None: no
+    checkpoint, or no such setting)."""
+    path = latest_checkpoint(run) if Path(run).is_dir() else None
+    return None if path is None else checkpoint_meta(path)["config"].get(name)
+
+
 def read_checkpoint(run: str | Path) -> Checkpoint:
     """The latest complete checkpoint of ``run``."""
-    root = Path(run) / "checkpoints"
-    names = sorted(e for e in os.listdir(root) if _NAME.match(e)) if root.exists() else []
-    if not names:
+    path = latest_checkpoint(run)
+    if path is None:
         raise DscirError(f"{run} has no complete checkpoint yet; start the fit again "
                          "(--out with --overwrite, or overwrite=True)")
-    g = integrity.open_group(root / names[-1], "checkpoint")
-    meta = dict(g.attrs[ATTR])
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise DscirError(f"{root / names[-1]} has checkpoint format "
-                         f"{meta.get('format_version')}, this dscir reads {FORMAT_VERSION}")
+    meta = checkpoint_meta(path)
     held = list(meta.get("held", []))
+    g = integrity.open_group(path, "checkpoint")
     arrays = group_arrays(g, skip=frozenset(f"state/{n}" for n in held))
-    arrays.update({f"state/{k}": v for k, v in held_arrays(root / names[-1], held).items()})
+    arrays.update({f"state/{k}": v for k, v in held_arrays(path, held).items()})
     return Checkpoint.from_stored(meta, arrays)

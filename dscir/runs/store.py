@@ -21,8 +21,9 @@ A run is written into a hidden sibling directory and renamed into place when
 complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
 existing run is replaced only with ``overwrite=True``. A checkpointed run is
 written in place instead and marked ``attrs["dscir_resumable"] = {format_version,
-model, checkpoint_every}`` from the start; ``dscir_run`` is set last, when it
-completes. Everything is arrays and JSON attributes: no pickle.
+model, checkpoint_every, n_iter}`` from the start (``n_iter``: the iterations
+asked for, at most); ``dscir_run`` is set last, when it completes
+(``dscir.runs.progress`` reads how far an unfinished one got). Everything is arrays and JSON attributes: no pickle.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ import numpy as np
 import zarr
 
 from dscir import integrity
-from dscir.errors import DscirError
+from dscir.corpus.store import ATTR as CORPUS_ATTR
+from dscir.errors import DscirError, spell
 from dscir.runs.checkpoint import (Checkpoint, group_arrays, put, read_checkpoint,
                                    write_checkpoint)
 
@@ -65,7 +67,7 @@ class RunWriter:
     """
 
     def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
-                 checkpoint_every: int = 0):
+                 checkpoint_every: int = 0, n_iter: int | None = None):
         self.path = Path(os.path.abspath(path))  # workers may write into it from another cwd
         check_out_path(self.path, overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +79,8 @@ class RunWriter:
             self.tmp = self.path
             self.group = zarr.open_group(str(self.path), mode="w")
             self.group.attrs[RESUMABLE] = {"format_version": FORMAT_VERSION, "model": model,
-                                           "checkpoint_every": self.checkpoint_every}
+                                           "checkpoint_every": self.checkpoint_every,
+                                           **_planned(n_iter)}
         else:
             self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
             self.group = zarr.open_group(str(self.tmp), mode="w")
@@ -85,10 +88,11 @@ class RunWriter:
 
     @classmethod
     def resume(cls, path: str | Path, ckpt: Checkpoint, *,
-               checkpoint_every: int | None = None) -> RunWriter:
+               checkpoint_every: int | None = None, n_iter: int | None = None) -> RunWriter:
         """Reopen a checkpointed run (finished or not) to continue it from ``ckpt``,
-        its latest checkpoint. Samples kept after that checkpoint are dropped (the
-        resumed chain keeps them again); ``checkpoint_every`` None keeps the run's own."""
+        its latest checkpoint, up to ``n_iter`` iterations. Samples kept after that
+        checkpoint are dropped (the resumed chain keeps them again);
+        ``checkpoint_every`` None keeps the run's own."""
         path = Path(os.path.abspath(path))
         meta = resumable(path)
         self = cls.__new__(cls)
@@ -100,7 +104,8 @@ class RunWriter:
             raise DscirError("a resumed run keeps checkpointing: checkpoint_every must be >= 1")
         self.group = zarr.open_group(str(path), mode="r+")
         self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
-        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every)
+        self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every,
+                                           **_planned(n_iter))
         self._growing = {}
         for name, rows in ckpt.sample_rows.items():
             if name in self.group:
@@ -156,6 +161,11 @@ class RunWriter:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _planned(n_iter: int | None) -> dict[str, int]:
+    """The ``n_iter`` entry of the resumable attribute (none when not known)."""
+    return {} if n_iter is None else {"n_iter": int(n_iter)}
+
+
 def check_out_path(path: str | Path, overwrite: bool = False) -> None:
     """Raise unless a run can be written at ``path``: it does not exist (or
     ``overwrite`` and it is a directory), and its nearest existing ancestor is a
@@ -165,7 +175,8 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
     path = Path(path)
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise DscirError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+            raise DscirError(f"{path} exists; pass {spell('overwrite=True', '--overwrite')} to "
+                             "replace it")
         if not path.is_dir():
             raise DscirError(f"cannot write the run to {path}: it exists and is not a "
                              "directory (a run store is one)")
@@ -184,12 +195,20 @@ def check_out_path(path: str | Path, overwrite: bool = False) -> None:
 
 
 def _open(path: Path) -> zarr.Group:
+    """The run's group; a path that holds something else is one error saying what."""
+    written = f"a run is what {spell('fit(..., out=RUN)', '`dscir fit ... --out RUN`')} writes"
     if not path.exists():
         raise DscirError(f"no run at {path}")
+    if not (path / "zarr.json").is_file():
+        what = "a directory" if path.is_dir() else "a file"
+        raise DscirError(f"{path} is {what}, not a dscir run (no zarr.json); {written}")
     try:
-        return integrity.open_group(path, "run")
+        group = integrity.open_group(path, "run")
     except (FileNotFoundError, ValueError, zarr.errors.GroupNotFoundError) as exc:
         raise DscirError(f"{path} is not a dscir run ({exc})") from exc
+    if CORPUS_ATTR in group.attrs:
+        raise DscirError(f"{path} is a corpus store, not a run; {written} from a store")
+    return group
 
 
 def _check_version(path: Path, meta: dict[str, Any]) -> None:
@@ -206,7 +225,7 @@ def resumable(path: str | Path) -> dict[str, Any]:
     meta = _open(path).attrs.get(RESUMABLE)
     if meta is None:
         raise DscirError(f"{path} has no checkpoints to resume from (it was fitted without "
-                         "checkpoint_every / --checkpoint-every)")
+                         f"{spell('checkpoint_every', '--checkpoint-every')})")
     _check_version(path, meta)
     return dict(meta)
 

@@ -13,7 +13,7 @@ from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_b
                                 merge_entries, read_vocabulary, split_lines)
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter, warn_merged
-from dscir.errors import CorpusError
+from dscir.errors import CorpusError, DataError
 
 
 def _ints(text: str) -> np.ndarray:
@@ -33,8 +33,8 @@ def _parse_ldac(text: str, lineno: int, path):
         body = parts[1] if len(parts) > 1 else ""
         n_items = len(body.split())
         if body.count(":") != n_items or len(body.replace(":", " ").split()) != 2 * n_items:
-            raise CorpusError(f"{path}:{lineno + k}: malformed LDA-C line "
-                              f"(expected 'N id:count id:count ...'): {line[:80]!r}")
+            raise DataError(f"{path}:{lineno + k}: malformed LDA-C line "
+                            f"(expected 'N id:count id:count ...'): {line[:80]!r}")
         linenos.append(lineno + k)
         sizes.append(n_items)
         heads.append(parts[0])
@@ -46,19 +46,19 @@ def _parse_ldac(text: str, lineno: int, path):
         for n, head, body in zip(linenos, heads, bodies):
             bad = bad_integer([head, *body.replace(":", " ").split()])
             if bad is not None:
-                raise CorpusError(f"{path}:{n}: malformed LDA-C line (not an integer): "
-                                  f"{head} {body[:80]!r} ({bad[:40]!r} is not a 64-bit "
-                                  "integer)") from None
+                raise DataError(f"{path}:{n}: malformed LDA-C line (not an integer): "
+                                f"{head} {body[:80]!r} ({bad[:40]!r} is not a 64-bit "
+                                "integer)") from None
             if not (head + body).isascii():
                 ch = next(c for c in head + body if not c.isascii())
-                raise CorpusError(f"{path}:{n}: malformed LDA-C line (character {ch!r}): "
-                                  f"{head} {body[:80]!r}") from None
-        raise CorpusError(f"{path}:{lineno}: malformed LDA-C block") from None
+                raise DataError(f"{path}:{n}: malformed LDA-C line (character {ch!r}): "
+                                f"{head} {body[:80]!r}") from None
+        raise DataError(f"{path}:{lineno}: malformed LDA-C block") from None
     heads, sizes = counts, np.array(sizes, dtype=np.int64)
     if np.any(heads != sizes):
         k = int(np.argmax(heads != sizes))
-        raise CorpusError(f"{path}:{linenos[k]}: header says {heads[k]} entries, "
-                          f"line has {sizes[k]}")
+        raise DataError(f"{path}:{linenos[k]}: header says {heads[k]} entries, "
+                        f"line has {sizes[k]}")
     return np.array(linenos, dtype=np.int64), sizes, nums[0::2], nums[1::2]
 
 

@@ -25,7 +25,7 @@ from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries, split_lines
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter
-from dscir.errors import CorpusError
+from dscir.errors import CorpusError, DataError, spell
 
 ENGLISH_STOP_WORDS = frozenset("""
 a about above after again against all am an and any are aren as at be because been
@@ -97,18 +97,18 @@ def jsonl_source(path, text_field: str = "text", id_field: str | None = None) ->
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{where}: malformed JSON ({exc.msg})") from None
+                    raise DataError(f"{where}: malformed JSON ({exc.msg})") from None
                 except (ValueError, RecursionError) as exc:  # huge integers, deep nesting
-                    raise CorpusError(f"{where}: unreadable JSON ({exc})") from None
+                    raise DataError(f"{where}: unreadable JSON ({exc})") from None
                 if not isinstance(obj, dict) or not isinstance(obj.get(text_field), str):
-                    raise CorpusError(f"{where}: no string field {text_field!r}")
+                    raise DataError(f"{where}: no string field {text_field!r}")
                 doc_id = str(obj.get(id_field, lineno + k)) if id_field else str(lineno + k)
                 for value in (doc_id, obj[text_field]):
                     try:
                         value.encode("utf-8")
                     except UnicodeEncodeError as exc:
-                        raise CorpusError(f"{where}: not valid Unicode (a lone surrogate "
-                                          f"{value[exc.start]!r}, from a \\u escape)") from None
+                        raise DataError(f"{where}: not valid Unicode (a lone surrogate "
+                                        f"{value[exc.start]!r}, from a \\u escape)") from None
                 yield doc_id, obj[text_field]
     return docs
 
@@ -128,12 +128,12 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
         try:
             header = next(reader)
         except StopIteration:
-            raise CorpusError(f"{path}: empty file (no header row)") from None
+            raise DataError(f"{path}: empty file (no header row)") from None
         except csv.Error as exc:
-            raise CorpusError(f"{path}:{reader.line_num}: malformed CSV header ({exc})") from None
+            raise DataError(f"{path}:{reader.line_num}: malformed CSV header ({exc})") from None
         for name in (column, id_column):
             if name is not None and name not in header:
-                raise CorpusError(f"{path}:1: no column {name!r} in the header {header}")
+                raise DataError(f"{path}:1: no column {name!r} in the header {header}")
         ti = header.index(column)
         ii = header.index(id_column) if id_column else None
         try:
@@ -141,11 +141,11 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise CorpusError(f"{path}:{reader.line_num}: {len(row)} fields, the "
-                                      f"header has {len(header)}")
+                    raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the "
+                                    f"header has {len(header)}")
                 yield (row[ii] if ii is not None else str(row_no)), row[ti]
         except csv.Error as exc:
-            raise CorpusError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+            raise DataError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
     return docs
 
 
@@ -163,20 +163,20 @@ def trec_source(path) -> Source:
                 where = f"{path}:{lineno + k}"
                 if s == "<DOC>":
                     if in_doc:
-                        raise CorpusError(f"{where}: <DOC> inside the <DOC> opened at line {start}")
+                        raise DataError(f"{where}: <DOC> inside the <DOC> opened at line {start}")
                     in_doc, docno, parts, start = True, None, [], lineno + k
                 elif s == "</DOC>":
                     if not in_doc or in_text:
-                        raise CorpusError(f"{where}: unexpected </DOC>")
+                        raise DataError(f"{where}: unexpected </DOC>")
                     in_doc = False
                     yield (docno if docno is not None else str(start)), "\n".join(parts)
                 elif not in_doc:
                     if s:
-                        raise CorpusError(f"{where}: text outside a <DOC> block: {s[:60]!r}")
+                        raise DataError(f"{where}: text outside a <DOC> block: {s[:60]!r}")
                 elif s.startswith("<DOCNO>"):
                     m = docno_re.match(s)
                     if m is None:
-                        raise CorpusError(f"{where}: malformed <DOCNO> line")
+                        raise DataError(f"{where}: malformed <DOCNO> line")
                     docno = m.group(1)
                 elif s.startswith("<TEXT>"):
                     in_text = True
@@ -187,7 +187,7 @@ def trec_source(path) -> Source:
                 elif in_text:
                     parts.append(line)
         if in_doc:
-            raise CorpusError(f"{path}: the <DOC> opened at line {start} is never closed")
+            raise DataError(f"{path}: the <DOC> opened at line {start} is never closed")
     return docs
 
 
@@ -210,9 +210,10 @@ def ingest_text(source: Source, out, *, tokenizer: Tokenizer | None = None, min_
     """Two passes over ``source``: document frequencies, then counts."""
     for name, v in (("min_df", min_df), ("max_df", max_df)):
         if isinstance(v, float) and not 0 < v <= 1 or isinstance(v, int) and v < 0:
-            raise CorpusError(f"{name} must be a count >= 0 or a fraction in (0, 1], got {v}")
+            raise CorpusError(f"{spell(name, '--' + name.replace('_', '-'))} must be a count "
+                              f">= 0 or a fraction in (0, 1], got {v}")
     if max_vocab is not None and max_vocab < 1:
-        raise CorpusError(f"max_vocab must be >= 1, got {max_vocab}")
+        raise CorpusError(f"{spell('max_vocab', '--max-vocab')} must be >= 1, got {max_vocab}")
     tok = tokenizer or Tokenizer()
     with CorpusWriter(out, overwrite=overwrite, chunk_docs=chunk_docs,
                       shard_chunks=shard_chunks, drop_empty=drop_empty) as w:
@@ -222,7 +223,7 @@ def ingest_text(source: Source, out, *, tokenizer: Tokenizer | None = None, min_
             df.update(set(tok(text)))
             n_docs += 1
         if n_docs == 0:
-            raise CorpusError(f"the corpus is empty: no documents in the {description}")
+            raise DataError(f"the corpus is empty: no documents in the {description}")
         vocab = build_vocabulary(df, n_docs, min_df=min_df, max_df=max_df, max_vocab=max_vocab)
         if not vocab:
             raise CorpusError(f"no word of the {description} passes min_df={min_df}, "
@@ -249,8 +250,8 @@ def ingest_text(source: Source, out, *, tokenizer: Tokenizer | None = None, min_
         if block:
             flush()
         if seen != n_docs:
-            raise CorpusError(f"the {description} changed between the two passes "
-                              f"({n_docs} then {seen} documents)")
+            raise DataError(f"the {description} changed between the two passes "
+                            f"({n_docs} then {seen} documents)")
         return w.finish(vocab, heldout=heldout, report={
             "format": description, "min_df": min_df, "max_df": max_df,
             "max_vocab": max_vocab, "distinct_words_before_cut": len(df)})
@@ -272,16 +273,17 @@ def _text_format(name: str, description: str, add_source_options, source) -> For
     def add_options(parser) -> None:
         t = parser.add_argument_group("raw text")
         t.add_argument("--min-df", type=_df, default=1,
-                       help="keep words in at least this many documents (or fraction) (1)")
+                       help="keep words in at least this many documents (or fraction)")
         t.add_argument("--max-df", type=_df, default=1.0,
-                       help="keep words in at most this many documents (or fraction) (1.0)")
+                       help="keep words in at most this many documents (or fraction)")
         t.add_argument("--max-vocab", type=int, help="keep the most frequent words only")
-        t.add_argument("--min-length", type=int, default=2, help="shortest word kept (2)")
+        t.add_argument("--min-length", type=int, default=2, help="shortest word kept")
         t.add_argument("--no-stopwords", action="store_true",
                        help="keep English stop words (default: drop the built-in list)")
         add_source_options(t)
         # accepted only to say why it does not apply
-        parser.add_argument("--vocab", help=argparse.SUPPRESS)
+        parser.add_argument("--vocab", help="not for this format (an error: raw text builds "
+                            "its own vocabulary)")
 
     def ingest(args, **options) -> Corpus:
         if args.vocab:
@@ -295,16 +297,16 @@ def _text_format(name: str, description: str, add_source_options, source) -> For
 
 
 def _pattern_option(group) -> None:
-    group.add_argument("--pattern", default="*", help="file name pattern ('*')")
+    group.add_argument("--pattern", default="*", help="file name pattern")
 
 
 def _field_options(group) -> None:
-    group.add_argument("--text-field", default="text", help="the text field ('text')")
+    group.add_argument("--text-field", default="text", help="the text field")
     group.add_argument("--id-field", help="the document id field (default: line number)")
 
 
 def _column_options(group) -> None:
-    group.add_argument("--column", default="text", help="the text column ('text')")
+    group.add_argument("--column", default="text", help="the text column")
     group.add_argument("--id-column", help="the document id column (default: row number)")
 
 

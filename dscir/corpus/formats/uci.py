@@ -11,10 +11,10 @@ import numpy as np
 
 from dscir.corpus.formats.base import Format
 from dscir.corpus.ingest import (BLOCK_BYTES, bad_integer, check_entries, line_blocks,
-                                merge_entries, read_vocabulary, split_lines)
+                                merge_entries, quote, read_vocabulary, split_lines)
 from dscir.corpus.store import INT32_MAX, Corpus
 from dscir.corpus.writer import CorpusWriter, warn_merged
-from dscir.errors import CorpusError
+from dscir.errors import DataError
 
 
 def _first_lines(blocks, n: int) -> tuple[list[str], str]:
@@ -29,20 +29,29 @@ def _first_lines(blocks, n: int) -> tuple[list[str], str]:
     return split_lines(buf)[:n], ""
 
 
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse_uci_header(path, lines: list[str]):
     if len([x for x in lines if x.strip()]) < 3:
-        raise CorpusError(f"{path}: a UCI docword file starts with three header lines "
-                          "D, W and NNZ")
+        raise DataError(f"{path}: a UCI docword file starts with three header lines "
+                        "D, W and NNZ")
     try:
         values = [int(x) for x in lines[:3]]
     except ValueError:
-        raise CorpusError(f"{path}:1-3: the UCI header must be three lines "
-                          f"D, W, NNZ, each one integer; got {lines[:3]!r}") from None
+        k = next(k for k, x in enumerate(lines[:3]) if not _is_int(x))
+        raise DataError(f"{path}:{k + 1}: the UCI header must be three lines D, W, NNZ, each "
+                        f"one integer; line {k + 1} is {quote(lines[k])}") from None
     if min(values) < 0:
-        raise CorpusError(f"{path}: negative size in the UCI header {values}")
+        raise DataError(f"{path}: negative size in the UCI header {values}")
     if max(values[:2]) > INT32_MAX:
-        raise CorpusError(f"{path}:1-2: D and W must be at most {INT32_MAX} "
-                          f"(the header says D = {values[0]}, W = {values[1]})")
+        raise DataError(f"{path}:1-2: D and W must be at most {INT32_MAX} "
+                        f"(the header says D = {values[0]}, W = {values[1]})")
     return values
 
 
@@ -61,9 +70,9 @@ def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
             parts = line.split()
             if parts and (len(parts) != 3 or bad_integer(parts) is not None
                           or not line.isascii()):
-                raise CorpusError(f"{path}:{lineno + k}: malformed UCI line (expected "
-                                  f"'docID wordID count'): {line[:80]!r}")
-        raise CorpusError(f"{path}:{lineno}: malformed UCI block")
+                raise DataError(f"{path}:{lineno + k}: malformed UCI line (expected "
+                                f"'docID wordID count'): {line[:80]!r}")
+        raise DataError(f"{path}:{lineno}: malformed UCI block")
     if text.count("\n") + (not text.endswith("\n")) == rows.shape[0]:  # no blank lines
         return rows, lineno + np.arange(rows.shape[0], dtype=np.int64)
     where = [lineno + k for k, line in enumerate(split_lines(text)) if line.strip()]
@@ -77,7 +86,7 @@ def _vocabulary(vocab_path, W: int, path) -> np.ndarray:
         return np.arange(1, W + 1).astype(str)
     vocab = read_vocabulary(vocab_path)
     if vocab.size != W:
-        raise CorpusError(
+        raise DataError(
             f"the vocabulary {vocab_path} has {vocab.size} words but the "
             f"header of {path} says W = {W}"
             + (" (missing vocabulary entries)" if vocab.size < W else ""))
@@ -91,14 +100,14 @@ def _check_doc_ids(path, d, lines, pending, D: int) -> None:
     if back.size or (pending.size and d[0] < pending[0]):
         k = int(back[0]) + 1 if back.size else 0
         prev = d[k - 1] if k else pending[0]
-        raise CorpusError(
+        raise DataError(
             f"{path}:{lines[k]}: document {d[k]} after document {prev}: UCI docword "
             "lines must be sorted by docID (sort the body with "
             "`sort -n -k1,1 -k2,2`)")
     if d[0] < 1 or d[-1] > D:
         k = int(np.argmax((d < 1) | (d > D)))
-        raise CorpusError(f"{path}:{lines[k]}: docID {d[k]} out of range 1..{D} "
-                          f"(the header says D = {D})")
+        raise DataError(f"{path}:{lines[k]}: docID {d[k]} out of range 1..{D} "
+                        f"(the header says D = {D})")
 
 
 def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
@@ -129,7 +138,7 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
         blocks = line_blocks(path, progress=progress, block_bytes=block_bytes)
         head, rest = _first_lines(blocks, 3)
         if not head:
-            raise CorpusError(f"{path}: the file is empty (no UCI header)")
+            raise DataError(f"{path}: the file is empty (no UCI header)")
         D, W, NNZ = _parse_uci_header(path, head)
         vocab = _vocabulary(vocab_path, W, path)
         for lineno, text in itertools.chain([(4, rest)], blocks):
@@ -147,8 +156,8 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
                 next_doc = last
             pend, pend_lines = rows[~done], lines[~done]
         if n_rows != NNZ:
-            raise CorpusError(f"{path}: the header says {NNZ} entries (NNZ), "
-                              f"the body has {n_rows}")
+            raise DataError(f"{path}: the header says {NNZ} entries (NNZ), "
+                            f"the body has {n_rows}")
         if D >= next_doc:
             emit(pend, pend_lines, D + 1)
         warn_merged(merged, path)

@@ -6,8 +6,8 @@ the divergence check, the kept-sample bookkeeping and the held-out score. Its
 ``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
 (one dense state on the driver), ``WorkerTopics`` (vocabulary blocks on the
 workers) or, with ``scir_step="lazy"``, ``LazyDriverTopics`` /
-``LazyWorkerTopics`` (the lazy SCIR step's blocks on either), chosen once from the configuration's placement, resolved on the
-corpus (``placement.resolve_placement``: the estimator resolves it first, so
+``LazyWorkerTopics`` (the lazy SCIR step's blocks on either), chosen once
+from the configuration's placement, resolved on the corpus (``placement.resolve_placement``: the estimator resolves it first, so
 the run records what ran).
 """
 

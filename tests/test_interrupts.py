@@ -1,0 +1,178 @@
+"""Ctrl-C and SIGTERM during a fit, with real signals on real processes.
+
+A fit on the packaged Reuters sample, in a process group of its own as a shell
+job is, checkpointing every 2 iterations, gets the signal once its first
+checkpoint is in the run store: to the whole group, as a terminal's Ctrl-C and
+a batch system's cancel (Slurm's ``scancel``) deliver it, so the embedded
+cluster's worker processes get it too. It must end with exit status 130 (SIGINT)
+or 143 (SIGTERM), one line on stderr and no traceback from any process (the
+driver, the nannies in it, the workers), leave no process behind, and leave
+its last checkpoint intact: resumed, the run equals the uninterrupted one bit
+for bit. Guards against the worker processes' ``KeyboardInterrupt``
+tracebacks, the driver's ``RuntimeError: release unlocked lock``, a SIGTERM
+that kills the driver without cleaning up (status -15, leaked semaphores) or
+exits 0 or 1, and a checkpoint left half written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dscir.api import LDA
+from dscir.cli import main
+from dscir.cli.quickstart import quickstart_store
+from dscir.runs import Run, read_checkpoint
+from dscir.runs import store as runstore
+from dscir.runs.checkpoint import latest_checkpoint
+from support.runs import assert_same_run
+
+ITERATIONS = 30
+PARAMS = dict(n_topics=4, n_iter=ITERATIONS, batch_size=40, sweeps=5, eval_sweeps=5,
+              eval_every=10, thin=5, seed=5, progress=False)
+FIT = ["fit", "lda", "STORE", "--topics", "4", "--iterations", str(ITERATIONS),
+       "--batch-size", "40", "--sweeps", "5", "--eval-sweeps", "5", "--eval-every", "10",
+       "--thin", "5", "--seed", "5", "--no-progress", "--workers", "1"]
+ROOT = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+SCRIPT = """\
+import json, sys
+from dscir.api import LDA
+
+if __name__ == "__main__":
+    store, run, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    try:
+        LDA(**params).fit(store, out=run, checkpoint_every=2, n_workers=1)
+    except KeyboardInterrupt as exc:
+        print(type(exc).__name__)
+        sys.exit(130)
+"""
+
+
+@pytest.fixture(scope="module")
+def reuters(tmp_path_factory):
+    return str(quickstart_store(tmp_path_factory.mktemp("reuters") / "reuters.zarr"))
+
+
+@pytest.fixture(scope="module")
+def reference(reuters, two_workers, tmp_path_factory):
+    """The uninterrupted run (the chain does not depend on the number of workers)."""
+    path = tmp_path_factory.mktemp("reference") / "run"
+    LDA(**PARAMS).fit(reuters, client=two_workers, out=path)
+    return Run.open(path)
+
+
+def cli(store: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "dscir", *(store if a == "STORE" else a for a in FIT), *args]
+
+
+def interrupt(argv: list[str], run: Path, sig: int, tmp: Path) -> tuple[int, str, str]:
+    """Run ``argv`` in a new process group; once ``run`` has a checkpoint, send ``sig``
+    to the group. Returns the exit status, stdout and stderr, after checking that
+    every process the run started is gone."""
+    out, err = tmp / "stdout", tmp / "stderr"
+    # A command started with SIGINT ignored (a shell's background job, nohup) keeps
+    # ignoring it, as it should: start this one as a terminal's foreground job is.
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with open(out, "w") as o, open(err, "w") as e:
+            proc = subprocess.Popen(argv, stdout=o, stderr=e, env=ENV, start_new_session=True)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        deadline = time.monotonic() + 600
+        while latest_checkpoint(run) is None:
+            assert proc.poll() is None, f"exited {proc.returncode}: {err.read_text()}"
+            assert time.monotonic() < deadline, "no checkpoint in 600 s"
+            time.sleep(0.02)
+        started = psutil.Process(proc.pid).children(recursive=True)
+        assert started, "the fit started no process (an embedded cluster has workers)"
+        os.killpg(proc.pid, sig)
+        status = proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    _, alive = psutil.wait_procs(started, timeout=60)
+    assert alive == [], f"left behind: {alive}"
+    return status, out.read_text(), err.read_text()
+
+
+def lines_but_the_dashboard(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "Dask dashboard:" not in line]
+
+
+def assert_intact(run: Path) -> int:
+    """The run is unfinished, its latest checkpoint complete and every chunk sound;
+    returns the checkpoint's iteration."""
+    ok, problems = runstore.verify(run)
+    assert problems == [] and ok
+    at = read_checkpoint(run).iteration
+    assert 2 <= at < ITERATIONS
+    return at
+
+
+def test_ctrl_c_ends_a_cli_fit_with_one_line_and_a_resumable_checkpoint(
+        reuters, reference, tmp_path, capsys):
+    run = tmp_path / "run"
+    status, _, stderr = interrupt(cli(reuters, "--checkpoint-every", "2", "--out", str(run)),
+                                  run, signal.SIGINT, tmp_path)
+    at = assert_intact(run)
+    assert status == 130, stderr
+    assert lines_but_the_dashboard(stderr) == [
+        f"dscir: interrupted; {run} keeps its checkpoint at iteration {at}: continue with "
+        f"the same command and --resume {run}"]
+
+    assert main(["info", str(run)]) == 0  # the progress of the interrupted run
+    shown = capsys.readouterr().out
+    assert "unfinished" in shown and f"{at} of {ITERATIONS} at the latest checkpoint" in shown
+
+    resumed = subprocess.run(cli(reuters, "--resume", str(run)), capture_output=True,
+                             text=True, env=ENV, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_run(reference, Run.open(run))
+
+
+def test_sigterm_to_every_process_of_a_cli_fit_exits_143(reuters, reference, two_workers,
+                                                         tmp_path):
+    run = tmp_path / "run"
+    status, _, stderr = interrupt(cli(reuters, "--checkpoint-every", "2", "--out", str(run)),
+                                  run, signal.SIGTERM, tmp_path)
+    at = assert_intact(run)
+    assert status == 143, stderr
+    assert lines_but_the_dashboard(stderr) == [
+        f"dscir: terminated (SIGTERM); {run} keeps its checkpoint at iteration {at}: "
+        f"continue with the same command and --resume {run}"]
+    LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
+    assert_same_run(reference, Run.open(run))
+
+
+@pytest.mark.parametrize("sig, status, printed", [(signal.SIGINT, 130, "KeyboardInterrupt\n"),
+                                                  (signal.SIGTERM, 143, "")])
+def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
+        reuters, reference, two_workers, tmp_path, sig, status, printed):
+    """Ctrl-C raises ``KeyboardInterrupt`` from ``fit`` (caught here); SIGTERM raises
+    ``Terminated``, a ``SystemExit``: uncaught, the script exits 143 silently, as
+    one killed by SIGTERM, but after the cluster was closed."""
+    script = tmp_path / "fit.py"
+    script.write_text(SCRIPT)
+    run = tmp_path / "run"
+    code, stdout, stderr = interrupt(
+        [sys.executable, str(script), reuters, str(run), json.dumps(PARAMS)], run, sig,
+        tmp_path)
+    assert (code, stdout, stderr) == (status, printed, "")
+    assert_intact(run)
+    LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
+    assert_same_run(reference, Run.open(run))
