@@ -715,6 +715,11 @@ MUTANTS = [
            "np.repeat(starts - offsets, n)", "np.repeat(starts, n)",
            (SHARDS + "::test_take_is_the_store_read_of_the_same_documents",
             SHARDS + "::test_parts_are_the_documents_in_order_with_their_words")),
+    Mutant("resident-shard-reads-restricted", "dscir/engine/shards.py",
+           "key=self._key(s)))",
+           "key=self._key(s), workers=[sorted(self.client.nthreads())[s % 2]],"
+           " allow_other_workers=True))",
+           (SHARDS + "::test_every_worker_lost_at_once_costs_a_rebuild_not_the_chain",)),
     Mutant("resident-shards-unused", "dscir/engine/dask.py",
            "lambda s: (shard_key, s)) if resident else None",
            "lambda s: (shard_key, s)) if False else None",

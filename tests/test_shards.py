@@ -1,8 +1,9 @@
 """Documents resident on the workers (``dscir.engine.shards``).
 
 A part built from resident shards is the batch a store read gives, its words
-computed on the driver are the words of that batch, an iteration is one round
-of Gibbs tasks (one per worker, no read or words task, each shard read once),
+computed on the driver are the words of that batch, a minibatch is one part per
+worker thread beside its shards, an iteration is one round of Gibbs tasks (one
+per worker, no read or words task, each shard read once),
 and a shard lost with its worker is rebuilt from the store with the chain
 unchanged.
 """
@@ -58,11 +59,18 @@ def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_
     executor = DaskExecutor(two_workers, store, "lda", resident=True)
     docs = np.sort(np.random.default_rng(1).choice(corpus.n_docs, 50, replace=False))
     parts = executor.read(docs)
-    assert np.array_equal(np.concatenate(parts.parts), docs)
+    assert np.array_equal(np.concatenate(parts.parts), parts.docs)
+    assert np.array_equal(np.sort(parts.docs), docs)
     for p, w in zip(parts.parts, executor.words(parts)):
+        assert np.array_equal(p, np.sort(p))
         assert np.array_equal(w, batch_words(corpus.read(p)))
     holders = executor.holders(parts.batches)
     assert set(holders) <= set(two_workers.nthreads())
+    # each part runs beside its shards: the worker it is planned on holds them all
+    held = two_workers.who_has([f for b in parts.batches for f in b.shards])
+    for b in parts.batches:
+        assert all(b.holder in held[f.key] for f in b.shards)
+    assert len(parts.batches) <= sum(two_workers.nthreads().values())
 
 
 def _kinds(stream) -> Counter:
@@ -97,7 +105,7 @@ def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
     run_chain(undisturbed, 8, progress=False)
     disturbed = lda_chain(two_workers, store, config)
     run_chain(disturbed, 4, progress=False)
-    holders = set(disturbed.executor.shards._holder.values())
+    holders = set(disturbed.executor.shards._holder) - {None}
     pids = two_workers.run(os.getpid)
     victim = sorted(holders)[0]
     os.kill(pids[victim], signal.SIGKILL)
@@ -105,4 +113,38 @@ def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
     two_workers.wait_for_workers(2, timeout=120)
     assert victim not in two_workers.nthreads()
     assert np.array_equal(disturbed.model.topics.state_.log_theta, undisturbed.model.topics.state_.log_theta)
+    assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
+
+
+def _restrictions(client, token: str) -> dict[str, object]:
+    """The worker restrictions the scheduler holds for this executor's shard tasks."""
+    def on_scheduler(dask_scheduler=None):
+        return {str(k): ts.worker_restrictions for k, ts in dask_scheduler.tasks.items()
+                if token in str(k) and "shard" in str(k)}
+    return client.run_on_scheduler(on_scheduler)
+
+
+def test_every_worker_lost_at_once_costs_a_rebuild_not_the_chain(
+        synthetic_store, two_workers):  # noqa: F811
+    """Both workers killed together (a host lost): the shards are rebuilt on the
+    replacements and the chain is the undisturbed one. Guards against a worker
+    restriction on the shard reads: Dask never reschedules a task that went to
+    no-worker (no worker left) onto a new worker when its restriction names only
+    dead ones, loose or not, so such a chain hangs; the scheduler must hold none."""
+    store, _ = synthetic_store
+    config = small_config(batch_size=60)
+    two_workers.wait_for_workers(2, timeout=120)
+    undisturbed = lda_chain(two_workers, store, config)
+    run_chain(undisturbed, 6, progress=False)
+    disturbed = lda_chain(two_workers, store, config)
+    run_chain(disturbed, 3, progress=False)
+    restrictions = _restrictions(two_workers, disturbed.executor._token)
+    assert len(restrictions) == disturbed.executor.shards.n_shards
+    assert not any(restrictions.values()), restrictions
+    for pid in two_workers.run(os.getpid).values():
+        os.kill(pid, signal.SIGKILL)
+    run_chain(disturbed, 3, progress=False)
+    two_workers.wait_for_workers(2, timeout=120)
+    assert np.array_equal(disturbed.model.topics.state_.log_theta,
+                          undisturbed.model.topics.state_.log_theta)
     assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())

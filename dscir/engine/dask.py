@@ -1,15 +1,15 @@
 """Placement on a Dask cluster: documents resident on the workers, tasks beside them, keys.
 
-The driver owns the chain; workers own data. With ``resident`` the corpus is
-held on the workers in shards, each read from the Zarr store once
-(``dscir.engine.shards``), and ``read`` groups documents by the worker holding their shards into parts (one
-per worker thread: each task costs milliseconds of scheduler round trip, as
-much as a few hundred documents' Gibbs work), and computes each part's
-distinct words on the driver, so an iteration is one round of tasks, each
-run beside its shards with only the parameter columns of its words.
-Without it (the default until a worker killed mid-task is shown not to
-stall a resident chain), and always in ``read_blocks``, each part is read by
-a task of its own, which reports the part's words. Every task's input is
+The driver owns the chain; workers own data. With ``resident`` (LDA's
+default) the corpus is held on the workers in shards, each read from the Zarr
+store once (``dscir.engine.shards``), and ``read`` groups documents by the
+worker holding their shards into parts (one per worker thread: each task
+costs milliseconds of scheduler round trip, as much as a few hundred
+documents' Gibbs work), and computes each part's distinct words on the
+driver, so an iteration is one round of tasks, each run beside its shards
+with only the parameter columns of its words. Without it, and always in
+``read_blocks``, each part is read by a task of its own, which reports the
+part's words. Every task's input is
 either computed from the store or travels inside the task, never scattered,
 so a lost worker costs a recomputation, not the chain.
 
@@ -36,6 +36,12 @@ from dscir.models import column_blocks
 from dscir.runs.checkpoint import absolute_store
 
 
+# Models resident by default: their tasks return integer counts the driver adds
+# exactly in any order, so grouping a minibatch by the workers holding its
+# documents (not in document order) cannot change their chains.
+RESIDENT_MODELS = frozenset({"lda"})
+
+
 def _resident(parts: Parts) -> bool:
     return bool(parts.batches) and isinstance(parts.batches[0], ResidentBatch)
 
@@ -43,7 +49,7 @@ def _resident(parts: Parts) -> bool:
 class DaskExecutor:
     """Runs a model's reads and tasks on the workers of ``client``."""
 
-    def __init__(self, client: Client, store: str, model: str, resident: bool = False):
+    def __init__(self, client: Client, store: str, model: str, resident: bool | None = None):
         self.client = client
         self.store = absolute_store(str(store))  # the workers' cwd is not the driver's
         self.model = model
@@ -52,6 +58,8 @@ class DaskExecutor:
         self._token = uuid.uuid4().hex[:8]
         self._serial = itertools.count()
         shard_key = f"dscir-{model}-shard-{self._token}"
+        if resident is None:
+            resident = model in RESIDENT_MODELS
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
 
     @property
@@ -66,13 +74,15 @@ class DaskExecutor:
 
     def read(self, docs: np.ndarray, what: str = "read", iteration: int | None = None) -> Parts:
         """``docs`` (sorted) in parts, for ``iteration`` (default the current one):
-        grouped by the workers holding their shards, or without resident shards
+        grouped by the workers holding their shards (``Parts.docs`` is then the
+        parts' concatenation, worker by worker), or without resident shards
         read by tasks submitted now; returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
         if self.shards is not None:
             batches = self.shards.group(docs)
-            return Parts(docs, [b.docs for b in batches], batches,
-                         [self.shards.words(b.docs) for b in batches])
+            parts = [b.docs for b in batches]
+            return Parts(np.concatenate(parts) if parts else docs, parts, batches,
+                         [self.shards.words(p) for p in parts])
         return self.read_blocks(split(docs, self.n_parts), what, iteration, docs)
 
     def read_blocks(self, blocks: Sequence[np.ndarray], what: str = "read",
@@ -104,8 +114,6 @@ class DaskExecutor:
         ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``); ``near``
         (a worker address) is where it should run if that worker is still there."""
         fn, args = packed(fn, args)
-        if near is None:
-            near = next((a.holder for a in args if isinstance(a, ResidentBatch)), None)
         if timed:
             fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
@@ -131,10 +139,10 @@ class DaskExecutor:
         return out
 
     def _beside(self, batch: ResidentBatch, key, fn: Callable, *args: Any) -> Any:
-        """``worker.timed_at(fn, batch, *args)`` on the worker holding ``batch``'s shards."""
+        """``worker.timed_at(fn, batch, *args)``, drawn to the worker holding ``batch``'s
+        shards by its dependencies on them (no restriction: see ``dscir.engine.shards``)."""
         fn, args = packed(fn, (batch, *args))
-        return self.client.submit(worker.timed_at, fn, *args, key=key, workers=[batch.holder],
-                                  allow_other_workers=True)
+        return self.client.submit(worker.timed_at, fn, *args, key=key)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of

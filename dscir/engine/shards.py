@@ -3,19 +3,27 @@
 A shard is one store chunk of documents (``chunk_docs`` consecutive rows),
 read from the Zarr store once by a task (``read_shard``) whose result stays
 on its worker as long as the executor holds its future, under Dask's memory
-management (spilled, never dropped). An iteration's documents are grouped by
-the worker holding their shards into runs of consecutive documents (``group``),
-and each run is one task on that worker that gets its shards' futures and the
-document ids (``ResidentBatch``), with no read task and no words gather per
-iteration: the distinct words of a part are computed on the driver from a
-resident index of the documents' word ids (``Shards.words``).
+management (spilled, never dropped). All shards are read on first use, where
+the scheduler puts them; an iteration's documents are then grouped by the
+worker holding their shards (``group``), one task per worker thread, which
+gets its shards' futures and the document ids (``ResidentBatch``), with no
+read task and no words gather per iteration: the distinct words of a part are
+computed on the driver from a resident index of the documents' word ids
+(``Shards.words``).
+
+No task carries a worker restriction: a task's shards (its dependencies)
+draw it to their worker. A restriction would name a worker that may die, and
+Dask's scheduler never reschedules a task that went to ``no-worker`` (every
+worker gone at once: a host lost, or two kills in a row) on a new worker when
+its restriction names only dead ones, even a loose one (the chain hung).
 
 Which documents a minibatch holds is the chain's business (its streams), not
-the shards': a shard only changes where a document is read from, so the
-chain does not depend on the number of workers. A shard lost with its worker
-is rebuilt by Dask from its read task (it depends only on the store); the
-driver's map of holders is a placement hint, refreshed when a task ran on
-another worker than planned, never a condition of correctness.
+the shards': a shard only changes where a document is read from, and LDA adds
+its parts' integer counts exactly in any order, so the chain does not depend
+on the number of workers. A shard lost with its worker is rebuilt by Dask
+from its read task (it depends only on the store); the driver's map of
+holders is a placement hint, refreshed when a task ran on another worker
+than planned, never a condition of correctness.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from distributed import wait
 
 from dscir.corpus import Corpus, CSRBatch
 
@@ -102,9 +111,8 @@ def packed(fn: Callable, args: Sequence[Any]) -> tuple[Callable, tuple]:
 class Shards:
     """The driver's side of a store's resident shards on ``client``'s workers.
 
-    ``key(s)`` names shard s's read task. Shards are created on first use,
-    spread over the workers in blocks of consecutive shards (so a minibatch's
-    sorted documents fall into few runs, one task each).
+    ``key(s)`` names shard s's read task. Every shard is submitted on first
+    use; the holders are asked for once they are in memory.
     """
 
     def __init__(self, client, store: str, key: Callable[[int], Any]):
@@ -114,9 +122,9 @@ class Shards:
         self.n_shards = -(-self.n_docs // self.chunk)
         self._corpus = corpus
         self._index: CSRBatch | None = None
-        self._futures: dict[int, Any] = {}
-        self._holder: dict[int, str] = {}
-        self._nthreads: dict[str, int] | None = None
+        self._futures: list[Any] = []
+        self._holder: list[str | None] = []
+        self._nthreads: dict[str, int] = {}
         self.stale = True  # the holders and workers must be asked for
 
     def words(self, docs: np.ndarray) -> np.ndarray:
@@ -127,50 +135,43 @@ class Shards:
         where, _ = _entries(self._index.indptr, np.asarray(docs, np.int64))
         return np.unique(self._index.indices[where]).astype(np.int64)
 
+    def _submit(self) -> None:
+        """Submit every shard's read (no restriction: the scheduler spreads them)."""
+        for s in range(self.n_shards):
+            lo, hi = s * self.chunk, min((s + 1) * self.chunk, self.n_docs)
+            self._futures.append(self.client.submit(read_shard, self.store, lo, hi,
+                                                    key=self._key(s)))
+        self._holder = [None] * self.n_shards
+
     def _refresh(self) -> None:
-        """Ask the scheduler for the workers and where the shards are (after a
-        change: a task ran elsewhere than planned, or the first time)."""
+        """Wait for the shards (a lost one is being rebuilt) and ask the scheduler
+        where they are; a shard held by several workers keeps its last holder."""
+        if not self._futures:
+            self._submit()
+        wait(self._futures)
         self._nthreads = dict(sorted(self.client.nthreads().items()))
-        if self._futures:
-            held = self.client.who_has(list(self._futures.values()))
-            for s, f in self._futures.items():
-                where = held.get(f.key, ())
-                self._holder[s] = next(iter(where), None) or self._planned(s)
+        held = self.client.who_has(self._futures)
+        for s, f in enumerate(self._futures):
+            where = sorted(held.get(f.key, ()))
+            if self._holder[s] not in where:
+                self._holder[s] = where[0] if where else None
         self.stale = False
 
-    def _planned(self, s: int) -> str:
-        workers = list(self._nthreads)
-        return workers[s * len(workers) // self.n_shards]
-
-    def _future(self, s: int) -> Any:
-        if s not in self._futures:
-            lo, hi = s * self.chunk, min((s + 1) * self.chunk, self.n_docs)
-            self._holder[s] = where = self._planned(s)
-            self._futures[s] = self.client.submit(read_shard, self.store, lo, hi,
-                                                  key=self._key(s), workers=[where],
-                                                  allow_other_workers=True)
-        return self._futures[s]
-
     def group(self, docs: np.ndarray) -> list[ResidentBatch]:
-        """``docs`` (sorted) in parts: runs of consecutive documents whose shards
-        one worker holds, each run split into that worker's threads."""
-        if self.stale or self._nthreads is None:
+        """``docs`` (sorted) in parts: each worker's documents (those whose shards
+        it holds, in order), split into that worker's threads."""
+        if self.stale:
             self._refresh()
         docs = np.asarray(docs, np.int64)
-        if docs.size == 0:
-            return []
         shard = docs // self.chunk
-        for s in np.unique(shard):
-            self._future(int(s))
-        holder = np.array([self._holder[int(s)] for s in shard], dtype=object)
-        cuts = np.flatnonzero(holder[1:] != holder[:-1]) + 1
+        holder = np.array([self._holder[s] or "" for s in range(self.n_shards)],
+                          dtype=object)[shard]
         out = []
-        for run in np.split(np.arange(docs.size), cuts):
-            where = holder[run[0]]
-            for piece in np.array_split(run, min(self._nthreads.get(where, 1), run.size)):
-                ids = docs[piece]
+        for where in sorted(set(holder)):
+            mine = np.flatnonzero(holder == where)
+            for piece in np.array_split(mine, min(self._nthreads.get(where, 1), mine.size)):
                 futures = [self._futures[int(s)] for s in np.unique(shard[piece])]
-                out.append(ResidentBatch(futures, ids, where))
+                out.append(ResidentBatch(futures, docs[piece], where or None))
         return out
 
     def ran_on(self, planned: Sequence[str | None], actual: Sequence[str]) -> None:
