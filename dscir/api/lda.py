@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dscir.api import fitted
 from dscir.api.base import Estimator
 from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
 from dscir.api.params import AUTO, declare
@@ -166,11 +167,19 @@ class LDA(Estimator):
             return ["fitted topics", "their blocks' parts"]
         return super()._driver_arrays(config)
 
+    def _check_memory(self, config, n_words: int) -> None:
+        """Topics on the workers larger than ``fitted.DENSE_MAX_ENTRIES`` stay in the
+        store they are written to: the driver holds no K x W array."""
+        big = config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES
+        if config.placement == "workers" and big:
+            return
+        super()._check_memory(config, n_words)
+
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
 
         super()._collect(chain)
-        self.topic_word_ = chain.model.mean_phi()
+        self.topic_word_ = fitted.collect_topics(chain.model, getattr(self, "_fit_run", None))
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
 
     def _load(self, run) -> None:
@@ -179,7 +188,8 @@ class LDA(Estimator):
         self.config_ = LDAConfig(**cfg)
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.run_path_ = str(run.path)
-        self.topic_word_, self.vocabulary_ = run.phi_mean, run.vocabulary
+        self.topic_word_ = fitted.read_topics(f"{run.path}/{fitted.NAME}")
+        self.vocabulary_ = run.vocabulary
         self.history_ = run.history
         ev = run.evaluations
         self.evaluations_ = [LDAModel.Evaluation(int(i), float(p))
@@ -190,8 +200,14 @@ class LDA(Estimator):
     def top_words(self, n: int = 10) -> list[list[str]]:
         """The ``n`` most probable words of each topic."""
         self._fitted("topic_word_")
-        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
+        order = fitted.top_ids(self.topic_word_, n)
         return [[str(self.vocabulary_[w]) for w in row] for row in order]
+
+    def materialize_topic_word(self) -> np.ndarray:
+        """``topic_word_`` as a NumPy array, K x W float64 on the driver (large
+        fitted topics are a dask array over the run store, ``dscir.api.fitted``)."""
+        self._fitted("topic_word_")
+        return fitted.materialize(self.topic_word_)
 
     def top_words_table(self, n: int = 10):
         """The ``n`` most probable words of each topic with their probabilities, as a
@@ -199,7 +215,7 @@ class LDA(Estimator):
         from dscir.display import TopicTable
 
         self._fitted("topic_word_")
-        return TopicTable.from_matrix(self.topic_word_, self.vocabulary_, n)
+        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n), self.vocabulary_)
 
     def plot(self, ax=None):
         """Traces of the fit (matplotlib): held-out perplexity, documents/s and
@@ -233,7 +249,6 @@ class LDA(Estimator):
         """
         from dscir import streams
         from dscir.corpus import Corpus
-        from dscir.models.lda.kernels import document_topics
         from dscir.rng import derive
 
         self._fitted("topic_word_")
@@ -246,11 +261,9 @@ class LDA(Estimator):
             raise DscirError("spread=True is for the transform of a corpus store")
         cfg = self.config_
         indptr, indices, data = csr_arrays(docs, self.topic_word_.shape[1])
-        with np.errstate(divide="ignore"):
-            log_phi = np.log(self.topic_word_)
         key = derive(cfg.seed if seed is None else seed, streams.TRANSFORM)
-        return document_topics(indptr, indices, data, log_phi, cfg.alpha,
-                               sweeps or cfg.eval_sweeps, key)
+        return fitted.document_topics(self.topic_word_, indptr, indices, data, cfg.alpha,
+                                      sweeps or cfg.eval_sweeps, key)
 
     def to_pyldavis(self, corpus, client=None, *, out, sweeps: int | None = None, **cluster):
         """The arrays ``pyLDAvis.prepare`` asks for over every document of a store, on
@@ -283,10 +296,12 @@ class LDA(Estimator):
         if c.n_words != self.topic_word_.shape[1]:
             raise DscirError(f"{store} has {c.n_words} words, the topics have "
                              f"{self.topic_word_.shape[1]}")
+        topics = self.topic_word_
         with executor_for("lda", store, client, **cluster) as executor:
+            lazy = fitted.worker_log_columns(topics, executor)
             return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                              self.topic_word_, cfg.alpha, sweeps or cfg.eval_sweeps,
-                              cfg.seed, cfg.completion_every)
+                              None if lazy else topics, cfg.alpha, sweeps or cfg.eval_sweeps,
+                              cfg.seed, cfg.completion_every, lazy)
 
     def score(self, corpus=None, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:
@@ -324,7 +339,8 @@ class LDA(Estimator):
         self._fitted("topic_word_")
         coh.check_measure(measure)
         coh.check_window(window)
-        top_ids = coh.top_word_ids(self.topic_word_, top)
+        coh.check_top(top, self.topic_word_.shape[1])
+        top_ids = fitted.top_ids(self.topic_word_, top)
         store = self.store_ if corpus is None else store_path(corpus)
         c = Corpus.open(store)
         theirs, ours = [str(v) for v in c.vocabulary], [str(v) for v in self.vocabulary_]
@@ -355,6 +371,6 @@ class LDA(Estimator):
             return head
         from dscir.display import TopicTable
 
-        table = TopicTable.from_matrix(self.topic_word_, self.vocabulary_, 8,
-                                       order=range(min(20, self.topic_word_.shape[0])))
+        table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8),
+                                    self.vocabulary_, order=range(min(20, self.topic_word_.shape[0])))
         return head + table._repr_html_()
