@@ -82,3 +82,56 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
         assert est.score(client=two_workers) == dense.score(client=two_workers)
         np.testing.assert_array_equal(est.coherence(client=two_workers, top=5).per_topic,
                                       dense.coherence(client=two_workers, top=5).per_topic)
+
+
+BUDGET_K, BUDGET_W = 200, 200_000
+
+
+@pytest.fixture(scope="module")
+def zipf_store(tmp_path_factory):
+    """200 documents of 100 Zipf-drawn words over W = 2 x 10^5 (10 % held out)."""
+    from dscir.corpus import split_heldout, write_corpus
+
+    rng = np.random.default_rng(0)
+    p = (np.arange(BUDGET_W) + 1.0) ** -1.07
+    n_docs, length = 200, 100
+    tokens = rng.choice(BUDGET_W, size=(n_docs, length), p=p / p.sum())
+    rows = np.repeat(np.arange(n_docs), length)
+    counts = sp.csr_matrix((np.ones(rows.size, np.int32), (rows, tokens.ravel())),
+                           shape=(n_docs, BUDGET_W))
+    counts.sum_duplicates()
+    path = tmp_path_factory.mktemp("zipf") / "zipf.zarr"
+    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(BUDGET_W)], chunk_docs=64)
+    split_heldout(path, every=10)
+    return str(path), counts
+
+
+def test_the_driver_never_holds_k_by_w(zipf_store, two_workers):
+    """K = 200 x W = 2 x 10^5 topics (320 MB of float64) on the workers: the
+    driver's peak Python allocation (tracemalloc: NumPy's buffers included) stays
+    below a third of K x W x 8 bytes through fit, top_words, transform of 100
+    documents and score; gathering the mean onto the driver (mutant
+    ``fitted-topics-gathered``) or reading it whole breaks the budget."""
+    from dscir.api import LDA
+
+    store, counts = zipf_store
+    budget = BUDGET_K * BUDGET_W * 8 // 3
+    est = LDA(n_topics=BUDGET_K, batch_size=50, sweeps=4, n_iter=1, burn_in=0, seed=0,
+              placement="workers", block_entries=2**20, progress=False)
+    peaks = {}
+    tracemalloc.start()
+    try:
+        for name, call in [("fit", lambda: est.fit(store, client=two_workers)),
+                           ("top_words", lambda: est.top_words(10)),
+                           ("transform", lambda: est.transform(counts[:100])),
+                           ("score", lambda: est.score(client=two_workers))]:
+            tracemalloc.reset_peak()
+            value = call()
+            peaks[name] = tracemalloc.get_traced_memory()[1]
+            if name == "transform":
+                assert value.shape == (100, BUDGET_K)
+    finally:
+        tracemalloc.stop()
+    assert fitted.is_lazy(est.topic_word_) and len(est.top_words(3)) == BUDGET_K
+    over = {k: v for k, v in peaks.items() if v > budget}
+    assert not over, f"driver peaks (bytes) over the budget of {budget}: {peaks}"
