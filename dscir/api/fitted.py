@@ -28,8 +28,8 @@ from dscir import integrity
 
 #: Fitted topics of at most this many entries (128 MB of float64) are a NumPy array.
 DENSE_MAX_ENTRIES = 2**24
-#: The in-process transform reads at most this many entries of columns at a time.
-COLUMN_ENTRIES = 2**23
+#: The in-process transform reads at most this many entries of columns at a time (32 MB).
+COLUMN_ENTRIES = 2**22
 #: The Zarr array of the fitted topics in a run (or a temporary group).
 NAME = "phi_mean"
 
@@ -100,8 +100,7 @@ def is_lazy(topics) -> bool:
 
 def source(topics) -> StoredTopics:
     """The ``StoredTopics`` a lazy ``topic_word_`` reads."""
-    found = [v for v in topics.dask.values() if isinstance(v, StoredTopics)]
-    return found[0]
+    return next(v for v in topics.dask.values() if isinstance(v, StoredTopics))
 
 
 def materialize(topics) -> np.ndarray:
@@ -109,19 +108,21 @@ def materialize(topics) -> np.ndarray:
     return np.asarray(topics.compute() if is_lazy(topics) else topics, np.float64)
 
 
+def spans(topics) -> list[tuple[int, int]]:
+    """The column spans (lo, hi) of a lazy ``topic_word_``'s stored chunks."""
+    bounds = np.cumsum((0,) + topics.chunks[1])
+    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
 def top_ids(topics, n: int) -> np.ndarray:
     """int64 [K, n]: each topic's ``n`` largest entries, largest first (ties: lower
-    id); lazy topics a block of columns at a time."""
-    import dask
-
+    id); lazy topics one stored chunk at a time."""
     from dscir.models.lda.top_words import merge_top, top_entries
 
     if not is_lazy(topics):
         return np.argsort(-np.asarray(topics), axis=1, kind="stable")[:, :n].astype(np.int64)
-    bounds = np.cumsum((0,) + topics.chunks[1])
-    tasks = [dask.delayed(top_entries)(block, n, int(lo))
-             for block, lo in zip(topics.to_delayed()[0], bounds)]
-    return merge_top(dask.compute(*tasks), n)
+    stored = source(topics)
+    return merge_top([top_entries(stored[:, lo:hi], n, lo) for lo, hi in spans(topics)], n)
 
 
 def top_entries(topics, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,10 +135,17 @@ def top_entries(topics, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def topic_columns(topics, words: np.ndarray) -> np.ndarray:
-    """float64 [K, len(words)]: the columns of ``words`` (sorted, distinct)."""
+    """float64 [K, len(words)]: the columns of ``words`` (sorted, distinct); lazy
+    topics one stored chunk at a time."""
     if not is_lazy(topics):
         return np.asarray(topics)[:, words]
-    return np.asarray(topics[:, words].compute(), np.float64)
+    stored = source(topics)
+    out = np.empty((topics.shape[0], words.size))
+    cuts = np.searchsorted(words, [lo for lo, _ in spans(topics)] + [topics.shape[1]])
+    for (lo, hi), a, b in zip(spans(topics), cuts[:-1], cuts[1:]):
+        if b > a:
+            out[:, a:b] = stored[:, lo:hi][:, words[a:b] - lo]
+    return out
 
 
 def document_groups(indptr: np.ndarray, indices: np.ndarray, n_words: int,
@@ -160,9 +168,11 @@ def document_groups(indptr: np.ndarray, indices: np.ndarray, n_words: int,
 
 def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
                     key: int) -> np.ndarray:
-    """``kernels.document_topics`` under the fitted topics: lazy topics by groups of
-    documents whose columns take at most ``COLUMN_ENTRIES`` entries (each
-    document's stream is its row, so the groups change nothing)."""
+    """``kernels.document_topics`` under the fitted topics (``csr_arrays`` documents):
+    lazy topics by groups of documents whose columns take at most
+    ``COLUMN_ENTRIES`` entries, each group's columns read and rescaled in place
+    (one K x U array; each document's stream is its row, so the groups change
+    nothing)."""
     from dscir.models.lda import kernels
 
     k, w = topics.shape
@@ -174,11 +184,14 @@ def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
     for lo, hi in document_groups(indptr, indices, w, max(1, COLUMN_ENTRIES // k)):
         a, b = indptr[lo], indptr[hi]
         words = np.unique(indices[a:b])
-        with np.errstate(divide="ignore"):
-            log_cols = np.log(topic_columns(topics, words))
-        out[lo:hi] = kernels.document_topics(
-            indptr[lo:hi + 1] - a, np.searchsorted(words, indices[a:b]).astype(np.int32),
-            data[a:b], log_cols, alpha, sweeps, key, docs=np.arange(lo, hi, dtype=np.int64))
+        cols = topic_columns(topics, words)
+        with np.errstate(divide="ignore", invalid="ignore"):  # as kernels.phi_columns
+            np.log(cols, out=cols)
+            cols -= cols.max(axis=0, keepdims=True)
+        np.exp(cols, out=cols)
+        out[lo:hi] = kernels.topic_proportions(
+            indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(lo, hi, dtype=np.int64),
+            cols, np.searchsorted(words, indices[a:b]).astype(np.int32), alpha, sweeps, key)
     return out
 
 
