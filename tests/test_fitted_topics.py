@@ -73,6 +73,9 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
     docs = sp.random(30, W, density=0.3, format="csr", random_state=np.random.default_rng(1))
     docs.data = np.ceil(docs.data * 4)
     want = dense.transform(docs)
+    np.testing.assert_array_equal(
+        run.transform(store, client=two_workers, out=tmp_path / "lazy-topics").compute(),
+        dense.transform(store, client=two_workers, out=tmp_path / "topics").compute())
     for est in (lazy, run, loaded):
         assert fitted.is_lazy(est.topic_word_)
         np.testing.assert_array_equal(est.materialize_topic_word(), dense.topic_word_)

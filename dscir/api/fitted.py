@@ -214,3 +214,26 @@ def worker_log_columns(topics, executor):
                 for j, w in enumerate(words)]
 
     return log_columns
+
+
+def read_phi_columns(path: str, words: np.ndarray) -> np.ndarray:
+    """The worker task: ``kernels.phi_columns`` of ``words`` (sorted) of the stored topics."""
+    from dscir.models.lda.kernels import phi_columns
+
+    log_cols = read_log_columns(path, words)
+    return np.ascontiguousarray(phi_columns(log_cols, np.arange(log_cols.shape[1])))
+
+
+def phi_columns_of(topics):
+    """``columns(executor, j, words)``: the rescaled phi columns of a part's words
+    (``kernels.phi_columns``), cut on the driver from NumPy topics or for lazy ones
+    read by a task on the workers (a future)."""
+    from dscir.models.lda.kernels import phi_columns
+
+    if is_lazy(topics):
+        path = source(topics).path
+        return lambda ex, j, words: ex.submit("topic-columns", read_phi_columns, path, words,
+                                              j=j)
+    with np.errstate(divide="ignore"):
+        log_phi = np.log(topics)
+    return lambda ex, j, words: np.ascontiguousarray(phi_columns(log_phi, words))
