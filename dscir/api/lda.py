@@ -42,7 +42,10 @@ class LDA(Estimator):
     and the sweeps) are chosen by ``policy``: "default" from the corpus's size, K
     and the minibatch, "reference" the papers' settings; explicit values always
     win and the run records the values that ran. Each parameter is declared once
-    in ``dscir.api.lda_params``.
+    in ``dscir.api.lda_params``. The fitted ``topic_word_`` is a NumPy array, or
+    for topics held by the workers above ``dscir.api.fitted.DENSE_MAX_ENTRIES``
+    entries a dask array over the stored mean (``materialize_topic_word()``
+    reads it whole onto the driver).
     """
 
     _model_name = "lda"
@@ -371,6 +374,7 @@ class LDA(Estimator):
             return head
         from dscir.display import TopicTable
 
-        table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8),
-                                    self.vocabulary_, order=range(min(20, self.topic_word_.shape[0])))
+        shown = range(min(20, self.topic_word_.shape[0]))
+        table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8), self.vocabulary_,
+                                    order=shown)
         return head + table._repr_html_()
