@@ -155,14 +155,16 @@ def run_cli_cell(store: str, k: int, batch: int, placement: str, n_workers: int,
            f"--placement={placement}", f"--kernel={args.kernel}", "--policy=reference",
            "--no-progress", f"--workers={n_workers}", "--top=10", f"--out={tmp}/run"]
     start, peak = time.time(), 0.0
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    while proc.poll() is None:
-        try:
-            peak = max(peak, peak_rss_mb(proc.pid))
-        except (OSError, StopIteration):
-            pass
-        time.sleep(0.1)
-    err = proc.stderr.read().strip().splitlines()
+    with open(f"{tmp}/stderr", "w+") as err:  # a file: a full pipe would stall the fit
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        while proc.poll() is None:
+            try:
+                peak = max(peak, peak_rss_mb(proc.pid))
+            except (OSError, StopIteration):
+                pass
+            time.sleep(0.1)
+        err.seek(0)
+        err = err.read().strip().splitlines()
     out = {"cli_s": time.time() - start, "cli_driver_peak_rss_mb": peak}
     return out if proc.returncode == 0 else {**out, "cli_error": (err or ["?"])[-1][-300:]}
 
@@ -203,6 +205,8 @@ def main() -> None:
     p.add_argument("--api", action="store_true",
                    help="also run LDA.fit + top_words + transform + score and `dscir fit lda`")
     p.add_argument("--transform-docs", type=int, default=1000)
+    p.add_argument("--modes", nargs="+", choices=("chain", "api", "cli"),
+                   default=["chain", "api", "cli"], help="what each cell runs, with --api")
     p.add_argument("--out", default=str(RESULTS / "scale.json"))
     p.add_argument("--commit", default="", help="recorded when ROOT is not a git checkout")
     args = p.parse_args()
@@ -226,7 +230,7 @@ def main() -> None:
               "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
               "sweeps": args.sweeps, "kernel": args.kernel, "warmup": args.warmup,
               "iterations": args.iterations, "transform_docs": args.transform_docs if args.api
-              else None, "cells": cells}
+              else None, "modes": args.modes if args.api else ["chain"], "cells": cells}
     Path(args.out).write_text(json.dumps(result, indent=1))
     plot(result, Path(args.out).with_suffix(".png"))
 
@@ -242,7 +246,7 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
                          f"blocks need {state_gb / workers:.0f} GB per worker on {workers})")
         return cell
     start = time.time()
-    for mode in ("chain", "api", "cli") if args.api else ("chain",):
+    for mode in args.modes if args.api else ("chain",):
         cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}",
                f"--batch={batch}", f"--workers={workers}", f"--sweeps={args.sweeps}",
                f"--warmup={args.warmup}", f"--iterations={args.iterations}",

@@ -127,11 +127,14 @@ def top_ids(topics, n: int) -> np.ndarray:
 
 def top_entries(topics, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(values, word ids) [K, n] of each topic's ``n`` largest entries (``top_ids``)."""
-    ids = top_ids(topics, n)
+    from dscir.models.lda import top_words as top
+
     if not is_lazy(topics):
+        ids = top_ids(topics, n)
         return np.take_along_axis(np.asarray(topics), ids, axis=1), ids
-    rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
-    return np.asarray(topics.vindex[rows, ids.ravel()].compute()).reshape(ids.shape), ids
+    stored = source(topics)
+    return top.merge_top_entries([top.top_entries(stored[:, lo:hi], n, lo)
+                                  for lo, hi in spans(topics)], n)
 
 
 def topic_columns(topics, words: np.ndarray) -> np.ndarray:
@@ -192,6 +195,7 @@ def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
         out[lo:hi] = kernels.topic_proportions(
             indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(lo, hi, dtype=np.int64),
             cols, np.searchsorted(words, indices[a:b]).astype(np.int32), alpha, sweeps, key)
+        del cols  # before the next group's columns are read
     return out
 
 

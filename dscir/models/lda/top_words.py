@@ -37,7 +37,14 @@ def top_entries(phi: np.ndarray, n: int, lo: int = 0) -> tuple[np.ndarray, np.nd
 def merge_top(pieces: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
     """int64 [K, n]: the word ids of each row's ``n`` largest entries among the
     blocks' ``top_entries``."""
+    return merge_top_entries(pieces, n)[1]
+
+
+def merge_top_entries(pieces: Sequence[tuple[np.ndarray, np.ndarray]],
+                      n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, word ids) [K, n] of each row's ``n`` largest entries among the
+    blocks' ``top_entries``."""
     values = np.concatenate([v for v, _ in pieces], axis=1)
     ids = np.concatenate([i for _, i in pieces], axis=1)
     order = np.lexsort((ids, -values), axis=1)[:, :n]
-    return np.take_along_axis(ids, order, axis=1)
+    return np.take_along_axis(values, order, axis=1), np.take_along_axis(ids, order, axis=1)
