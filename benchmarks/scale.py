@@ -1,4 +1,4 @@
-"""Scale (issue 14, part 5): an LDA iteration's cost and memory by K x W, driver vs workers.
+"""Scale (issues 14 and 36): an LDA iteration's cost and memory by K x W, driver vs workers.
 
 A generated corpus: documents of 300 tokens, words drawn from a Zipf law
 (p_w proportional to (w + 1)^-1.07 over W words), written to a Zarr store.
@@ -12,8 +12,21 @@ worker peak RSS (ru_maxrss), the load average before and after. A cell that
 fails (e.g. out of memory) is recorded with its error. Writes
 benchmarks/results/scale.json and scale.png.
 
+That driver figure is the chain's alone (``Chain.step`` driven directly), not
+what a user runs: the result files before issue 36 (scale*.json without
+``chain_only_driver_peak_rss_mb``) call it ``driver_peak_rss_mb``, and it
+leaves out building the fitted topics. With ``--api`` every cell also runs
+what a user runs, each in its own process: ``LDA.fit(store, n_workers=...)``
+(the same settings; its embedded LocalCluster's scheduler is in the driver
+process), then ``top_words(10)`` + ``transform`` of ``--transform-docs``
+documents + ``score``, with the driver's peak RSS (VmHWM, reset between the
+two) over each (``api_fit_driver_peak_rss_mb``, ``api_use_driver_peak_rss_mb``);
+and ``dscir fit lda ... --out RUN`` end to end, its process's peak RSS polled
+every 0.1 s (``cli_driver_peak_rss_mb``). The chain-only figure stays beside
+them as ``chain_only_driver_peak_rss_mb``.
+
     python benchmarks/scale.py [--topics 100 1000] [--words 10000 100000]
-        [--batches 50 1000] [--workers 1 2] [--docs 2000]
+        [--batches 50 1000] [--workers 1 2] [--docs 2000] [--api]
 """
 
 from __future__ import annotations
@@ -86,19 +99,92 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
             "s_per_iteration": med["wall"],
             "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
             "docs_per_s": batch / med["wall"], "split": med,
-            "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "chain_only_driver_peak_rss_mb":
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "worker_peak_rss_mb": max(worker_rss.values()) / 1024}
+
+
+def peak_rss_mb(pid: int | str = "self") -> float:
+    """A process's peak resident set (VmHWM: since it started or the last reset), MB."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("VmHWM")) / 1024
+
+
+def reset_peak_rss() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def lda(k: int, batch: int, placement: str, args):
+    from dscir.api import LDA
+
+    return LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch,
+               n_iter=args.warmup + args.iterations, seed=0, placement=placement,
+               kernel=args.kernel, policy="reference", progress=False)
+
+
+def run_api_cell(store: str, k: int, batch: int, placement: str, n_workers: int,
+                 args) -> dict:
+    """``LDA.fit`` as a user runs it, then top words, a transform and the score: the
+    driver's peak RSS over the fit and over the three calls after it."""
+    from dscir.api import fitted
+    from dscir.corpus import Corpus
+
+    est = lda(k, batch, placement, args)
+    reset_peak_rss()
+    start = time.time()
+    est.fit(store, n_workers=n_workers)
+    out = {"api_fit_s": time.time() - start, "api_fit_driver_peak_rss_mb": peak_rss_mb(),
+           "api_topic_word_lazy": fitted.is_lazy(est.topic_word_)}
+    reset_peak_rss()
+    start = time.time()
+    est.top_words(10)
+    c = Corpus.open(store)
+    theta = est.transform(c.read(np.arange(min(args.transform_docs, c.n_docs))))
+    score = est.score(n_workers=n_workers)
+    return {**out, "api_use_s": time.time() - start, "api_use_driver_peak_rss_mb": peak_rss_mb(),
+            "api_transform_docs": int(theta.shape[0]), "api_score": score}
+
+
+def run_cli_cell(store: str, k: int, batch: int, placement: str, n_workers: int, args,
+                 tmp: str) -> dict:
+    """``dscir fit lda`` end to end (run written to ``tmp``): its peak RSS, polled."""
+    cmd = [sys.executable, "-m", "dscir", "fit", "lda", store, f"--topics={k}",
+           "--sampler=scir", f"--sweeps={args.sweeps}", f"--batch-size={batch}",
+           f"--iterations={args.warmup + args.iterations}", "--seed=0",
+           f"--placement={placement}", f"--kernel={args.kernel}", "--policy=reference",
+           "--no-progress", f"--workers={n_workers}", "--top=10", f"--out={tmp}/run"]
+    start, peak = time.time(), 0.0
+    with open(f"{tmp}/stderr", "w+") as err:  # a file: a full pipe would stall the fit
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        while proc.poll() is None:
+            try:
+                peak = max(peak, peak_rss_mb(proc.pid))
+            except (OSError, StopIteration):
+                pass
+            time.sleep(0.1)
+        err.seek(0)
+        err = err.read().strip().splitlines()
+    out = {"cli_s": time.time() - start, "cli_driver_peak_rss_mb": peak}
+    return out if proc.returncode == 0 else {**out, "cli_error": (err or ["?"])[-1][-300:]}
 
 
 def cell_main(argv: list[str]) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("store")
-    for name in ("topics", "batch", "workers", "sweeps", "warmup", "iterations"):
+    for name in ("topics", "batch", "workers", "sweeps", "warmup", "iterations",
+                 "transform_docs"):
         p.add_argument(f"--{name}", type=int, required=True)
     p.add_argument("--placement", required=True)
     p.add_argument("--kernel", required=True)
+    p.add_argument("--mode", choices=("chain", "api", "cli"), required=True)
     a = p.parse_args(argv)
-    out = run_cell(a.store, a.topics, a.batch, a.placement, a.workers, a)
+    cell = (a.store, a.topics, a.batch, a.placement, a.workers, a)
+    if a.mode == "cli":
+        with tempfile.TemporaryDirectory() as tmp:
+            out = run_cli_cell(*cell, tmp)
+    else:
+        out = (run_api_cell if a.mode == "api" else run_cell)(*cell)
     print("RESULT " + json.dumps(out))
 
 
@@ -116,6 +202,11 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per cell")
+    p.add_argument("--api", action="store_true",
+                   help="also run LDA.fit + top_words + transform + score and `dscir fit lda`")
+    p.add_argument("--transform-docs", type=int, default=1000)
+    p.add_argument("--modes", nargs="+", choices=("chain", "api", "cli"),
+                   default=["chain", "api", "cli"], help="what each cell runs, with --api")
     p.add_argument("--out", default=str(RESULTS / "scale.json"))
     p.add_argument("--commit", default="", help="recorded when ROOT is not a git checkout")
     args = p.parse_args()
@@ -137,8 +228,9 @@ def main() -> None:
               "cpu": cpu_model(), "n_cpus": os.cpu_count(),
               "note": "shared machine: other jobs ran beside it (see each cell's load)",
               "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
-              "sweeps": args.sweeps, "kernel": args.kernel, "warmup": args.warmup, "iterations": args.iterations,
-              "cells": cells}
+              "sweeps": args.sweeps, "kernel": args.kernel, "warmup": args.warmup,
+              "iterations": args.iterations, "transform_docs": args.transform_docs if args.api
+              else None, "modes": args.modes if args.api else ["chain"], "cells": cells}
     Path(args.out).write_text(json.dumps(result, indent=1))
     plot(result, Path(args.out).with_suffix(".png"))
 
@@ -153,38 +245,50 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
                          f"than {RAM_SHARE:.0%} of this machine's {ram_gb:.0f} GB of RAM (the "
                          f"blocks need {state_gb / workers:.0f} GB per worker on {workers})")
         return cell
-    cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}", f"--batch={batch}",
-           f"--workers={workers}", f"--sweeps={args.sweeps}", f"--warmup={args.warmup}",
-           f"--iterations={args.iterations}", f"--placement={placement}",
-           f"--kernel={args.kernel}"]
     start = time.time()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-        if lines:
-            cell.update(json.loads(lines[-1][7:]))
-        else:
-            cell["error"] = (proc.stderr.strip().splitlines() or ["no output"])[-1][-300:]
-    except subprocess.TimeoutExpired:
-        cell["error"] = f"did not finish in {args.timeout:.0f} s"
+    for mode in args.modes if args.api else ("chain",):
+        cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}",
+               f"--batch={batch}", f"--workers={workers}", f"--sweeps={args.sweeps}",
+               f"--warmup={args.warmup}", f"--iterations={args.iterations}",
+               f"--placement={placement}", f"--kernel={args.kernel}", f"--mode={mode}",
+               f"--transform_docs={args.transform_docs}"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+            if lines:
+                cell.update(json.loads(lines[-1][7:]))
+            else:
+                cell[f"{mode}_error"] = (proc.stderr.strip().splitlines()
+                                         or ["no output"])[-1][-300:]
+        except subprocess.TimeoutExpired:
+            cell[f"{mode}_error"] = f"did not finish in {args.timeout:.0f} s"
     cell.update(seconds=time.time() - start, load_after=os.getloadavg())
     return cell
 
 
 def plot(result: dict, path: Path) -> None:
-    """Seconds per iteration and driver peak RSS of the cells that ran, in run order."""
+    """Seconds per iteration and driver peak RSS of the cells that ran, in run order:
+    the chain's alone and, where measured, a user's ``LDA.fit`` and the calls after it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ok = [c for c in result["cells"] if "error" not in c]
+    ok = [c for c in result["cells"] if "s_per_iteration" in c]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     x = np.arange(len(ok))
     for placement, marker in (("driver", "o"), ("workers", "s")):
         at = [i for i, c in enumerate(ok) if c["placement"] == placement]
         axes[0].plot(x[at], [ok[i]["s_per_iteration"] for i in at], marker, label=placement)
-        axes[1].plot(x[at], [ok[i]["driver_peak_rss_mb"] for i in at], marker, label=placement)
+        axes[1].plot(x[at], [ok[i].get("chain_only_driver_peak_rss_mb",
+                                       ok[i].get("driver_peak_rss_mb")) for i in at],
+                     marker, label=f"{placement}: chain only", fillstyle="none")
+        for key, m in (("api_fit_driver_peak_rss_mb", "^"), ("api_use_driver_peak_rss_mb", "v"),
+                       ("cli_driver_peak_rss_mb", "x")):
+            got = [i for i in at if key in ok[i]]
+            if got:
+                axes[1].plot(x[got], [ok[i][key] for i in got], m,
+                             label=f"{placement}: {key.replace('_driver_peak_rss_mb', '')}")
     labels = [f"K{c['topics']} W{c['words']} B{c['batch']} w{c['workers']}" for c in ok]
     for ax in axes:
         ax.set_xticks(x, labels, rotation=90, fontsize=6)
@@ -192,7 +296,7 @@ def plot(result: dict, path: Path) -> None:
     axes[1].set_ylabel("driver peak RSS (MB)")
     axes[0].set_yscale("log")
     for ax in axes:
-        ax.legend()
+        ax.legend(fontsize=6)
     fig.suptitle(f"LDA SCIR on Zipf corpora ({result['n_docs']} docs x {DOC_TOKENS} tokens, "
                  f"{result['sweeps']} sweeps), shared 2-core machine")
     fig.tight_layout()

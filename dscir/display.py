@@ -29,8 +29,16 @@ class TopicTable:
         """The ``n`` largest entries of each row of a rows x words probability matrix."""
         matrix = np.asarray(matrix)
         top = np.argsort(-matrix, axis=1, kind="stable")[:, :n]
-        rows = range(matrix.shape[0]) if order is None else order
-        return cls([(int(k), [(str(vocabulary[w]), float(matrix[k, w])) for w in top[k]])
+        return cls.from_top(np.take_along_axis(matrix, top, axis=1), top, vocabulary, order,
+                            label)
+
+    @classmethod
+    def from_top(cls, values: np.ndarray, ids: np.ndarray, vocabulary: Sequence[str],
+                 order: Sequence[int] | None = None, label: str = "topic") -> TopicTable:
+        """The table of each row's largest entries given as their ``values`` and word
+        ``ids`` [rows, n] (largest first)."""
+        rows = range(ids.shape[0]) if order is None else order
+        return cls([(int(k), [(str(vocabulary[w]), float(v)) for w, v in zip(ids[k], values[k])])
                     for k in rows], label)
 
     def to_pandas(self):

@@ -60,6 +60,7 @@ INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_l
 KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/test_stein.py"
+FITTED = "tests/test_fitted_topics.py"
 STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
                    "biased_a_large_one")
@@ -576,6 +577,23 @@ MUTANTS = [
            'out["phi_mean"] = (block.phi_sum / n_samples if n_samples else',
            'out["phi_mean"] = (block.phi_sum if n_samples else',
            (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
+    # -- fitted topics that stay where the workers wrote them (issue 36) --
+    Mutant("fitted-topics-gathered", "dscir/api/fitted.py",
+           'if model.placement != "workers" or k * w <= DENSE_MAX_ENTRIES:',
+           'if True:',
+           (FITTED + "::test_the_driver_never_holds_k_by_w",)),
+    Mutant("fitted-topics-read-whole", "dscir/api/fitted.py",
+           "    if not is_lazy(topics):\n        return np.asarray(topics)[:, words]\n",
+           "    if True:\n        return np.asarray(topics)[:, words]\n",
+           (FITTED + "::test_the_driver_never_holds_k_by_w",)),
+    Mutant("fitted-top-merge-ties-to-higher-id", "dscir/models/lda/top_words.py",
+           "order = np.lexsort((ids, -values), axis=1)[:, :n]",
+           "order = np.lexsort((-ids, -values), axis=1)[:, :n]",
+           (FITTED + "::test_top_entries_of_blocks_are_the_rows_stable_top",)),
+    Mutant("fitted-transform-groups-share-streams", "dscir/api/fitted.py",
+           "indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(lo, hi, dtype=np.int64),",
+           "indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(hi - lo, dtype=np.int64),",
+           (FITTED + "::test_lazy_topics_are_the_dense_ones",)),
     Mutant("blocked-steps-without-the-rows-totals", "dscir/models/lda/topics_blocked.py",
            "        if self.sampler.row_totals:\n", "        if False:\n",
            (BLOCKED + "::test_gsgrhmc_on_the_workers_is_the_same_chain_on_one_and_two_workers",)),

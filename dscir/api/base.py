@@ -301,8 +301,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def _advance(self, chain, n_iter: int, writer=None, *, chain_index: int | None = None,
                  collect: bool = True, eval_every: int | None = None) -> None:
-        """Run ``chain`` ``n_iter`` iterations, take the learned attributes from it
-        (``collect``) and commit it to ``writer``; a failure aborts the writer, and a
+        """Run ``chain`` ``n_iter`` iterations, commit it to ``writer``, then take the
+        learned attributes from it (``collect``); a failure aborts the writer, and a
         lost scheduler is one clear error."""
         from dscir.engine.chain import run_chain
 
@@ -313,10 +313,12 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                       on_sample=writer.append if writer else None,
                       checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
                       checkpoint_every=every, progress=self.progress, chain_index=chain_index)
-            if collect:
-                self._collect(chain)
             if writer is not None:
                 self._commit(chain, writer, every)
+            # The committed run holds what the workers wrote (LDA's topics): read from there.
+            self._fit_run = self.run_path_ if writer is not None and collect else None
+            if collect:
+                self._collect(chain)
         except BaseException as exc:
             if writer is not None:
                 writer.abort()

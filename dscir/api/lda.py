@@ -7,6 +7,7 @@ import html
 
 import numpy as np
 
+from dscir.api import fitted
 from dscir.api.base import Estimator
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
@@ -41,7 +42,10 @@ class LDA(LDAScikitLearn, Estimator):
     and the sweeps) are chosen by ``policy``: "default" from the corpus's size, K
     and the minibatch, "reference" the papers' settings; explicit values always
     win and the run records the values that ran. Each parameter is declared once
-    in ``dscir.api.lda_params``.
+    in ``dscir.api.lda_params``. The fitted ``topic_word_`` is a NumPy array, or
+    for topics held by the workers above ``dscir.api.fitted.DENSE_MAX_ENTRIES``
+    entries a dask array over the stored mean (``materialize_topic_word()``
+    reads it whole onto the driver).
     """
 
     _model_name = "lda"
@@ -172,11 +176,19 @@ class LDA(LDAScikitLearn, Estimator):
             return ["fitted topics", "their blocks' parts"]
         return super()._driver_arrays(config)
 
+    def _check_memory(self, config, n_words: int) -> None:
+        """Topics on the workers larger than ``fitted.DENSE_MAX_ENTRIES`` stay in the
+        store they are written to: the driver holds no K x W array."""
+        big = config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES
+        if config.placement == "workers" and big:
+            return
+        super()._check_memory(config, n_words)
+
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
 
         super()._collect(chain)
-        self.topic_word_ = chain.model.mean_phi()
+        self.topic_word_ = fitted.collect_topics(chain.model, getattr(self, "_fit_run", None))
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_documents_seen_ = chain.model.n_documents
 
@@ -192,7 +204,8 @@ class LDA(LDAScikitLearn, Estimator):
         self.config_ = LDAConfig(**cfg)
         self.store_, self.n_iter_, self.n_samples_ = run.store, run.iteration, run.n_samples
         self.run_path_ = str(run.path)
-        self.topic_word_, self.vocabulary_ = run.phi_mean, run.vocabulary
+        self.topic_word_ = fitted.read_topics(f"{run.path}/{fitted.NAME}")
+        self.vocabulary_ = run.vocabulary
         self.history_ = run.history
         ev = run.evaluations
         self.evaluations_ = [LDAModel.Evaluation(int(i), float(p))
@@ -203,8 +216,14 @@ class LDA(LDAScikitLearn, Estimator):
     def top_words(self, n: int = 10) -> list[list[str]]:
         """The ``n`` most probable words of each topic."""
         self._fitted("topic_word_")
-        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
+        order = fitted.top_ids(self.topic_word_, n)
         return [[str(self.vocabulary_[w]) for w in row] for row in order]
+
+    def materialize_topic_word(self) -> np.ndarray:
+        """``topic_word_`` as a NumPy array, K x W float64 on the driver (large
+        fitted topics are a dask array over the run store, ``dscir.api.fitted``)."""
+        self._fitted("topic_word_")
+        return fitted.materialize(self.topic_word_)
 
     def top_words_table(self, n: int = 10):
         """The ``n`` most probable words of each topic with their probabilities, as a
@@ -212,7 +231,7 @@ class LDA(LDAScikitLearn, Estimator):
         from dscir.display import TopicTable
 
         self._fitted("topic_word_")
-        return TopicTable.from_matrix(self.topic_word_, self.vocabulary_, n)
+        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n), self.vocabulary_)
 
     def plot(self, ax=None):
         """Traces of the fit (matplotlib): held-out perplexity, documents/s and
@@ -245,7 +264,6 @@ class LDA(LDAScikitLearn, Estimator):
         in-process transform of its whole matrix, whatever the workers.
         """
         from dscir import streams
-        from dscir.models.lda.kernels import document_topics
         from dscir.rng import derive
 
         self._fitted("topic_word_")
@@ -259,11 +277,9 @@ class LDA(LDAScikitLearn, Estimator):
         cfg = self.config_
         indptr, indices, data = csr_arrays(count_matrix(docs, "LDA", self.n_features_in_),
                                            self.n_features_in_)
-        with np.errstate(divide="ignore"):
-            log_phi = np.log(self.topic_word_)
         key = derive(cfg.seed if seed is None else seed, streams.TRANSFORM)
-        return document_topics(indptr, indices, data, log_phi, cfg.alpha,
-                               sweeps or cfg.eval_sweeps, key)
+        return fitted.document_topics(self.topic_word_, indptr, indices, data, cfg.alpha,
+                                      sweeps or cfg.eval_sweeps, key)
 
     def to_pyldavis(self, corpus, client=None, *, out, sweeps: int | None = None, **cluster):
         """The arrays ``pyLDAvis.prepare`` asks for over every document of a store, on
@@ -298,10 +314,14 @@ class LDA(LDAScikitLearn, Estimator):
             if c.n_words != self.topic_word_.shape[1]:
                 raise DscirError(f"{store} has {c.n_words} words, the topics have "
                                  f"{self.topic_word_.shape[1]}")
+            # In this process there are no workers to read stored topics' columns.
+            topics = np.asarray(self.topic_word_) if local else self.topic_word_
             with executor_for("lda", store, client, local=local, **cluster) as executor:
+                lazy = fitted.worker_log_columns(topics, executor)
                 return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                                  self.topic_word_, cfg.alpha, sweeps or cfg.eval_sweeps,
-                                  cfg.seed, cfg.completion_every)
+                                  None if lazy else topics, cfg.alpha,
+                                  sweeps or cfg.eval_sweeps, cfg.seed, cfg.completion_every,
+                                  lazy)
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:
@@ -340,7 +360,8 @@ class LDA(LDAScikitLearn, Estimator):
         self._fitted("topic_word_")
         coh.check_measure(measure)
         coh.check_window(window)
-        top_ids = coh.top_word_ids(self.topic_word_, top)
+        coh.check_top(top, self.topic_word_.shape[1])
+        top_ids = fitted.top_ids(self.topic_word_, top)
         store = self._own_store() if corpus is None else store_path(corpus)
         c = Corpus.open(store)
         theirs, ours = [str(v) for v in c.vocabulary], [str(v) for v in self.vocabulary_]
@@ -371,6 +392,7 @@ class LDA(LDAScikitLearn, Estimator):
             return head
         from dscir.display import TopicTable
 
-        table = TopicTable.from_matrix(self.topic_word_, self.vocabulary_, 8,
-                                       order=range(min(20, self.topic_word_.shape[0])))
+        shown = range(min(20, self.topic_word_.shape[0]))
+        table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8), self.vocabulary_,
+                                    order=shown)
         return head + table._repr_html_()

@@ -6,7 +6,8 @@ proportions are the store transform (``dscir.api.transform``, restartable,
 written to Zarr); the document lengths and term frequencies are counted by one
 worker task per block of the store's documents (``block_term_counts``), so a
 store larger than the driver's memory is never read into it. pyLDAvis itself
-then holds the n_docs x K proportions in memory.
+then holds the n_docs x K proportions in memory, and the K x W topics: lazy
+fitted topics (``dscir.api.fitted``) stay a dask array until ``prepare``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dscir.errors import DscirError
 class PyLDAvisData(NamedTuple):
     """``pyLDAvis.prepare``'s positional arguments, by their names there."""
 
-    topic_term_dists: np.ndarray  # [K, W], rows sum to 1
+    topic_term_dists: np.ndarray  # [K, W], rows sum to 1 (a dask array for lazy topics)
     doc_topic_dists: np.ndarray  # [n_docs, K], rows sum to 1
     doc_lengths: np.ndarray  # [n_docs] tokens
     vocab: list[str]  # [W]
@@ -80,7 +81,7 @@ def pyldavis_data(model, store: str, client=None, *, out, sweeps: int | None = N
             lengths, freq = corpus_counts(ex, c.n_docs, c.chunk_docs, c.n_words)
     if lengths.sum() == 0:
         raise DscirError(f"{store} has no tokens to visualise")
-    phi = np.asarray(model.topic_word_, np.float64)
+    phi = model.topic_word_  # lazy topics stay lazy: prepare() reads them whole
     theta = np.asarray(topics, np.float64)
     return PyLDAvisData(phi / phi.sum(axis=1, keepdims=True),
                         theta / theta.sum(axis=1, keepdims=True), lengths,

@@ -63,14 +63,26 @@ def settings(model, store: str, sweeps: int, seed: int, n_samples: int = 0) -> d
     from dscir.corpus import Corpus
 
     c = Corpus.open(store)
-    phi = np.ascontiguousarray(model.topic_word_, dtype=np.float64)
     run = getattr(model, "run_path_", None)
     out = {"model": "lda", "run": None if run is None else str(Path(run).resolve()),
            "config": model.config_.to_dict(), "store": _absolute(store), "sweeps": int(sweeps),
-           "seed": int(seed), "n_topics": int(phi.shape[0]), "n_docs": c.n_docs,
-           "chunk_docs": c.chunk_docs, "phi_sha256": hashlib.sha256(phi.tobytes()).hexdigest(),
+           "seed": int(seed), "n_topics": int(model.topic_word_.shape[0]), "n_docs": c.n_docs,
+           "chunk_docs": c.chunk_docs, "phi_sha256": phi_digest(model.topic_word_),
            "spread": bool(n_samples), "n_samples": int(n_samples)}
     return json.loads(json.dumps(out))
+
+
+def phi_digest(topics) -> str:
+    """SHA-256 of the topics' float64 bytes: row-major for a NumPy array, one stored
+    chunk of columns after another for lazy ones (never the whole array at once)."""
+    from dscir.api import fitted
+
+    if not fitted.is_lazy(topics):
+        return hashlib.sha256(np.ascontiguousarray(topics, np.float64).tobytes()).hexdigest()
+    h, stored = hashlib.sha256(), fitted.source(topics)
+    for lo, hi in fitted.spans(topics):
+        h.update(np.ascontiguousarray(stored[:, lo:hi], np.float64).tobytes())
+    return h.hexdigest()
 
 
 def _absolute(store: str) -> str:
@@ -123,6 +135,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     from tqdm.auto import tqdm
 
     from dscir import streams
+    from dscir.api import fitted
     from dscir.api.session import executor_for
     from dscir.models.lda.kernels import phi_columns
     from dscir.models.lda.tasks import block_topics, block_topics_spread
@@ -144,8 +157,8 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     n_docs, step = meta["n_docs"], meta["chunk_docs"]
     todo = [int(b) for b in np.flatnonzero(~flags)]
     if todo:
+        columns = fitted.phi_columns_of(model.topic_word_)
         with np.errstate(divide="ignore"):
-            log_phi = np.log(model.topic_word_)
             log_samples = None if samples is None else np.log(samples)
         task = block_topics if samples is None else block_topics_spread
         key = derive(seed, streams.TRANSFORM)
@@ -166,10 +179,10 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
                 words = ex.words(parts)
                 if i + 1 < len(windows):  # the next reads overlap this round's tasks
                     pending = submit(windows[i + 1])
-                args = [(np.ascontiguousarray(phi_columns(log_phi, w)),)
+                args = [(columns(ex, j, w),)
                         + (() if samples is None else
                            (np.stack([phi_columns(s, w) for s in log_samples]),))
-                        + (alpha, sweeps, key) for w in words]
+                        + (alpha, sweeps, key) for j, w in enumerate(words)]
                 for b, result in zip(window, ex.run("transform", task, parts, args)):
                     bar.update(_write_block(g, b, bounds[b][0], result))
     return da.from_zarr(g["topics"])

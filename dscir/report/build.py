@@ -70,6 +70,7 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
                  top: int = 10, score: bool = False, pyldavis: bool = True,
                  sweeps: int | None = None, overwrite: bool = False) -> Path:
     """Write the report page of LDA ``run`` over corpus ``store`` to ``out``."""
+    from dscir.api import fitted
     from dscir.api.diagnose import diagnose
     from dscir.api.session import executor_for, session
     from dscir.corpus import Corpus
@@ -80,7 +81,8 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
     n_chains = len(open_chains(run))
     n_docs = Corpus.open(store).n_docs
     with session(client) as cl:
-        top_ids = coh.top_word_ids(model.topic_word_, top)
+        coh.check_top(top, model.topic_word_.shape[1])
+        top_ids = fitted.top_ids(model.topic_word_, top)
         with executor_for("lda", store, cl) as ex:
             counts = coh.count(ex, np.arange(n_docs, dtype=np.int64), top_ids)
         values = {m: coh.coherence(counts, m, top).per_topic for m in MEASURES}

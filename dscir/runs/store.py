@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,13 +259,40 @@ def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:
     return group_arrays(integrity.member(g, group, "run")) if group in g else {}
 
 
+def group_members(group: zarr.Group, name: str) -> list[tuple[str, zarr.Array]]:
+    """The arrays below ``group[name]`` by their path ([] without that group)."""
+    if name not in group:
+        return []
+    return list(integrity.walk_arrays(integrity.member(group, name, "run")))
+
+
+class LazyArrays(Mapping):
+    """Arrays of a run by name, each read (whole, checksums checked) when first
+    asked for: opening a run reads none of its K x W arrays."""
+
+    def __init__(self, arrays: dict[str, zarr.Array]):
+        self.arrays, self.read = arrays, {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.read:
+            self.read[name] = integrity.read(self.arrays[name])
+        return self.read[name]
+
+    def __iter__(self):
+        return iter(self.arrays)
+
+    def __len__(self) -> int:
+        return len(self.arrays)
+
+
 @dataclass
 class Run:
     """A finished run of any model read back from disk.
 
-    ``state``, ``history``, ``evaluations`` are dicts of arrays; the model's
+    ``state``, ``history``, ``evaluations`` are mappings of arrays; the model's
     summaries (``phi_mean``, ``weights``...) are in ``summaries`` and read as
-    attributes (``run.phi_mean``); ``samples()`` reads the kept samples.
+    attributes (``run.phi_mean``); ``samples()`` reads the kept samples. The
+    state and the summaries are read when first asked for (``LazyArrays``).
     """
 
     path: Path
@@ -276,8 +304,8 @@ class Run:
     n_samples: int
     vocabulary: np.ndarray
     params: dict[str, Any] | None  # the estimator's parameters (None: an older run)
-    summaries: dict[str, np.ndarray]
-    state: dict[str, np.ndarray]
+    summaries: Mapping[str, np.ndarray]
+    state: Mapping[str, np.ndarray]
     history: dict[str, np.ndarray]
     evaluations: dict[str, np.ndarray]
 
@@ -295,14 +323,15 @@ class Run:
         meta = dict(g.attrs[ATTR])
         _check_version(path, meta)
         groups = ("state", "history", "evaluations", "samples", "checkpoints")
-        summaries = {name: integrity.read(arr) for name, arr in g.arrays()
-                     if name not in groups and name != "vocabulary"}
+        summaries = LazyArrays({name: arr for name, arr in g.arrays()
+                                if name not in groups and name != "vocabulary"})
+        state = LazyArrays({name: arr for name, arr in group_members(g, "state")})
         return cls(path=path, model=meta["model"], metric=meta.get("metric", "perplexity"),
                    config=meta["config"], store=meta["store"],
                    iteration=meta["iteration"], n_samples=meta["n_samples"],
                    vocabulary=integrity.read(integrity.member(g, "vocabulary", "run")),
                    params=meta.get("params"), summaries=summaries,
-                   state=read_arrays(path, "state"), history=read_arrays(path, "history"),
+                   state=state, history=read_arrays(path, "history"),
                    evaluations=read_arrays(path, "evaluations"))
 
     def __getattr__(self, name: str) -> np.ndarray:

@@ -87,12 +87,17 @@ def check_window(window) -> None:
         "what gensim's u_mass uses and c_uci/c_npmi/c_v use with window = document")
 
 
+def check_top(top: int, n_words: int) -> None:
+    """One clear error for a number of top words coherence cannot use."""
+    if not 2 <= top <= n_words:
+        raise DscirError(f"top={top}: coherence needs at least 2 top words and at most the "
+                         f"{n_words} words of the vocabulary")
+
+
 def top_word_ids(phi: np.ndarray, top: int) -> np.ndarray:
     """int64 [K, top]: each row's ``top`` largest entries, largest first (ties: lower id)."""
     phi = np.asarray(phi)
-    if not 2 <= top <= phi.shape[1]:
-        raise DscirError(f"top={top}: coherence needs at least 2 top words and at most the "
-                         f"{phi.shape[1]} words of the vocabulary")
+    check_top(top, phi.shape[1])
     return np.argsort(-phi, axis=1, kind="stable")[:, :top].astype(np.int64)
 
 

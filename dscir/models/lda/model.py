@@ -85,6 +85,11 @@ class LDAModel:
         """Average of the kept phi samples (the current phi if none is kept yet)."""
         return self.topics.mean_phi()
 
+    def write_mean(self, root: str) -> None:
+        """Write the kept samples' mean phi as ``phi_mean`` into the Zarr group
+        ``root`` from the workers holding the topics (``placement="workers"``)."""
+        self.topics.write_mean(root)
+
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, ex = self.config, self.executor
         words = ex.words(parts)

@@ -19,10 +19,11 @@ stream (seed, INIT, b).
 Kept samples: only their running mean (each block sums its phi); the run has
 no ``samples/phi``. Held-out scoring cuts the log mean-phi columns of the
 held-out words from the blocks too, and the blocks write the run's final K x W
-arrays themselves (``write_run_arrays``) and a checkpoint's (``held``: written
-in parallel into the checkpoint before it is renamed into place; the blocks
-then restart from it, which bounds the lineage Dask keeps to rebuild a lost
-block, and a resume reads each block's columns on its worker). The driver
+arrays themselves (``write_run_arrays``; the fitted mean alone: ``write_mean``)
+and a checkpoint's (``held``: written in parallel into the checkpoint before
+it is renamed into place; the blocks then restart from it, which bounds the
+lineage Dask keeps to rebuild a lost block, and a resume reads each block's
+columns on its worker). The driver
 builds dense K x W arrays only where a caller asks for
 ``log_phi``/``mean_phi``/``run_arrays``.
 """
@@ -176,6 +177,11 @@ class WorkerTopics:
         Zarr group ``root``, from the workers."""
         self.blocks.write("block-write", root, names, self.config.n_topics, block_outputs,
                           self.n_samples, self.norm)
+
+    def write_mean(self, root: str) -> None:
+        """Write the kept samples' mean phi as ``phi_mean`` into the Zarr group
+        ``root`` from the workers (the fitted topics, never gathered)."""
+        self.write(root, {"phi_mean": "phi_mean"})
 
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
         """Write the run's K x W arrays (``state/...``, ``phi_mean``) into the run's

@@ -1,0 +1,140 @@
+"""Fitted LDA topics that stay where the workers wrote them (issue 36).
+
+What each test guards against:
+- a block's top entries merged into the wrong order, ties broken another way
+  than a stable sort of the whole row, or a block's word offset lost
+  (``top_entries``/``merge_top`` against ``argsort``);
+- documents grouped so that a group's columns exceed the budget or a document
+  is dropped (``document_groups``);
+- the lazy fitted topics (a dask array over what the blocks wrote) differing
+  from the dense mean: a block written at the wrong columns, the transform of a
+  group of documents given another group's columns or streams, held-out scores
+  from the wrong columns, a loaded run read eagerly (``Run.open``);
+- the driver building K x W during fit, top_words, transform or score: the
+  memory budget test (mutant ``fitted-topics-gathered``).
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dscir.api import fitted
+from dscir.models.lda.top_words import merge_top, top_entries
+from test_lda_driver import K_TRUE, W, synthetic_store  # noqa: F401
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 12])
+def test_top_entries_of_blocks_are_the_rows_stable_top(n):
+    rng = np.random.default_rng(n)
+    phi = rng.integers(0, 5, size=(6, 29)).astype(np.float64)  # many ties
+    bounds = [0, 4, 11, 12, 29]
+    pieces = [top_entries(phi[:, lo:hi], n, lo) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    want = np.argsort(-phi, axis=1, kind="stable")[:, :n]
+    np.testing.assert_array_equal(merge_top(pieces, n), want)
+    values, ids = top_entries(phi, n)
+    np.testing.assert_array_equal(ids, want)
+    np.testing.assert_array_equal(values, np.take_along_axis(phi, want, axis=1))
+
+
+def test_document_groups_cover_the_documents_within_the_budget():
+    rng = np.random.default_rng(0)
+    docs = sp.random(40, 50, density=0.1, format="csr", random_state=rng)
+    docs.data[:] = 1
+    indptr, indices = docs.indptr, docs.indices
+    groups = fitted.document_groups(indptr, indices, 50, 12)
+    assert groups[0][0] == 0 and groups[-1][1] == 40
+    assert all(a[1] == b[0] for a, b in zip(groups[:-1], groups[1:]))
+    for lo, hi in groups:
+        used = np.unique(indices[indptr[lo]:indptr[hi]]).size
+        assert hi - lo == 1 or used <= 12
+        assert hi == 40 or used + np.setdiff1d(indices[indptr[hi]:indptr[hi + 1]],
+                                               indices[indptr[lo]:indptr[hi]]).size > 12
+
+
+def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path,  # noqa: F811
+                                        monkeypatch):
+    """Above the size limit (set to 0 here) ``topic_word_`` is a dask array over
+    what the blocks wrote; every use of it gives what the dense array gives."""
+    from dscir.api import LDA
+
+    store, _ = synthetic_store
+    args = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter=5, burn_in=1, thin=2,
+                seed=3, placement="workers", block_entries=10 * K_TRUE, progress=False)
+    dense = LDA(**args).fit(store, client=two_workers)
+    monkeypatch.setattr(fitted, "DENSE_MAX_ENTRIES", 0)
+    monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 7 * K_TRUE)  # several groups of documents
+    lazy = LDA(**args).fit(store, client=two_workers)
+    run = LDA(**args).fit(store, client=two_workers, out=tmp_path / "run")
+    loaded = LDA.load(tmp_path / "run")
+    docs = sp.random(30, W, density=0.3, format="csr", random_state=np.random.default_rng(1))
+    docs.data = np.ceil(docs.data * 4)
+    want = dense.transform(docs)
+    np.testing.assert_array_equal(
+        run.transform(store, client=two_workers, out=tmp_path / "lazy-topics").compute(),
+        dense.transform(store, client=two_workers, out=tmp_path / "topics").compute())
+    for est in (lazy, run, loaded):
+        assert fitted.is_lazy(est.topic_word_)
+        np.testing.assert_array_equal(est.materialize_topic_word(), dense.topic_word_)
+        assert est.top_words(5) == dense.top_words(5)
+        assert str(est.top_words_table(4)) == str(dense.top_words_table(4))
+        np.testing.assert_array_equal(est.transform(docs), want)
+        assert est.score(client=two_workers) == dense.score(client=two_workers)
+        np.testing.assert_array_equal(est.coherence(client=two_workers, top=5).per_topic,
+                                      dense.coherence(client=two_workers, top=5).per_topic)
+
+
+BUDGET_K, BUDGET_W = 200, 200_000
+
+
+@pytest.fixture(scope="module")
+def zipf_store(tmp_path_factory):
+    """200 documents of 100 Zipf-drawn words over W = 2 x 10^5 (10 % held out)."""
+    from dscir.corpus import split_heldout, write_corpus
+
+    rng = np.random.default_rng(0)
+    p = (np.arange(BUDGET_W) + 1.0) ** -1.07
+    n_docs, length = 200, 100
+    tokens = rng.choice(BUDGET_W, size=(n_docs, length), p=p / p.sum())
+    rows = np.repeat(np.arange(n_docs), length)
+    counts = sp.csr_matrix((np.ones(rows.size, np.int32), (rows, tokens.ravel())),
+                           shape=(n_docs, BUDGET_W))
+    counts.sum_duplicates()
+    path = tmp_path_factory.mktemp("zipf") / "zipf.zarr"
+    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(BUDGET_W)], chunk_docs=64)
+    split_heldout(path, every=10)
+    return str(path), counts
+
+
+def test_the_driver_never_holds_k_by_w(zipf_store, two_workers):
+    """K = 200 x W = 2 x 10^5 topics (320 MB of float64) on the workers: the
+    driver's peak Python allocation (tracemalloc: NumPy's buffers included) stays
+    below a third of K x W x 8 bytes through fit, top_words, transform of 100
+    documents and score; gathering the mean onto the driver (mutant
+    ``fitted-topics-gathered``) or reading it whole breaks the budget."""
+    from dscir.api import LDA
+
+    store, counts = zipf_store
+    budget = BUDGET_K * BUDGET_W * 8 // 3
+    est = LDA(n_topics=BUDGET_K, batch_size=50, sweeps=4, n_iter=1, burn_in=0, seed=0,
+              placement="workers", block_entries=2**20, progress=False)
+    peaks = {}
+    tracemalloc.start()
+    try:
+        for name, call in [("fit", lambda: est.fit(store, client=two_workers)),
+                           ("top_words", lambda: est.top_words(10)),
+                           ("transform", lambda: est.transform(counts[:100])),
+                           ("score", lambda: est.score(client=two_workers))]:
+            tracemalloc.reset_peak()
+            value = call()
+            peaks[name] = tracemalloc.get_traced_memory()[1]
+            if name == "transform":
+                assert value.shape == (100, BUDGET_K)
+    finally:
+        tracemalloc.stop()
+    assert fitted.is_lazy(est.topic_word_) and len(est.top_words(3)) == BUDGET_K
+    over = {k: v for k, v in peaks.items() if v > budget}
+    assert not over, f"driver peaks (bytes) over the budget of {budget}: {peaks}"
