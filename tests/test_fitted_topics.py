@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from dscir.api import fitted
 from dscir.models.lda.top_words import merge_top, top_entries
-from test_lda_driver import K_TRUE, W, synthetic_store  # noqa: F401
+from support.lda import K_TRUE, W
 
 
 @pytest.mark.parametrize("n", [1, 3, 7, 12])

@@ -58,6 +58,15 @@ def by_holder(holders: list[str | None]) -> list[list[int]]:
     return list(groups.values())
 
 
+def vocabulary_blocks_on(executor, config, n_words: int):
+    """The executor's blocked K x W array (``dscir.engine.blocks``), or the error of
+    an executor without workers to hold it."""
+    if not hasattr(executor, "blocked"):
+        raise DscirError("placement='workers' needs a Dask cluster (the topics live on "
+                         "its workers); use placement='driver' here")
+    return executor.blocked(config.n_topics, n_words, config.block_entries)
+
+
 class WorkerTopics:
     """LDA's topics (sampler state and kept-phi sum) in vocabulary blocks on the
     workers of a Dask executor; the driver holds the row normalisers ``norm``."""
@@ -66,12 +75,9 @@ class WorkerTopics:
     kept_rows: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config, n_words: int, sampler, kernel: str, executor):
-        if not hasattr(executor, "blocked"):
-            raise DscirError("placement='workers' needs a Dask cluster (the topics live on "
-                             "its workers); use placement='driver' here")
         self.config, self.sampler, self.kernel = config, sampler, kernel
         self.n_words, self.n_samples = n_words, 0
-        self.blocks = executor.blocked(config.n_topics, n_words, config.block_entries)
+        self.blocks = vocabulary_blocks_on(executor, config, n_words)
         self.blocks.start("block-init", start_block,
                           functools.partial(init_block, config.seed, config.n_topics, sampler))
         self.norm: np.ndarray | None = None

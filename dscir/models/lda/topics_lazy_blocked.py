@@ -34,13 +34,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir import streams
-from dscir.errors import DscirError
 from dscir.models.lda.lazy_blocks import (
     block_summary, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
     lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_mean_log_columns,
     lazy_small, mean_norm, packed, small, stack_small, start_lazy_block, step_lazy_block,
     summed_moments, touch_block)
-from dscir.models.lda.topics_blocked import COLUMN_DTYPE, WorkerTopics
+from dscir.models.lda.topics_blocked import COLUMN_DTYPE, WorkerTopics, vocabulary_blocks_on
 from dscir.models.lda.topics_lazy import minibatch_words
 from dscir.models.lda.vocabulary_blocks import gibbs_summary
 from dscir.rng import derive
@@ -59,12 +58,9 @@ class LazyWorkerTopics:
     kept_rows: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config, n_words: int, sampler, kernel: str, executor):
-        if not hasattr(executor, "blocked"):
-            raise DscirError("placement='workers' needs a Dask cluster (the topics live on "
-                             "its workers); use placement='driver' here")
         self.config, self.sampler, self.kernel = config, sampler, kernel
         self.n_words, self.n_samples, self.iteration = n_words, 0, 0
-        self.blocks = executor.blocked(config.n_topics, n_words, config.block_entries)
+        self.blocks = vocabulary_blocks_on(executor, config, n_words)
         self.blocks.start("lazy-block-init", start_lazy_block, config.seed, config.n_topics)
         self.versions = np.zeros(self.blocks.n_blocks, np.int64)
         self._u, self._m = np.zeros(0, np.int64), 0
