@@ -87,7 +87,7 @@ EXACT_START = 0
 GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPONENTS": 4,
                      "ALPHA": 5}
 
-# Each domain's number by its name, in the table's order (tests/test_engine.py checks
+# Each domain's number by its name, in the table's order (tests/engine/test_engine.py checks
 # every name against the table).
 (GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, KSD,
  DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,

@@ -40,33 +40,33 @@ class Mutant(NamedTuple):
     tests: tuple[str, ...]  # pytest node ids that must fail
 
 
-LAWS = "tests/test_sampler_laws.py"
+LAWS = "tests/samplers/test_sampler_laws.py"
 GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
-SCALE = "tests/test_minibatch_scale.py"
-STUDY = "tests/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
-GSGRHMC = "tests/test_gsgrhmc.py"
+SCALE = "tests/models/test_minibatch_scale.py"
+STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
+GSGRHMC = "tests/samplers/test_gsgrhmc.py"
 GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
 GSGRHMC_NOISE = GSGRHMC + "::test_noise_is_normal_with_variance_2_eps_theta"
 GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal_momentum"
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
-INTEGRATORS = "tests/test_integrators.py"
-PARAMS_TESTS = "tests/test_params.py"
+INTEGRATORS = "tests/samplers/test_integrators.py"
+PARAMS_TESTS = "tests/api/test_params.py"
 RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
-KSD_BRUTE = "tests/test_ksd.py::test_matches_a_brute_force_double_loop"
-KSD_NORMAL = "tests/test_ksd.py::test_standard_normal_target"
-STEIN = "tests/test_stein.py"
-FITTED = "tests/test_fitted_topics.py"
+KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_loop"
+KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
+STEIN = "tests/diagnostics/test_stein.py"
+FITTED = "tests/api/test_fitted_topics.py"
 STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
                    "biased_a_large_one")
-TUNE = "tests/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
-DIRICHLET_KSD = "tests/test_dirichlet_ksd.py"
-DP_STEIN = "tests/test_dp_stein.py"
+TUNE = "tests/api/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
+DIRICHLET_KSD = "tests/diagnostics/test_dirichlet_ksd.py"
+DP_STEIN = "tests/diagnostics/test_dp_stein.py"
 DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
 DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
                 "large_one")
@@ -76,20 +76,20 @@ DP_MINIBATCH = (DP_STEIN + "::test_minibatch_estimate_averages_to_the_full_data_
 DP_CHAIN = DP_STEIN + "::test_chain_ksd_of_all_users_is_the_exact_scores_ksd"
 DP_COMPLETION = DP_STEIN + "::test_a_sample_with_few_sticks_is_completed_by_prior_draws"
 DP_DIAGNOSE = DP_STEIN + "::test_diagnose_gives_each_dp_chains_ksd"
-TUNE_CHOOSE = "tests/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
+TUNE_CHOOSE = "tests/api/test_tune.py::test_choose_takes_the_ksd_column_and_never_an_exploded_chain"
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
-WARM = "tests/test_warm_start.py"
-SHARDS = "tests/test_shards.py"
-CV = "tests/test_control_variates.py"
-PRIVATE = "tests/test_private_cluster.py"
-UNFINISHED = "tests/test_unfinished_runs.py"
-INTERRUPTS = "tests/test_interrupts.py"
-CONVERGENCE = "tests/test_convergence.py"
-REPORT = "tests/test_report.py"
-SPARSE = "tests/test_lda_sparse_kernel.py"
-BLOCKED = "tests/test_blocked.py"
+WARM = "tests/models/lda/test_warm_start.py"
+SHARDS = "tests/engine/test_shards.py"
+CV = "tests/models/lda/test_control_variates.py"
+PRIVATE = "tests/engine/test_private_cluster.py"
+UNFINISHED = "tests/runs/test_unfinished_runs.py"
+INTERRUPTS = "tests/engine/test_interrupts.py"
+CONVERGENCE = "tests/diagnostics/test_convergence.py"
+REPORT = "tests/report/test_report.py"
+SPARSE = "tests/models/lda/test_lda_sparse_kernel.py"
+BLOCKED = "tests/models/lda/test_blocked.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
-LAZY = "tests/test_lazy_cir.py"
+LAZY = "tests/samplers/test_lazy_cir.py"
 LAZY_COMPOSE = LAZY + "::test_lazy_gaps_compose_to_the_dense_chain_in_law"
 LAZY_TOUCH = LAZY + "::test_a_touch_after_a_gap_is_the_exact_transition_over_the_summed_steps"
 LAZY_STATIONARY = LAZY + "::test_stationary_law_is_gamma_prior_with_zero_counts"
@@ -99,7 +99,7 @@ LAZY_KEPT = LAZY + "::test_kept_mean_is_the_sum_of_the_conditional_expectations_
 LAZY_STREAMS = LAZY + "::test_streams_are_named_by_word_not_by_block"
 LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_ones"
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
-LDA_LAZY = "tests/test_lda_lazy.py"
+LDA_LAZY = "tests/models/lda/test_lda_lazy.py"
 LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
 LDA_LAZY_WORKERS = "dscir/models/lda/topics_lazy_blocked.py"
 LAZY_BLOCKS = "dscir/models/lda/lazy_blocks.py"
@@ -108,58 +108,58 @@ LDA_LAZY_STEP = LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_sca
 LDA_LAZY_RESUME = LDA_LAZY + "::test_resumed_chain_equals_uninterrupted"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
-POLICY = "tests/test_lda_policy.py"
-DIVERGED = "tests/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
+POLICY = "tests/models/lda/test_lda_policy.py"
+DIVERGED = "tests/models/lda/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 LAYERS = "tests/test_layers.py"
-SESSION = "tests/test_session.py"
+SESSION = "tests/api/test_session.py"
 
-CONVENTION = "tests/test_cli_convention.py"
-MESSAGES = "tests/test_cli_messages.py"
+CONVENTION = "tests/cli/test_cli_convention.py"
+MESSAGES = "tests/cli/test_cli_messages.py"
 
 MUTANTS = [
     # -- scikit-learn estimators (issue 31, deliverable 1) --
     Mutant("load-ignores-the-recorded-parameters", "dscir/api/sklearn_compat.py",
            "        if run.params is None:\n            return False\n",
            "        if True:\n            return False\n",
-           ("tests/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",
-            "tests/test_sklearn.py::test_load_gives_back_a_dp_mixtures_pair_parameters")),
+           ("tests/api/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",
+            "tests/api/test_sklearn.py::test_load_gives_back_a_dp_mixtures_pair_parameters")),
     Mutant("run-records-no-parameters", "dscir/api/base.py",
            "arrays=arrays, params=self._recorded_params())", "arrays=arrays, params=None)",
-           ("tests/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",)),
+           ("tests/api/test_sklearn.py::test_load_gives_back_the_parameters_the_run_used",)),
     Mutant("partial-fit-averages-in-old-samples", "dscir/api/streaming.py",
            "return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)", "return ckpt",
-           ("tests/test_sklearn.py::test_partial_fit_topics_are_the_calls_own_samples",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_topics_are_the_calls_own_samples",)),
     Mutant("partial-fit-does-not-move-the-topics", "dscir/api/streaming.py",
            "    lda._advance(chain, n_iter, eval_every=", "    lda._advance(chain, 0, eval_every=",
-           ("tests/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
     Mutant("partial-fit-d-is-the-new-rows-alone", "dscir/api/streaming.py",
            "seen = lda.n_documents_seen_ + int(", "seen = 0 + int(",
-           ("tests/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
     Mutant("lda-scale-ignores-the-documents-seen", "dscir/models/lda/model.py",
            "scale = self.n_documents / parts.docs.size\n",
            "scale = self.data.train.size / parts.docs.size\n",
-           ("tests/test_sklearn.py::test_a_streams_minibatch_is_scaled_by_the_documents_seen",)),
+           ("tests/api/test_sklearn.py::test_a_streams_minibatch_is_scaled_by_the_documents_seen",)),
     Mutant("pickle-drops-the-kept-mean", "dscir/api/sklearn_compat.py",
            '        chain = state.pop("_chain", None)\n',
            '        chain = state.pop("_chain", None)\n        state.pop("_average", None)\n',
-           ("tests/test_sklearn.py::test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score",)),
+           ("tests/api/test_sklearn.py::test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score",)),
     Mutant("pickle-drops-the-stream-state", "dscir/api/lda.py",
            'return {"_stream_state": stream_checkpoint(chain)}', "return {}",
-           ("tests/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",)),
     Mutant("small-fits-start-a-cluster", "dscir/api/session.py",
            'return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)',
            "return False",
-           ("tests/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
+           ("tests/api/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
     Mutant("a-store-runs-here", "dscir/api/base.py",
            "named=is_store(X) or cluster_named(client, cluster))",
            "named=cluster_named(client, cluster))",
-           ("tests/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
+           ("tests/api/test_sklearn.py::test_a_matrix_runs_here_and_a_store_goes_to_a_cluster",)),
     Mutant("dscir-error-not-a-value-error", "dscir/errors.py",
            "class DscirError(ValueError):", "class DscirError(Exception):",
-           ("tests/test_sklearn.py::test_invalid_parameters_raise_a_value_error",)),
+           ("tests/api/test_sklearn.py::test_invalid_parameters_raise_a_value_error",)),
     Mutant("score-of-a-matrix-fit-reads-a-removed-store", "dscir/api/base.py",
            "            self.store_ = None  # the temporary store is gone\n", "            pass\n",
-           ("tests/test_sklearn.py::test_score_takes_sparse_and_dense_matrices_and_says_what_to_pass_without",)),
+           ("tests/api/test_sklearn.py::test_score_takes_sparse_and_dense_matrices_and_says_what_to_pass_without",)),
     # -- the review's table (issue 15) --
     # (the default "splitting" integrator's force; the Euler step's is gsgrhmc-naive-drift)
     Mutant("gsgrhmc-naive", "dscir/samplers/sgrhmc.py",
@@ -181,77 +181,77 @@ MUTANTS = [
     Mutant("dp-policy-ignores-words", "dscir/models/policy.py",
            "if n_words >= TEXT_WORDS:\n        out.update(",
            "if n_docs >= 0:\n        out.update(",
-           ("tests/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
+           ("tests/models/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
     Mutant("dp-policy-unseeded", "dscir/models/policy.py",
            'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
            "out.update(n_init=TEXT_COMPONENTS)",
-           ("tests/test_dpmm_policy.py::"
+           ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-policy-scir-on-text", "dscir/models/policy.py",
            "        return TEXT_SAMPLER\n", "        return DEFAULT_SAMPLER\n",
-           ("tests/test_dpmm_policy.py::"
+           ("tests/models/test_dpmm_policy.py::"
             "test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named",
-            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+            "tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
     Mutant("dp-policy-sgrld-reference-on-text", "dscir/models/policy.py",
            'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.001, 0.005)}',
-           ("tests/test_dpmm_policy.py::test_default_sgrld_empties_the_surplus_seeds",
-            "tests/test_dpmm_policy.py::"
+           ("tests/models/test_dpmm_policy.py::test_default_sgrld_empties_the_surplus_seeds",
+            "tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges")),
     Mutant("dp-policy-sgrld-a0-kept", "dscir/models/policy.py",
            'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.03, 0.005)}',
-           ("tests/test_dpmm_policy.py::"
+           ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-policy-sgrld-step-kept", "dscir/models/policy.py",
            'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.001, 0.005)}',
-           ("tests/test_dpmm_policy.py::"
+           ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-full-conditional-a0-fixed", "dscir/models/dpmm/sticks.py",
            "theta = sampler.step(theta, a0, counts, step_sizes[0], keys[1])",
            "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
-           ("tests/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
+           ("tests/models/dpmm/test_dpmm.py::test_global_step_with_infinite_steps_is_the_exact_gibbs_update",)),
     Mutant("dp-sgrld-settings-on-scir", "dscir/api/dpmm.py",
            'values.update(sampler=sampler, ', 'values.update(sampler="scir", ',
-           ("tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
+           ("tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("mixture-policy-unseeded", "dscir/models/policy.py",
            'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "random"',
-           ("tests/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),
+           ("tests/models/test_dpmm_policy.py::test_seeded_finite_mixture_beats_the_random_start",)),
     Mutant("mixture-policy-kmeans-start", "dscir/models/policy.py",
            'MIXTURE_TEXT_INIT = "collapsed"', 'MIXTURE_TEXT_INIT = "kmeans++"',
-           ("tests/test_mixture_text.py::"
+           ("tests/models/mixture/test_mixture_text.py::"
             "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
     Mutant("mixture-policy-reference-a0", "dscir/models/policy.py",
            'out["a0"] = min(out["a0"], share)', 'out["a0"] = out["a0"]',
-           ("tests/test_mixture_text.py::"
+           ("tests/models/mixture/test_mixture_text.py::"
             "test_default_recovers_the_clusters_the_previous_defaults_collapse",
-            "tests/test_mixture_text.py::"
+            "tests/models/mixture/test_mixture_text.py::"
             "test_at_the_reference_a0_the_model_itself_prefers_merged_clusters")),
     Mutant("collapsed-mixture-weights-dropped", "dscir/models/mixture/collapsed.py",
            "acc = math.log(m[k] + gamma) + math.lgamma",
            "acc = 0.0 + math.lgamma",
-           ("tests/test_mixture_collapsed.py::test_conditional_is_the_ratio_of_enumerated_joints",
-            "tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior")),
+           ("tests/models/mixture/test_mixture_collapsed.py::test_conditional_is_the_ratio_of_enumerated_joints",
+            "tests/models/mixture/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior")),
     Mutant("collapsed-mixture-document-not-removed", "dscir/models/mixture/collapsed.py",
            "        _move(indptr, indices, data, i, z[i], -1, m, n, c)\n"
            "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)",
            "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)\n"
            "        _move(indptr, indices, data, i, z[i], -1, m, n, c)",
-           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+           ("tests/models/mixture/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
     Mutant("collapsed-mixture-prior-mass-not-w", "dscir/models/mixture/collapsed.py",
            "self.a0 * self.n_words, np.uint64(key))", "self.a0, np.uint64(key))",
-           ("tests/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
+           ("tests/models/mixture/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
     Mutant("mixture-collapsed-start-ignored", "dscir/models/mixture/model.py",
            'elif config.init == "collapsed":', 'elif config.init == "never":',
-           ("tests/test_mixture_text.py::"
+           ("tests/models/mixture/test_mixture_text.py::"
             "test_default_recovers_the_clusters_the_previous_defaults_collapse",)),
     Mutant("dp-alpha-from-prior", "dscir/models/dpmm/sticks.py",
            "log_g = sample_stationary(np.array([shape + n_sticks]), key)[0]\n"
            "    return float(np.exp(log_g) / (rate - log_rest))",
            "log_g = sample_stationary(np.array([shape]), key)[0]\n"
            "    return float(np.exp(log_g) / rate)",
-           ("tests/test_dp_alpha.py",)),
+           ("tests/models/dpmm/test_dp_alpha.py",)),
     Mutant("study-scir-grid-too-small", "dscir/experiments/dirichlet.py",
            '"scir": [1, 0.5, 0.1, 0.05, 0.01, 0.005, 0.001]',
            '"scir": [1e-3, 5e-4, 1e-4, 5e-5, 1e-5, 5e-6, 1e-6]',
@@ -274,10 +274,10 @@ MUTANTS = [
            (SCALE + "::test_mixture_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("scir-poisson-mean-without-1/(1-e^-h)", "dscir/samplers/cir.py",
            "log_ratio = -h - log_scale", "log_ratio = -h",
-           ("tests/test_cir.py::test_one_step_is_the_noncentral_chi_square",)),
+           ("tests/samplers/test_cir.py::test_one_step_is_the_noncentral_chi_square",)),
     Mutant("scir-without-(1-e^-h)-scale", "dscir/samplers/cir.py",
            "out[j] = log_scale + _log_poisson_gamma(", "out[j] = _log_poisson_gamma(",
-           ("tests/test_cir.py::test_one_step_is_the_noncentral_chi_square",)),
+           ("tests/samplers/test_cir.py::test_one_step_is_the_noncentral_chi_square",)),
     Mutant("sgrld-drift-without-total-term", "dscir/samplers/sgrld.py",
            "drift = prior[r, w] + counts[r, w] - t - total_c * t / total_t",
            "drift = prior[r, w] + counts[r, w] - t",
@@ -377,15 +377,15 @@ MUTANTS = [
     Mutant("dp-seeding-ignored", "dscir/models/dpmm/model.py",
            'if config.init == "kmeans++":\n            log_theta = seed_on_workers(',
            'if False:\n            log_theta = seed_on_workers(',
-           ("tests/test_dpmm_text.py::test_scir_recovers_text_clusters_only_when_seeded",)),
+           ("tests/models/dpmm/test_dpmm_text.py::test_scir_recovers_text_clusters_only_when_seeded",)),
     Mutant("seeds-uniform", "dscir/models/seeding.py",
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",
-           ("tests/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
+           ("tests/models/dpmm/test_dpmm_text.py::test_seeds_never_repeat_a_document_already_seeded",)),
     Mutant("seeds-from-empty-documents", "dscir/models/seeding.py",
            "seeds = [int(words[rng.integers(words.size)])]",
            "seeds = [int(rng.integers(n_docs))]",
-           ("tests/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
+           ("tests/models/dpmm/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
     Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
            "write += (write == read) | (write == keep)", "write += write == keep",
@@ -438,12 +438,12 @@ MUTANTS = [
            "args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]",
            "args = [(c, cfg.alpha, cfg.sweeps, derive(key, j), m, self.kernel)"
            " for j, c in enumerate(cols)]",
-           ("tests/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
+           ("tests/engine/test_netns.py::test_three_hosts_give_the_one_host_chain",)),
     # -- the honest time split (issue 14, part 4) --
     Mutant("time-split-slowest-task-as-critical-path", "dscir/engine/parts.py",
            "per_thread[t.thread] = per_thread.get(t.thread, 0.0) + t.seconds",
            "per_thread[t.thread] = max(per_thread.get(t.thread, 0.0), t.seconds)",
-           ("tests/test_time_split.py",)),
+           ("tests/engine/test_time_split.py",)),
     # -- the large-K Gibbs kernel (issue 14, part 2) --
     Mutant("sparse-word-acceptance-dropped", "dscir/models/lda/_sparse.py",
            "if unif[i, a] * (alpha + ndk[s]) < alpha + ndk[t]:", "if True:",
@@ -514,37 +514,37 @@ MUTANTS = [
     Mutant("declared-positional-lost", "dscir/api/params.py",
            "kind.POSITIONAL_OR_KEYWORD if p.positional else kind.KEYWORD_ONLY",
            "kind.KEYWORD_ONLY",
-           ("tests/test_params.py::test_the_signature_is_the_declarations",)),
+           ("tests/api/test_params.py::test_the_signature_is_the_declarations",)),
     Mutant("cli-error-names-python-name", "dscir/api/params.py",
            "p.check(p.option if cli and p.option else p.name, values[p.name])",
            "p.check(p.name, values[p.name])",
-           ("tests/test_params.py::test_an_error_names_what_the_user_typed",
-            "tests/test_params.py::test_the_command_line_names_the_flag")),
+           ("tests/api/test_params.py::test_an_error_names_what_the_user_typed",
+            "tests/api/test_params.py::test_the_command_line_names_the_flag")),
     Mutant("cli-none-not-parsed", "dscir/cli/params.py",
            'if p.constraint.none and text.lower() in ("none", "constant"):',
            'if False:',
-           ("tests/test_params.py::test_every_flag_reads_back_into_the_estimator",)),
+           ("tests/api/test_params.py::test_every_flag_reads_back_into_the_estimator",)),
     Mutant("registry-no-capability-check", "dscir/api/registry.py",
            "if needs is not None and not getattr(cls, needs):", "if False:",
-           ("tests/test_registry.py::test_an_unsupported_run_is_one_clear_error",)),
+           ("tests/api/test_registry.py::test_an_unsupported_run_is_one_clear_error",)),
     Mutant("tolerance-not-in-the-rule", "dscir/api/lda.py",
            'if p.config == "stopping"}', 'if p.config == "stopping" and p.name != "tolerance"}',
-           ("tests/test_auto_stop.py::test_the_tolerance_decides_where_the_chain_stops",)),
+           ("tests/engine/test_auto_stop.py::test_the_tolerance_decides_where_the_chain_stops",)),
     Mutant("dp-pair-flag-not-tupled", "dscir/cli/params.py",
            "tuple(v) if isinstance(v, list) else v", "v",
-           ("tests/test_params.py::test_pairs_and_auto_choices_on_the_command_line",)),
+           ("tests/api/test_params.py::test_pairs_and_auto_choices_on_the_command_line",)),
     Mutant("stopping-phases-share-scores", "dscir/engine/stopping.py",
            "scores = self.burn_scores if self.burn_end is None else self.kept_scores",
            "scores = self.burn_scores",
-           ("tests/test_auto_stop.py::test_burn_in_ends_at_the_first_plateau_then_the_kept_mean"
+           ("tests/engine/test_auto_stop.py::test_burn_in_ends_at_the_first_plateau_then_the_kept_mean"
             "_stops_the_chain",)),
     Mutant("stopping-forgotten-on-resume", "dscir/engine/chain.py",
            'self.stopping.restore(ckpt.values["stopping"])', "None",
-           ("tests/test_auto_stop.py::test_an_auto_run_resumes_the_same_decision",)),
+           ("tests/engine/test_auto_stop.py::test_an_auto_run_resumes_the_same_decision",)),
     Mutant("auto-keeps-samples-while-burning-in", "dscir/engine/chain.py",
            "burn_in = cfg.burn_in if self.stopping is None else self.stopping.burn_in",
            "burn_in = cfg.burn_in",
-           ("tests/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),
+           ("tests/engine/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),
     # -- the topics on the workers (issue 14, part 1) --
     Mutant("blocked-counts-overwritten", "dscir/models/lda/vocabulary_blocks.py",
            "counts[r.topics[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]",
@@ -556,10 +556,10 @@ MUTANTS = [
     Mutant("seed-documents-by-candidate-position", "dscir/models/seeding.py",
            "    return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]",
            "    return choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))",
-           ("tests/test_dpmm_text.py::test_seeds_read_by_workers_equal_the_in_memory_seeds",)),
+           ("tests/models/dpmm/test_dpmm_text.py::test_seeds_read_by_workers_equal_the_in_memory_seeds",)),
     Mutant("lda-sparse-counts-overwritten", "dscir/models/lda/topics.py",
            "counts[r.topics, r.word_ids] += r.values", "counts[r.topics, r.word_ids] = r.values",
-           ("tests/test_lda_driver.py::test_sparse_reduction_is_the_dense_one",)),
+           ("tests/models/lda/test_lda_driver.py::test_sparse_reduction_is_the_dense_one",)),
     Mutant("lda-log-phi-cached-past-its-state", "dscir/models/lda/topics.py",
            "if self._log_phi_of is not self.state_:", "if self._log_phi_of is None:",
            ("tests/test_chain_digests.py::test_lda_chain_digest[scir]",)),
@@ -637,7 +637,7 @@ MUTANTS = [
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
            '"env": _worker_env(threads_per_worker), ', "",
-           ("tests/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
+           ("tests/engine/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
            '    """The visiting order of ``docs`` in one epoch."""\n',
@@ -668,7 +668,7 @@ MUTANTS = [
            (SESSION + "::test_cluster_keywords_start_the_cluster_they_name",)),
     Mutant("cluster-without-workers-started", "dscir/engine/cluster.py",
            "if n_workers is not None and not n_workers >= 1:", "if False:",
-           ("tests/test_clusters.py::test_a_cluster_without_workers_is_refused_before_it_starts",)),
+           ("tests/engine/test_clusters.py::test_a_cluster_without_workers_is_refused_before_it_starts",)),
     Mutant("lost-client-taken-for-the-running-one", "dscir/engine/cluster.py",
            'return client if client.status == "running" else None', "return client",
            (SESSION + "::test_a_client_that_lost_its_scheduler_is_not_the_running_one",)),
@@ -781,14 +781,14 @@ MUTANTS = [
            "out.update(zip(p.config, p.coerce(values[p.name])))",
            "out.update(zip(p.config, (1.0, 1.0)))",
            (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
-            "tests/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
+            "tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
     Mutant("declared-entry-flag-dropped", "dscir/cli/command.py",
            "    add_params(p, entries)\n", "",
            (PARAMS_TESTS + "::test_a_declaration_reaches_every_place_it_is_used",
-            "tests/test_integrators.py::test_cli_flags_fill_the_sampler_options")),
+            "tests/samplers/test_integrators.py::test_cli_flags_fill_the_sampler_options")),
     Mutant("entry-flag-unchecked", "dscir/cli/params.py",
            "            p.check(p.option, value)\n", "",
-           ("tests/test_integrators.py::test_cli_flags_fill_the_sampler_options",)),
+           ("tests/samplers/test_integrators.py::test_cli_flags_fill_the_sampler_options",)),
     Mutant("command-default-ignored", "dscir/cli/params.py",
            "default=defaults.get(p.name, p.default)", "default=p.default",
            (PARAMS_TESTS + "::test_tune_and_quickstart_flags_are_the_declarations_with_their_"
@@ -811,7 +811,7 @@ MUTANTS = [
     Mutant("mixture-allocation-ignores-weights", "dscir/models/mixture/kernels.py",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
-           ("tests/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
+           ("tests/models/mixture/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
     # -- one command-line convention (issue 31, deliverables 2, 4 and 5) --
     Mutant("cli-option-without-help", "dscir/cli/runs.py",
            """                    help="words per topic (or cluster)")""", ")",
@@ -834,7 +834,7 @@ MUTANTS = [
            (MESSAGES + "::test_a_damaged_store_is_status_3",)),
     Mutant("cli-lost-cluster-exits-2", "dscir/errors.py",
            "    exit_code = EXIT_FAILURE\n", "",
-           ("tests/test_cluster_tcp.py::test_unreachable_scheduler_is_a_clean_error",)),
+           ("tests/engine/test_cluster_tcp.py::test_unreachable_scheduler_is_a_clean_error",)),
     Mutant("cli-runtime-failure-exits-2", "dscir/cli/__init__.py",
            "def _error(message: str, status: int = EXIT_FAILURE) -> int:",
            "def _error(message: str, status: int = 2) -> int:",

@@ -45,7 +45,7 @@ a0 defines.
 
 The finite mixture (``mixture_settings``) has its K fixed by the user. On text
 under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
-(tests/test_mixture_text.py; either alone still collapses):
+(tests/models/mixture/test_mixture_text.py; either alone still collapses):
 
 * a0 = min(reference, ``TEXT_PRIOR_SHARE`` x tokens / (K W)): the prior's mass
   a0 W per component a tenth of a cluster's tokens. At the reference a0 = 0.5

@@ -15,7 +15,7 @@ Gamma_r = d(sqrt theta)/d theta = 1 / (2 sqrt theta). Hence
               + sqrt(2 theta) dW,
 
 a = prior + c. Dropping the Gamma_r term gives the "naive" state-adaptive
-SGHMC, which is biased (tests/test_recipe.py shows it on a 1-D example).
+SGHMC, which is biased (tests/samplers/test_recipe.py shows it on a 1-D example).
 
 Two integrators (docs/integrators.md). ``"euler"``, the paper's Eq. (17):
 r' = r + eps (force - theta r) + sqrt(2 eps theta) xi, then

@@ -1,4 +1,4 @@
-"""Helper of tests/test_private_cluster.py: start dscir's embedded cluster as a fit
+"""Helper of tests/engine/test_private_cluster.py: start dscir's embedded cluster as a fit
 does (``dscir.api.session`` with cluster keywords, the JSON of argv[1]) and print,
 as one JSON line, every socket its processes bind (TCP listening, UDP bound)
 with the dashboard's link; with ``--control`` also the port of a control socket

@@ -1,4 +1,4 @@
-"""Worker preload for tests/test_netns.py: stall a worker inside a Gibbs task on demand.
+"""Worker preload for tests/engine/test_netns.py: stall a worker inside a Gibbs task on demand.
 
 With ``DSCIR_TEST_STALL=DIR`` in a worker's environment, once ``DIR/arm``
 holds an iteration number the first such worker to start a Gibbs task of

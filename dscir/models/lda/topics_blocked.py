@@ -44,7 +44,7 @@ from dscir.models.lda.vocabulary_blocks import (
 from dscir.rng import derive
 from dscir.samplers.simplex import normalize_log
 
-#: The dtype of phi columns on the wire (tests/test_blocked.py: the counts of a
+#: The dtype of phi columns on the wire (tests/models/lda/test_blocked.py: the counts of a
 #: batch are the same under float32 and float64 columns).
 COLUMN_DTYPE = "float32"
 

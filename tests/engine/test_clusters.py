@@ -28,7 +28,7 @@ from dscir.runs import Run
 from dscir.errors import DscirError
 from support.daskprocs import DASK, dask_processes, stop, wait_for_file
 
-CLUSTERS = Path(__file__).resolve().parents[1] / "clusters"
+CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 RECIPES = ("local", "ssh", "slurm", "pbs", "kubernetes", "tls", "netns")
 BIN = Path(sys.executable).parent
 needs_dask = pytest.mark.skipif(DASK is None, reason="the `dask` command is not installed")

@@ -140,7 +140,7 @@ def test_the_guide_documents_the_exit_statuses():
     """Guards against the guide and the code disagreeing on a status."""
     from pathlib import Path
 
-    page = (Path(__file__).parent.parent / "docs/guide/cli.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs/guide/cli.md").read_text()
     for status, kind in ((EXIT_FAILURE, "runtime failure"), (EXIT_USAGE, "usage error"),
                          (EXIT_DATA, "bad or damaged data"), (EXIT_INTERRUPTED, "interrupted")):
         assert f"| {status} | {kind} |" in page

@@ -7,7 +7,7 @@ the naive state-adaptive SGHMC drops it and samples the wrong law.
 
 This is the recipe itself (``dscir.samplers.recipe``, numpy); the numba gSGRHMC
 users run (``dscir.samplers.sgrhmc``) is checked against its naive variant in
-tests/test_sampler_laws.py.
+tests/samplers/test_sampler_laws.py.
 """
 
 import numpy as np

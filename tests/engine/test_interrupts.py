@@ -41,7 +41,7 @@ PARAMS = dict(n_topics=4, n_iter=ITERATIONS, batch_size=40, sweeps=5, eval_sweep
 FIT = ["fit", "lda", "STORE", "--topics", "4", "--iterations", str(ITERATIONS),
        "--batch-size", "40", "--sweeps", "5", "--eval-sweeps", "5", "--eval-every", "10",
        "--thin", "5", "--seed", "5", "--no-progress", "--workers", "1"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 SCRIPT = """\

@@ -1,5 +1,5 @@
 """gSGRHMC's Euler integrator piece by piece against Ma, Chen & Fox (2015), Eq. (17),
-G = diag(theta)^-1 (the default splitting integrator: tests/test_integrators.py).
+G = diag(theta)^-1 (the default splitting integrator: tests/samplers/test_integrators.py).
 
 One step of ``dscir.samplers.sgrhmc`` with ``integrator="euler"`` from (theta, r) is
 

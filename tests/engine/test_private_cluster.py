@@ -23,7 +23,7 @@ import pytest
 from dscir.engine.cluster import dask_client
 from dscir.errors import DscirError
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 HELPER = TESTS / "support" / "embedded_sockets.py"
 sys.path.insert(0, str(TESTS.parent / "clusters" / "netns"))
 from netns_hosts import Hosts, unavailable  # noqa: E402

@@ -21,7 +21,7 @@ import pytest
 
 from support.digests import run_digest
 
-NETNS = Path(__file__).resolve().parents[1] / "clusters" / "netns"
+NETNS = Path(__file__).resolve().parents[2] / "clusters" / "netns"
 sys.path.insert(0, str(NETNS))
 from netns_cluster import NetnsCluster  # noqa: E402
 from netns_hosts import unavailable  # noqa: E402
@@ -29,7 +29,7 @@ from netns_hosts import unavailable  # noqa: E402
 WHY = unavailable()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"no network namespaces: {WHY}")
 
-STALL = Path(__file__).resolve().parent / "support" / "netns_stall.py"
+STALL = Path(__file__).resolve().parents[1] / "support" / "netns_stall.py"
 # A short TCP timeout (Dask's shortest: 11 s and up) so that a cut link is
 # noticed in seconds, not minutes: Dask sets it as the sockets' keepalive and
 # TCP_USER_TIMEOUT, which the kernel enforces however busy the processes are.

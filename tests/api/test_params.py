@@ -106,7 +106,7 @@ def test_the_reference_shows_a_table_of_each_declaration():
 
     from dscir.api.params import markdown_table
 
-    page = (Path(__file__).parent.parent / "docs/api/estimators.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs/api/estimators.md").read_text()
     for module, name, params in (("lda_params", "PARAMS", PARAMS),
                                  ("mixture_params", "DPMM", DPMM),
                                  ("mixture_params", "MIXTURE", MIXTURE)):
@@ -130,7 +130,7 @@ def _rendered_reference() -> str:
     import importlib.util
     from pathlib import Path
 
-    docs = Path(__file__).parent.parent / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     spec = importlib.util.spec_from_file_location("dscir_docs_hooks", docs / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
