@@ -151,16 +151,15 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         unsupervised estimators). The cluster is ``client``, or the scheduler
         at ``address`` / ``scheduler_file``, or else (without these keywords)
         the running client of this process, or else an embedded LocalCluster
-        of ``n_workers`` processes (``dscir.api.session``), every socket and its
-        dashboard on 127.0.0.1 unless ``dashboard_address`` ("HOST:PORT",
-        ":PORT" for every interface) serves the dashboard elsewhere; ``security`` (a
+        of ``n_workers`` processes (``dscir.api.session``), every socket on
+        127.0.0.1 unless ``dashboard_address`` ("HOST:PORT", ":PORT" for every
+        interface) serves the dashboard elsewhere; ``security`` (a
         ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
-        mutual TLS. Exact samplers run in this process, and so does a
-        stochastic sampler's chain on a small in-memory matrix when no cluster
-        is named or running (``dscir.api.session.runs_in_process``): the same
-        chain, read and computed here; a corpus store always goes to a cluster.
-        With ``out``, the run (configuration, parameters, kept samples, final
-        state, history, scores) is written there as a Zarr run store.
+        mutual TLS. Exact samplers run in this process, and so does a stochastic
+        chain on a small in-memory matrix when no cluster is named or running
+        (``dscir.api.session.runs_in_process``): the same chain; a corpus store
+        always goes to a cluster. With ``out``, the run (configuration,
+        parameters, kept samples, final state, history, scores) is a Zarr run store.
 
         With ``checkpoint_every`` = N (and ``out``) the whole chain is
         checkpointed into the run every N iterations. ``resume=RUN`` continues

@@ -9,6 +9,7 @@ import numpy as np
 
 from dscir.api import fitted
 from dscir.api.base import Estimator
+from dscir.api.memory import check_driver_memory
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
@@ -178,10 +179,10 @@ class LDA(LDAScikitLearn, Estimator):
 
     def _check_memory(self, config, n_words: int) -> None:
         """Topics on the workers larger than ``fitted.DENSE_MAX_ENTRIES`` stay in the
-        store they are written to: the driver holds no K x W array."""
+        store they are written to: the driver holds no K x W array, only K values."""
         big = config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES
         if config.placement == "workers" and big:
-            return
+            return check_driver_memory(config.n_topics, 1, ["the topics' row normalisers"])
         super()._check_memory(config, n_words)
 
     def _collect(self, chain) -> None:

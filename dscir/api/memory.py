@@ -72,7 +72,8 @@ def check_driver_memory(rows: int | None, n_words: int, arrays: list[str]) -> No
     if have is not None and need > have:
         raise DscirError(
             f"{rows:,} x {n_words:,} parameters need about {_gb(need)} of driver memory "
-            f"({len(arrays)} float64 K x W arrays: {', '.join(arrays)}), more than the "
+            f"({len(arrays)} float64 {rows:,} x {n_words:,} arrays: {', '.join(arrays)}), "
+            f"more than the "
             f"{_gb(have)} "
             f"available; use fewer topics/clusters or a smaller vocabulary, or set "
             f"{MEMORY_CHECK_ENV}=0 to skip this check")
