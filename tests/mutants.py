@@ -14,7 +14,8 @@ pass (otherwise a failing test would "kill" everything). Exit status 0 only
 if the baseline passes and every mutant is killed.
 
 numba's cache files are copied with the package: unmutated modules load their
-compiled kernels, a mutated module (new source stamp) is compiled again.
+compiled kernels; a mutated module and every module importing it, directly or
+not, are compiled again (a cached kernel holds what it inlined from others).
 """
 
 from __future__ import annotations
@@ -892,6 +893,30 @@ def apply(dest: Path, m: Mutant) -> None:
         raise SystemExit(f"mutant {m.name}: the original text occurs {n} times in {m.path} "
                          f"(expected once); update tests/mutants.py:\n{m.original}")
     path.write_text(text.replace(m.original, m.replacement))
+    drop_dependent_caches(dest, m.path)
+
+
+def drop_dependent_caches(dest: Path, mutated: str) -> None:
+    """Remove the copied numba caches of every module that imports the mutated one,
+    directly or not: a cached kernel holds the compiled code of what it calls or
+    inlines from other modules, and numba checks only its own module's source."""
+    package = dest / "dscir"
+    imports = {f: [ln for ln in f.read_text().splitlines() if "import" in ln]
+               for f in package.rglob("*.py")}
+    changed, todo = set(), [dest / mutated]
+    while todo:
+        f = todo.pop()
+        if f in changed:
+            continue
+        changed.add(f)
+        dotted = ".".join(f.relative_to(dest).with_suffix("").parts).removesuffix(".__init__")
+        parent, _, stem = dotted.rpartition(".")
+        todo += [g for g, lines in imports.items() if any(
+            dotted in ln or (f"from {parent} import" in ln and stem in ln.split()) or
+            (f"from {parent} import" in ln and f"{stem}," in ln) for ln in lines)]
+    for f in changed:
+        for cached in (f.parent / "__pycache__").glob(f"{f.stem}.*.nb[ic]"):
+            cached.unlink()
 
 
 def run_tests(dest: Path, tests: tuple[str, ...], log: Path) -> tuple[int, str]:
