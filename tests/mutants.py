@@ -897,23 +897,25 @@ def apply(dest: Path, m: Mutant) -> None:
 
 
 def drop_dependent_caches(dest: Path, mutated: str) -> None:
-    """Remove the copied numba caches of every module that imports the mutated one,
-    directly or not: a cached kernel holds the compiled code of what it calls or
-    inlines from other modules, and numba checks only its own module's source."""
-    package = dest / "dscir"
-    imports = {f: [ln for ln in f.read_text().splitlines() if "import" in ln]
-               for f in package.rglob("*.py")}
+    """Remove the copied numba caches of the mutated module and of every numba module
+    importing it through numba modules: a cached kernel holds the compiled code of
+    the kernels it calls or inlines from other modules, and numba checks only its
+    own module's source."""
+    numba = {f: [ln for ln in f.read_text().splitlines() if "import" in ln]
+             for f in (dest / "dscir").rglob("*.py") if "njit" in f.read_text()}
     changed, todo = set(), [dest / mutated]
     while todo:
         f = todo.pop()
         if f in changed:
             continue
         changed.add(f)
+        if f not in numba:
+            continue
         dotted = ".".join(f.relative_to(dest).with_suffix("").parts).removesuffix(".__init__")
         parent, _, stem = dotted.rpartition(".")
-        todo += [g for g, lines in imports.items() if any(
-            dotted in ln or (f"from {parent} import" in ln and stem in ln.split()) or
-            (f"from {parent} import" in ln and f"{stem}," in ln) for ln in lines)]
+        todo += [g for g, lines in numba.items() if any(
+            dotted in ln or (f"from {parent} import" in ln and
+                             stem in ln.replace(",", " ").split()) for ln in lines)]
     for f in changed:
         for cached in (f.parent / "__pycache__").glob(f"{f.stem}.*.nb[ic]"):
             cached.unlink()
