@@ -10,7 +10,6 @@ msweb-sized vocabularies at SCIR's reference settings. Chains run in process
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from dscir.api import DPMixture
