@@ -20,17 +20,14 @@ from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import REFERENCE, model_type
 from dscir.models.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
                                  dp_sampler)
-from support.mixtures import adjusted_rand_index
+from support.mixtures import adjusted_rand_index, stored_text_mixture
 
 N_DOCS, N_WORDS, K = 600, 3000, 8
 
 
 @pytest.fixture(scope="module")
 def text_store(tmp_path_factory):
-    data = text_mixture(N_DOCS, N_WORDS, K, seed=2)
-    path = tmp_path_factory.mktemp("policy") / "text.zarr"
-    write_corpus(path, data.counts, chunk_docs=128)
-    return str(path), data.labels
+    return stored_text_mixture(tmp_path_factory, N_DOCS, N_WORDS, K, seed=2)
 
 
 @pytest.mark.parametrize("sampler", sorted(REFERENCE))

@@ -79,3 +79,16 @@ def _run(indptr, indices, data, docs, phi, sweeps=10, seed=5, iteration=2, alpha
     full = np.zeros(phi.shape, dtype=np.int64)
     full[:, words] = tw
     return full, dt, n_kept
+
+
+def batch_estimates(phi_cols, kernel="dense", n_batches=40, per_batch=50, sweeps=40):
+    """Independent estimates of E[n_kw] of the tiny document: one per batch of its
+    copies with distinct ids, by the Gibbs ``kernel``."""
+    indptr, indices, data, local = _copies(per_batch)
+    out = []
+    for b in range(n_batches):
+        docs = np.arange(b * per_batch, (b + 1) * per_batch)
+        tw, _, n_kept = gibbs_expectations(indptr, indices, data, docs, phi_cols, local,
+                                           ALPHA, sweeps, 3, 0, kernel)
+        out.append(tw / (per_batch * n_kept))
+    return np.array(out)

@@ -42,3 +42,15 @@ def dpmm_config(**kw) -> DPMMConfig:
                 step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10)
     base.update(kw)
     return DPMMConfig(**base)
+
+
+def stored_text_mixture(tmp_path_factory, n_docs: int, n_words: int, k: int, seed: int):
+    """A text-like mixture (``dscir.experiments.text_mixture``) written to a store:
+    its path and the documents' true labels."""
+    from dscir.corpus import write_corpus
+    from dscir.experiments.text_mixture import text_mixture
+
+    data = text_mixture(n_docs, n_words, k, seed=seed)
+    path = tmp_path_factory.mktemp("text") / "text.zarr"
+    write_corpus(path, data.counts, chunk_docs=128)
+    return str(path), data.labels

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dscir.corpus import Corpus, write_corpus
+from dscir.corpus import Corpus
 from dscir.engine.chain import Chain
 from dscir.engine.local import LocalExecutor
 from dscir.errors import DscirError
@@ -20,7 +20,7 @@ from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
 from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
-from support.mixtures import adjusted_rand_index
+from support.mixtures import adjusted_rand_index, stored_text_mixture
 from support.recording import ThreeParts
 
 N_DOCS, N_WORDS, K = 1000, 3000, 5
@@ -28,10 +28,7 @@ N_DOCS, N_WORDS, K = 1000, 3000, 5
 
 @pytest.fixture(scope="module")
 def text_store(tmp_path_factory):
-    data = text_mixture(N_DOCS, N_WORDS, K, seed=0)
-    path = tmp_path_factory.mktemp("text") / "text.zarr"
-    write_corpus(path, data.counts, chunk_docs=128)
-    return str(path), data.labels
+    return stored_text_mixture(tmp_path_factory, N_DOCS, N_WORDS, K, seed=0)
 
 
 def test_text_mixture_shape():

@@ -9,19 +9,8 @@ from scipy.special import logsumexp
 from dscir.errors import DscirError
 from dscir.models.lda import completion_log_likelihood, gibbs_expectations
 from support.kernels import (ALPHA, DOC_CNT, DOC_IND, PHI, WORDS, _copies, _random_batch, _run,
+                             batch_estimates,
                              _tokens, exact_assignment_posterior, exact_expected_counts)
-
-def _batch_estimates(phi_cols, n_batches=40, per_batch=50, sweeps=40):
-    """Independent estimates of E[n_kw]: one per batch of documents with distinct ids."""
-    indptr, indices, data, local = _copies(per_batch)
-    out = []
-    for b in range(n_batches):
-        docs = np.arange(b * per_batch, (b + 1) * per_batch)
-        tw, _, n_kept = gibbs_expectations(indptr, indices, data, docs, phi_cols, local,
-                                           ALPHA, sweeps, 3, 0)
-        out.append(tw / (per_batch * n_kept))
-    return np.array(out)
-
 
 @pytest.mark.parametrize("rescale", [False, True])
 def test_expected_counts_match_brute_force(rescale):
@@ -34,7 +23,7 @@ def test_expected_counts_match_brute_force(rescale):
     cols = PHI
     if rescale:
         cols = PHI * 10.0 ** np.random.default_rng(0).uniform(-150, 150, size=PHI.shape[1])
-    est = _batch_estimates(cols)
+    est = batch_estimates(cols)
     exact = exact_expected_counts(PHI, ALPHA)
     se = est.std(axis=0, ddof=1) / np.sqrt(est.shape[0])
     z = (est.mean(axis=0) - exact) / se
@@ -45,7 +34,7 @@ def test_brute_force_check_has_power():
     # Ignoring the Dirichlet coupling between tokens (z_i ∝ phi[:, w_i] alone)
     # moves E[n_kw] by far more than the Monte Carlo error allowed above, so
     # the previous test would catch a sampler with a wrong conditional.
-    est = _batch_estimates(PHI)
+    est = batch_estimates(PHI)
     se = est.std(axis=0, ddof=1) / np.sqrt(est.shape[0])
     tok = _tokens()
     naive = np.zeros_like(PHI)

@@ -12,12 +12,11 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import chisquare
 
 from dscir.errors import DscirError
-from dscir.models.lda import gibbs_expectations
 from dscir.models.lda import _sparse
 from dscir.models.lda.kernels import SPARSE_FROM_K, resolve_kernel
 from dscir.rng import mix_in, new_state
 
-from support.kernels import ALPHA, PHI, _random_batch, _run, exact_expected_counts, _copies
+from support.kernels import ALPHA, PHI, _random_batch, _run, batch_estimates, exact_expected_counts
 
 
 def _chi2_p(observed, expected_p):
@@ -223,17 +222,6 @@ def test_joint_topics_of_a_tiny_document_match_brute_force():
 
 # -- expected counts ------------------------------------------------------------
 
-def _batch_estimates(kernel, phi_cols, n_batches=40, per_batch=50, sweeps=40):
-    indptr, indices, data, local = _copies(per_batch)
-    out = []
-    for b in range(n_batches):
-        docs = np.arange(b * per_batch, (b + 1) * per_batch)
-        tw, _, n_kept = gibbs_expectations(indptr, indices, data, docs, phi_cols, local,
-                                           ALPHA, sweeps, 3, 0, kernel)
-        out.append(tw / (per_batch * n_kept))
-    return np.array(out)
-
-
 @pytest.mark.parametrize("rescale", [False, True])
 def test_expected_counts_match_brute_force(rescale):
     # As for the dense kernel (test_lda_kernels): 40 independent batch estimates,
@@ -241,7 +229,7 @@ def test_expected_counts_match_brute_force(rescale):
     cols = PHI
     if rescale:
         cols = PHI * 10.0 ** np.random.default_rng(0).uniform(-150, 150, size=PHI.shape[1])
-    est = _batch_estimates("sparse", cols)
+    est = batch_estimates(cols, "sparse")
     se = est.std(axis=0, ddof=1) / np.sqrt(est.shape[0])
     z = (est.mean(axis=0) - exact_expected_counts(PHI, ALPHA)) / se
     assert np.abs(z).max() < 4.5, z
