@@ -32,7 +32,7 @@ from dscir.api.memory import check_driver_memory
 from dscir.api.params import AUTO, Interval, validate
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
-from dscir.api.session import cluster_named, lost_scheduler, new_executor, runs_in_process, session
+from dscir.api.session import lost_scheduler, new_executor, on_a_cluster, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
 from dscir.errors import ClusterError, DscirError, not_fitted, spell
@@ -179,7 +179,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                        security=security, dashboard_address=dashboard_address)
         with self._documents(X, vocabulary) as store:
             plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
-                                 named=is_store(X) or cluster_named(client, cluster))
+                                 named=on_a_cluster(X, client, cluster))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
                     fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)

@@ -38,6 +38,15 @@ def cluster_named(client, cluster: dict) -> bool:
             or current_client() is not None)
 
 
+def on_a_cluster(X, client, cluster: dict) -> bool:
+    """Whether a fit of ``X`` goes to a cluster: ``X`` a corpus store (the embedded
+    LocalCluster by default), or a cluster named or running; else a small in-memory
+    matrix may run here (``runs_in_process``)."""
+    from dscir.api.inputs import is_store
+
+    return is_store(X) or cluster_named(client, cluster)
+
+
 def runs_in_process(store: str) -> bool:
     """Whether a store is small enough for a stochastic chain in this process
     (at most ``IN_PROCESS_TOKENS`` training tokens)."""

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from dscir.api.inputs import check_y, column_names, count_matrix, is_store
-from dscir.api.session import cluster_named, new_executor, runs_in_process, session
+from dscir.api.session import new_executor, on_a_cluster, runs_in_process, session
 from dscir.corpus import Corpus
 from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
@@ -88,7 +88,7 @@ def partial_fit(lda, X, client, vocabulary, n_iter: int | None, cluster: dict):
     first = not hasattr(lda, "config_")
     ckpt = None if first else _continued(lda)
     with _new_documents(lda, X, vocabulary, first) as store:
-        named = is_store(X) or cluster_named(client, cluster)
+        named = on_a_cluster(X, client, cluster)
         if first:
             plan = lda._prepare(store, None, 0, None, named=named)
             config, local, seen = plan.config, plan.local, None
