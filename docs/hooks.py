@@ -9,12 +9,13 @@ import importlib
 import re
 from pathlib import Path
 
-from mkdocs.structure.files import File
-
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 
 def on_files(files, config):
+    # imported here: the parameter tables below are tested without the docs extra
+    from mkdocs.structure.files import File
+
     for png in sorted(RESULTS.glob("*.png")):
         files.append(File.generated(config, f"benchmarks/figures/{png.name}",
                                     abs_src_path=str(png)))
