@@ -58,7 +58,8 @@ class DPMixture(HeldoutPredictive, Estimator):
 
         if heldout.size == 0:
             raise DscirError(f"{runs[0].store} has no held-out users to score")
-        return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"])))
+        return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"],
+                                                    s.log_phi.shape[1])))
                           for s in samples_from_arrays(r.samples())] for r in runs])
 
     @classmethod

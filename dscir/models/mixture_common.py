@@ -29,7 +29,8 @@ class MixtureRunConfig:
 
     # Settings added after checkpoint format 2, at the value a chain had before
     # they existed (see LDAConfig.PREDATED).
-    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference"}
+    PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference",
+                                          "placement": "driver"}
 
     seed: int
     burn_in: int = 0  # iterations before posterior samples are kept
@@ -37,6 +38,9 @@ class MixtureRunConfig:
     init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
     # or, the finite mixture's, "collapsed" (collapsed Gibbs sweeps on a sample of documents)
     policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
+    # where the stochastic samplers' components live: "driver", "workers" (column blocks)
+    # or "auto" (by K x W; ``dscir.models.mixture_components``)
+    placement: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -96,10 +100,15 @@ class MixtureBase(ModelDefaults):
     def _on_keep(self, sample) -> None:
         """Bookkeeping of a sample about to be kept (none by default)."""
 
+    def score_current(self) -> np.ndarray:
+        """Per-row held-out log predictive under the current state (a model whose
+        components live elsewhere scores them where they are)."""
+        return self.score_sample(self.sample())
+
     def keep_sample(self, iteration: int) -> dict[str, np.ndarray]:
         sample = self.sample()
         self._on_keep(sample)
-        self.kept.add(sample, self.score_sample(sample) if self.data.heldout.size else None)
+        self.kept.add(sample, self.score_current() if self.data.heldout.size else None)
         return self.sample_arrays(iteration, sample)
 
     def score(self) -> float:
@@ -107,7 +116,7 @@ class MixtureBase(ModelDefaults):
         current state while none is kept."""
         if self.data.heldout.size == 0:
             raise no_heldout(self.data.store, self.unit)
-        return self.kept.score_or(lambda: self.score_sample(self.sample()))
+        return self.kept.score_or(self.score_current)
 
     def run_arrays(self) -> dict[str, np.ndarray]:
         sample = self.sample()

@@ -7,8 +7,10 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
    allocation (all training users start uniform over ``n_init`` components);
 3. add prior sticks and components until sum_j w_j > 1 - min u;
 4. workers allocate their users over {j : w_j > u_i} given log phi (only the
-   columns of their areas) and return integer user counts and area counts per
-   component; they are added exactly, in any order;
+   columns of their areas, cut on the driver or where the components' column
+   blocks live on the workers: ``dscir.models.mixture_components``) and return
+   integer user counts and area counts per component; they are added exactly,
+   in any order (by each block, its areas);
 5. with m_hat = (N / |S|) x users per component and c_hat = (N / |S|) x area
    counts, the sampler moves the stick gammas towards Beta(1 + m_hat_j,
    alpha + sum_{l>j} m_hat_l) and the component gammas towards Gamma(a0 + c_hat);
@@ -35,10 +37,9 @@ from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
-from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components)
-from dscir.models.dpmm.tasks import (AllocationResult, add_allocations, allocate_users,
-                                     user_log_predictive)
+from dscir.models.dpmm.sticks import initial_state, log_weights, new_sticks, sticks_step
+from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.models.mixture_components import held_components, resolve_placement
 from dscir.models.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -90,7 +91,8 @@ class _DPMixture(MixtureBase):
 
     def score_sample(self, sample: Sample) -> np.ndarray:
         """Per-user log predictive of the held-out users under one sample."""
-        return user_scores(self.executor, self.data.heldout, sample, self.config.a0)
+        return user_scores(self.executor, self.data.heldout, sample, self.config.a0,
+                           self.data.n_words)
 
     def _on_keep(self, sample: Sample) -> None:
         self.sample_components += sample.log_w.size
@@ -120,8 +122,10 @@ class _DPMixture(MixtureBase):
 
 
 class DPMMModel(_DPMixture):
-    """The stochastic slice sampler (SCIR or SGRLD steps): sticks, components, alpha
-    and every training user's last allocation on the driver; users on the workers."""
+    """The stochastic slice sampler (SCIR or SGRLD steps): sticks, alpha and every
+    training user's last allocation on the driver, the components there or in
+    column blocks on the workers (``held``, by ``config.placement``); users on the
+    workers."""
 
     minibatch = True
 
@@ -136,7 +140,14 @@ class DPMMModel(_DPMixture):
             log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
                                         config.a0, derive(config.seed, streams.DP_INIT, 2))
         self.sticks = self.sampler.init_log(log_sticks)
-        self.theta = self.sampler.init_log(log_theta)
+        placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
+        self.held = held_components(placement, executor, self.sampler,
+                                    self.sampler.init_log(log_theta))
+
+    @property
+    def theta(self):
+        """The components' sampler state (dense, on the driver)."""
+        return self.sampler.State(**self.held.fields())
 
     @property
     def n_components(self) -> int:
@@ -148,7 +159,13 @@ class DPMMModel(_DPMixture):
 
     def sample(self) -> Sample:
         log_w, log_rest = log_weights(self.sticks.log_theta)
-        return Sample(log_w, normalize_log(self.theta.log_theta, axis=1), log_rest, self.alpha)
+        return Sample(log_w, self.held.log_phi(), log_rest, self.alpha)
+
+    def score_current(self) -> np.ndarray:
+        log_w, log_rest = log_weights(self.sticks.log_theta)
+        sample = Sample(log_w, None, log_rest, self.alpha)
+        return user_scores(self.executor, self.data.heldout, sample, self.config.a0,
+                           self.data.n_words, self.held.columns)
 
     def labels(self) -> np.ndarray:
         return self.z
@@ -161,9 +178,8 @@ class DPMMModel(_DPMixture):
                            derive(cfg.seed, streams.DP_EXTEND, m))
         if extra.shape[0]:
             self.sticks = s.concat(self.sticks, s.init_log(extra))
-            new = prior_components(extra.shape[0], self.data.n_words, cfg.a0,
-                                   derive(cfg.seed, streams.DP_NEW_COMPONENTS, m))
-            self.theta = s.concat(self.theta, s.init_log(new))
+            self.held.extend(extra.shape[0], cfg.a0,
+                             derive(cfg.seed, streams.DP_NEW_COMPONENTS, m))
 
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, users = self.config, parts.docs
@@ -172,30 +188,30 @@ class DPMMModel(_DPMixture):
         self._extend(m, log_u)
         log_w, _ = log_weights(self.sticks.log_theta)
         k = self.n_components
-        log_phi = normalize_log(self.theta.log_theta, axis=1)
         key = derive(cfg.seed, streams.DP_ALLOCATE, m)
         ends = np.cumsum([p.size for p in parts.parts])
-        args = [(np.ascontiguousarray(log_phi[:, w]), log_u[e - p.size:e], log_w, key)
-                for p, w, e in zip(parts.parts, self.executor.words(parts), ends)]
-        results: list[AllocationResult] = self.executor.run("allocation", allocate_users,
-                                                            parts, args)
-        occupancy, counts = add_allocations(results, self.z, k, self.data.n_words)
+        words = self.executor.words(parts)
+        args = [(c, log_u[e - p.size:e], log_w, key)
+                for p, c, e in zip(parts.parts, self.held.columns(words), ends)]
+        results: list[AllocationResult] = self.held.allocate(self.executor, allocate_users,
+                                                             parts, args)
         scale = self.data.train.size / users.size
-        self.sticks, self.theta, self.alpha = global_step(
-            self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,
-            counts * scale, a0=cfg.a0, alpha_prior=(cfg.alpha_shape, cfg.alpha_rate),
-            step_sizes=(cfg.step_theta, cfg.step_sticks),
-            keys=[derive(cfg.seed, d, m) for d in (streams.DP_STICKS, streams.DP_COMPONENTS,
-                                                   streams.DP_ALPHA)])
+        occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
+                                         h=cfg.step_theta,
+                                         key=derive(cfg.seed, streams.DP_COMPONENTS, m))
+        self.sticks, self.alpha = sticks_step(
+            self.sampler, self.sticks, self.alpha, occupancy * scale,
+            alpha_prior=(cfg.alpha_shape, cfg.alpha_rate), step_size=cfg.step_sticks,
+            keys=[derive(cfg.seed, d, m) for d in (streams.DP_STICKS, streams.DP_ALPHA)])
         keep = int(self.z.max()) + 1
         self.sticks = self.sampler.head(self.sticks, keep)
-        self.theta = self.sampler.head(self.theta, keep)
+        self.held.head(keep)
         return {"n_clusters": self.n_clusters, "n_components": k, "alpha": self.alpha,
                 "n_docs": int(cfg.batch_size)}
 
     def parameters(self) -> dict[str, np.ndarray]:
         state = {f"sticks/{k}": v for k, v in self.sampler.arrays(self.sticks).items()}
-        state.update({f"theta/{k}": v for k, v in self.sampler.arrays(self.theta).items()})
+        state.update({f"theta/{k}": v for k, v in self.held.fields().items()})
         state["z"] = self.z
         return state
 
@@ -206,7 +222,7 @@ class DPMMModel(_DPMixture):
 
     def restore(self, arrays, values, samples) -> None:
         self.sticks = self.sampler.from_arrays(group(arrays, "sticks"))
-        self.theta = self.sampler.from_arrays(group(arrays, "theta"))
+        self.held.load(group(arrays, "theta"))
         self.z = np.array(arrays["z"], dtype=np.int32)
         self.alpha = float(values["alpha"])
         self._restore_bookkeeping(arrays, values, samples)
@@ -272,14 +288,20 @@ def predictive_score(executor, users: np.ndarray, samples: list[Sample], a0: flo
     per user, then the mean over users), by ``executor``'s tasks."""
     average = PredictiveAverage()
     for sample in samples:
-        average.add(user_scores(executor, users, sample, a0))
+        average.add(user_scores(executor, users, sample, a0, sample.log_phi.shape[1]))
     return average.mean()
 
 
-def user_scores(executor, users: np.ndarray, sample: Sample, a0: float) -> np.ndarray:
-    """Per-user log predictive of ``users`` (sorted) under one sample, by tasks."""
+def user_scores(executor, users: np.ndarray, sample: Sample, a0: float, n_words: int,
+                columns=None) -> np.ndarray:
+    """Per-user log predictive of ``users`` (sorted) under one sample, by tasks that
+    get only the columns of log phi of their areas (``columns(words)``: where
+    they come from when not from ``sample``)."""
     parts = executor.read(np.asarray(users, np.int64), "read-heldout")
-    args = [(sample, a0)] * len(parts.parts)
+    words = executor.words(parts)
+    cols = (columns(words) if columns is not None else
+            [np.ascontiguousarray(sample.log_phi[:, w]) for w in words])
+    args = [(c, sample.log_w, sample.log_rest, a0, n_words) for c in cols]
     return np.concatenate(executor.run("score", user_log_predictive, parts, args))
 
 

@@ -87,12 +87,22 @@ def global_step(sampler, sticks, theta, alpha: float, occupancy, counts, *, a0: 
     infinite steps the update is the exact Gibbs one (fresh Beta and Dirichlet
     draws from the full conditionals). Returns (sticks, theta, alpha).
     """
-    k = len(occupancy)
-    sticks = sampler.step(sticks, stick_prior(k, alpha), stick_counts(occupancy),
-                          step_sizes[1], keys[0])
     theta = sampler.step(theta, a0, counts, step_sizes[0], keys[1])
+    sticks, alpha = sticks_step(sampler, sticks, alpha, occupancy, alpha_prior=alpha_prior,
+                                step_size=step_sizes[1], keys=(keys[0], keys[2]))
+    return sticks, theta, alpha
+
+
+def sticks_step(sampler, sticks, alpha: float, occupancy, *, alpha_prior: tuple[float, float],
+                step_size: float, keys) -> tuple:
+    """``global_step`` without the components: the sticks towards Beta(1 + m_j,
+    alpha + sum_{l>j} m_l), then alpha | v; ``keys``: (sticks, alpha) streams.
+    Returns (sticks, alpha)."""
+    k = len(occupancy)
+    sticks = sampler.step(sticks, stick_prior(k, alpha), stick_counts(occupancy), step_size,
+                          keys[0])
     _, log_rest = log_weights(sticks.log_theta)
-    return sticks, theta, sample_alpha(log_rest, k, alpha_prior[0], alpha_prior[1], keys[2])
+    return sticks, sample_alpha(log_rest, k, alpha_prior[0], alpha_prior[1], keys[1])
 
 
 def sample_alpha(log_rest: float, n_sticks: int, shape: float, rate: float, key: int) -> float:

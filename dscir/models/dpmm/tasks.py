@@ -54,11 +54,14 @@ def allocate_users(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
     return allocation_result(batch, local, words, z)
 
 
-def user_log_predictive(batch: CSRBatch, words: np.ndarray, sample: Sample,
-                        a0: float) -> np.ndarray:
-    """Per-user log predictive of a batch of users under one sample."""
-    return log_predictive(batch.indptr, batch.indices, batch.data, sample.log_w, sample.log_phi,
-                          sample.log_rest, a0, sample.log_phi.shape[1])
+def user_log_predictive(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
+                        log_w: np.ndarray, log_rest: float, a0: float,
+                        n_words: int) -> np.ndarray:
+    """Per-user log predictive of a batch of users under one sample, given log phi
+    of their areas (K x U) among ``n_words``."""
+    local = np.searchsorted(words, batch.indices)
+    return log_predictive(batch.indptr, local, batch.data, log_w, log_phi_cols, log_rest, a0,
+                          n_words)
 
 
 def user_responsibilities(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,

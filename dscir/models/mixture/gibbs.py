@@ -67,6 +67,12 @@ def statistics(cc, n_clusters: int, n_words: int) -> tuple[np.ndarray, np.ndarra
     return occupancy, counts
 
 
+def weights_step(sampler, weights, occupancy, *, gamma: float, step_size: float, key: int):
+    """Move the K weight gammas towards Gamma(gamma + m), given ``occupancy`` m (K)
+    already scaled to the full data (``global_step``'s first half)."""
+    return sampler.step(weights, gamma, np.asarray(occupancy, np.float64), step_size, key)
+
+
 def global_step(sampler, weights, components, occupancy, counts, *, gamma: float, a0: float,
                 step_sizes: tuple[float, float], keys: tuple[int, int]):
     """Move the K weight gammas towards Gamma(gamma + m) and the K x W component
@@ -75,8 +81,8 @@ def global_step(sampler, weights, components, occupancy, counts, *, gamma: float
     components), ``keys`` their streams. With SCIR and h = inf, exact draws of
     pi ~ Dirichlet(gamma + m) and phi_k ~ Dirichlet(a0 + c_k). Returns
     (weights, components)."""
-    weights = sampler.step(weights, gamma, np.asarray(occupancy, np.float64), step_sizes[0],
-                           keys[0])
+    weights = weights_step(sampler, weights, occupancy, gamma=gamma, step_size=step_sizes[0],
+                           key=keys[0])
     components = sampler.step(components, a0, np.asarray(counts, np.float64), step_sizes[1],
                               keys[1])
     return weights, components

@@ -3,9 +3,11 @@
 One iteration ``m`` of the stochastic sampler:
 
 1. the engine has read the minibatch S of training documents on the workers;
-2. each task gets log pi and the columns of log phi of its words, draws z_i
-   ∝ pi_k Mult(x_i | phi_k) for its documents and returns integer document
-   and word counts per component; they are added exactly, in any order;
+2. each task gets log pi and the columns of log phi of its words (cut on the
+   driver, or where the components' column blocks live on the workers:
+   ``dscir.models.mixture_components``), draws z_i ∝ pi_k Mult(x_i | phi_k)
+   for its documents and returns integer document and word counts per
+   component; they are added exactly, in any order (by each block, its words);
 3. with m_hat = (N / |S|) m and c_hat = (N / |S|) c, the sampler (SCIR or
    SGRLD) moves the K weight gammas towards Gamma(gamma + m_hat) and the
    K x W component gammas towards Gamma(a0 + c_hat).
@@ -34,10 +36,10 @@ from dscir.models.mixture_common import MixtureBase, group
 from dscir.models.predictive import PredictiveAverage
 from dscir.models.mixture.collapsed import collapsed_start_on_workers
 from dscir.models.mixture.config import MixtureConfig
-from dscir.models.mixture.gibbs import (FiniteGibbs, global_step, initial_state, seeding_key,
-                                        step_keys)
+from dscir.models.mixture.gibbs import (FiniteGibbs, initial_state, seeding_key, step_keys,
+                                        weights_step)
 from dscir.models.mixture.kernels import Sample
-from dscir.models.dpmm.tasks import add_allocations
+from dscir.models.mixture_components import held_components, resolve_placement
 from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
 from dscir.models.seeding import seed_on_workers
 from dscir.samplers import get_sampler
@@ -58,12 +60,15 @@ def samples_from_arrays(arrays: dict[str, np.ndarray]) -> list[Sample]:
     return [Sample(np.array(p), np.array(f)) for p, f in zip(arrays["log_pi"], arrays["log_phi"])]
 
 
-def doc_scores(executor, docs: np.ndarray, sample: Sample) -> np.ndarray:
+def doc_scores(executor, docs: np.ndarray, sample: Sample, columns=None) -> np.ndarray:
     """Per-document log predictive of ``docs`` (sorted) under one sample, by tasks
-    that get only the columns of log phi of their words."""
+    that get only the columns of log phi of their words (``columns(words)``:
+    where they come from when not from ``sample``)."""
     parts = executor.read(np.asarray(docs, np.int64), "read-heldout")
-    args = [(sample.log_pi, np.ascontiguousarray(sample.log_phi[:, w]))
-            for w in executor.words(parts)]
+    words = executor.words(parts)
+    cols = (columns(words) if columns is not None else
+            [np.ascontiguousarray(sample.log_phi[:, w]) for w in words])
+    args = [(sample.log_pi, c) for c in cols]
     return np.concatenate(executor.run("score", doc_log_predictive, parts, args))
 
 
@@ -100,8 +105,13 @@ class _FiniteMixture(MixtureBase):
     components: Any
 
     def sample(self) -> Sample:
-        return Sample(normalize_log(self.weights.log_theta),
-                      normalize_log(self.components.log_theta, axis=1))
+        return Sample(normalize_log(self.weights.log_theta), self.log_phi())
+
+    def log_phi(self) -> np.ndarray:
+        return normalize_log(self.components.log_theta, axis=1)
+
+    def component_fields(self) -> dict[str, np.ndarray]:
+        return self.sampler.arrays(self.components)
 
     @property
     def n_occupied(self) -> int:
@@ -119,8 +129,7 @@ class _FiniteMixture(MixtureBase):
 
     def parameters(self) -> dict[str, np.ndarray]:
         state = {f"weights/{k}": v for k, v in self.sampler.arrays(self.weights).items()}
-        state.update({f"components/{k}": v
-                      for k, v in self.sampler.arrays(self.components).items()})
+        state.update({f"components/{k}": v for k, v in self.component_fields().items()})
         state["z"] = self._z()
         return state
 
@@ -150,8 +159,10 @@ class _FiniteMixture(MixtureBase):
 
 
 class MixtureModel(_FiniteMixture):
-    """The stochastic sampler (SCIR or SGRLD steps): weights, components and every
-    training document's last allocation on the driver; documents on the workers."""
+    """The stochastic sampler (SCIR or SGRLD steps): weights and every training
+    document's last allocation on the driver, the components there or in column
+    blocks on the workers (``held``, by ``config.placement``); documents on the
+    workers."""
 
     minibatch = True
 
@@ -169,7 +180,10 @@ class MixtureModel(_FiniteMixture):
                 executor, data.train, data.n_words, key=seeding_key(config.seed),
                 n_clusters=config.n_clusters, gamma=config.gamma, a0=config.a0)
         self.weights = self.sampler.init_log(log_weights)
-        self.components = self.sampler.init_log(log_components)
+        placement = resolve_placement(config.placement, config.n_clusters, data.n_words,
+                                      executor)
+        self.held = held_components(placement, executor, self.sampler,
+                                    self.sampler.init_log(log_components))
 
     def labels(self) -> np.ndarray:
         return self.z
@@ -177,25 +191,34 @@ class MixtureModel(_FiniteMixture):
     def _z(self) -> np.ndarray:
         return self.z
 
+    def log_phi(self) -> np.ndarray:
+        return self.held.log_phi()
+
+    def component_fields(self) -> dict[str, np.ndarray]:
+        return self.held.fields()
+
     def _set_parameters(self, weights, components, z) -> None:
-        self.weights, self.components, self.z = weights, components, z
+        self.weights, self.z = weights, z
+        self.held.load(self.sampler.arrays(components))
+
+    def score_current(self) -> np.ndarray:
+        sample = Sample(normalize_log(self.weights.log_theta), None)
+        return doc_scores(self.executor, self.data.heldout, sample, self.held.columns)
 
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, docs = self.config, parts.docs
         k_alloc, k_weights, k_components = step_keys(cfg.seed, m)
-        s = self.sample()
-        args = [(np.ascontiguousarray(s.log_phi[:, w]), s.log_pi, k_alloc)
-                for w in self.executor.words(parts)]
-        results: list[AllocationResult] = self.executor.run("allocation", allocate_docs,
-                                                            parts, args)
-        occupancy, counts = add_allocations(results, self.z, cfg.n_clusters, self.data.n_words)
+        log_pi = normalize_log(self.weights.log_theta)
+        words = self.executor.words(parts)
+        args = [(c, log_pi, k_alloc) for c in self.held.columns(words)]
+        results: list[AllocationResult] = self.held.allocate(self.executor, allocate_docs,
+                                                             parts, args)
         scale = self.data.train.size / docs.size
-        self.weights, self.components = global_step(
-            self.sampler, self.weights, self.components, occupancy * scale, counts * scale,
-            gamma=cfg.gamma, a0=cfg.a0, step_sizes=(cfg.step_weights, cfg.step_components),
-            keys=(k_weights, k_components))
-        return {"n_docs": int(docs.size), "n_tokens": int(counts.sum()),
-                "n_clusters": self.n_occupied}
+        occupancy, n_tokens = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
+                                                h=cfg.step_components, key=k_components)
+        self.weights = weights_step(self.sampler, self.weights, occupancy * scale,
+                                    gamma=cfg.gamma, step_size=cfg.step_weights, key=k_weights)
+        return {"n_docs": int(docs.size), "n_tokens": n_tokens, "n_clusters": self.n_occupied}
 
 
 class MixtureGibbsModel(_FiniteMixture):

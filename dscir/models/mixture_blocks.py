@@ -1,0 +1,125 @@
+"""One column block of a mixture's components, on a worker: pure array code.
+
+The K x W component gammas of the DP and finite mixtures held by the workers
+(``mixture_components.WorkerComponents``; ``dscir.engine.blocks`` holds the
+blocks as futures) are blocks of the words' columns. A block keeps its
+columns of the sampler state and the row log-sum-exp of its log theta, its
+share of the row normalisers that the driver combines in block order (O(K)
+per block). The functions below make, cut, step, grow, shrink and read one
+block; the driver's handle submits them.
+
+Random streams: block b's step at iteration m draws from (the iteration's
+component stream, b), its new prior components from (the iteration's
+new-component stream, b), so a block's draws depend on its index and the
+chain's keys only, never on which worker holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dscir.models.lda.vocabulary_blocks import combine, row_lse
+from dscir.rng import derive
+from dscir.samplers.cir import sample_stationary
+
+__all__ = ["Block", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
+           "block_log_phi", "block_lse", "combine", "extend_block", "head_block",
+           "row_totals", "step_block"]
+
+
+class Block(NamedTuple):
+    """The components' columns ``lo:lo + width``, on a worker."""
+
+    index: int
+    lo: int
+    state: Any  # a sampler state whose fields hold the block's columns
+    lse: np.ndarray  # float64 [K]: log sum exp of the block's log theta per row
+    task: Any = None  # the engine's TaskTime: when and where the step that made it computed
+
+
+def new_block(index: int, lo: int, state) -> Block:
+    return Block(index, lo, state, row_lse(np.asarray(state.log_theta)))
+
+
+def block_from_arrays(index: int, lo: int, arrays: dict[str, Any], State: type) -> Block:
+    """A block from its columns of the state's fields (``{field: columns}``),
+    carried by the task or read here (``np.asarray`` of a ``HeldArray`` part)."""
+    return new_block(index, lo, State(**{k: np.asarray(v) for k, v in arrays.items()}))
+
+
+def block_lse(block: Block) -> np.ndarray:
+    """What the driver gathers of a block each iteration: O(K)."""
+    return block.lse
+
+
+def block_fields(block: Block) -> dict[str, np.ndarray]:
+    """The block's state fields by name (for the driver or a checkpoint)."""
+    return {k: np.asarray(v) for k, v in block.state._asdict().items()}
+
+
+def block_log_phi(block: Block, norm: np.ndarray) -> np.ndarray:
+    """The block's columns of log phi: log theta less the row normalisers ``norm``."""
+    return np.asarray(block.state.log_theta) - norm[:, None]
+
+
+def block_columns(block: Block, words: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """float64 log phi columns of ``words`` (sorted, all held by ``block``), cut
+    where the block lives, so only the columns travel."""
+    return np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+
+
+def block_counts(block: Block, results: Sequence) -> np.ndarray:
+    """int64 [K, width]: the counts of the block's words in ``results`` (each an
+    ``AllocationResult``: counts [C, U] of its components and sorted words),
+    added exactly, in any order."""
+    k, width = np.shape(block.state.log_theta)
+    counts = np.zeros((k, width), np.int64)
+    for r in results:
+        a, b = np.searchsorted(r.words, (block.lo, block.lo + width))
+        if b > a:
+            counts[np.ix_(r.components, r.words[a:b] - block.lo)] += r.counts[:, a:b]
+    return counts
+
+
+def row_totals(norm: np.ndarray, scale: float, *results: tuple[Any, Any]) -> np.ndarray:
+    """[2, K]: the rows' theta totals (exp of the row normalisers) and count totals
+    (every timed result's counts by component, added exactly, times ``scale``),
+    which a step reading whole-row totals (SGRLD) needs in every block."""
+    counts = np.zeros(norm.size, np.int64)
+    for r, _ in results:
+        np.add.at(counts, r.components, r.counts.sum(axis=1))
+    return np.stack([np.exp(norm), counts * scale])
+
+
+def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: int,
+               totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
+    """The block after its sampler step: a_hat = a0 + the counts of its words in
+    ``results`` (timed ``AllocationResult``) x ``scale`` (N / |S|), stream (key,
+    index); ``totals``: the whole rows' theta and count sums (None: the sampler
+    reads none)."""
+    counts = block_counts(block, [r for r, _ in results])
+    state = sampler.step(block.state, a0, counts * scale, h, derive(key, block.index), totals)
+    return new_block(block.index, block.lo, state)
+
+
+def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Block:
+    """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
+    columns of them), drawn from the stream (key, index)."""
+    width = np.shape(block.state.log_theta)[1]
+    new = sample_stationary(np.full((n_new, width), float(a0)), derive(key, block.index))
+    return new_block(block.index, block.lo, sampler.concat(block.state, sampler.init_log(new)))
+
+
+def head_block(block: Block, sampler, n_rows: int) -> Block:
+    """The block's first ``n_rows`` rows (the components kept)."""
+    return Block(block.index, block.lo, sampler.head(block.state, n_rows), block.lse[:n_rows])
+
+
+def allocation_summary(result: tuple[Any, Any]) -> tuple[tuple, Any]:
+    """What the driver sees of a timed allocation task: its rows, their allocations,
+    the rows per component and its tokens (O(rows + K)), and its timing."""
+    r, task = result
+    return (r.rows, r.z, r.components, r.n_rows, int(r.counts.sum())), task

@@ -1,0 +1,199 @@
+"""Where a mixture's K x W components live: on the driver or on the workers in blocks.
+
+``"driver"``: the driver holds the sampler state, cuts each task's log phi
+columns and steps the whole matrix (``DriverComponents``): the columns travel
+inside every task's graph. ``"workers"``: the state lives in column blocks on
+the workers (``WorkerComponents``; ``mixture_blocks`` is what runs on one)
+and the driver keeps the row normalisers (O(K) per block): each part's
+columns are cut where the blocks live and met by its task worker to worker,
+each block adds the integer counts of its own words from the allocation
+results and steps, and the driver gathers only each task's allocations and
+the blocks' O(K) summaries. The two are different chains of the same
+posterior (the workers' noise streams are per block). The models hold either,
+by ``resolve_placement``.
+
+Both handles answer the same calls, so the DP and finite mixtures' step is
+written once for either: ``columns`` (log phi columns of given words, arrays
+or futures), ``allocate`` (the parts' tasks), ``advance`` (write the
+allocations, step the components, return the occupancy), ``extend`` and
+``head`` (the DP's new and dropped components), ``log_phi`` and ``fields``
+(dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dscir.errors import DscirError
+from dscir.models.dpmm.sticks import prior_components
+from dscir.models.dpmm.tasks import add_allocations
+from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
+                                         block_from_arrays, block_log_phi, block_lse, combine,
+                                         extend_block, head_block, row_totals, step_block)
+from dscir.samplers.simplex import normalize_log
+
+PLACEMENTS = ("auto", "driver", "workers")
+
+#: From this many component parameters (K x W at the start) on, ``placement="auto"``
+#: keeps them on the workers: the driver placement ships each part's task the
+#: columns of its words, up to K x W float64 (8 MiB here), and Dask warns of
+#: graphs from 10 MB.
+WORKERS_FROM_ENTRIES = 1 << 20
+
+#: The size of a column block, in parameters (K x words at the start; 4 MiB of
+#: float64 a field): a block's load from dense arrays travels in one task.
+BLOCK_ENTRIES = 1 << 19
+
+
+def resolve_placement(placement: str, n_rows: int, n_words: int, executor) -> str:
+    """``"driver"`` or ``"workers"``: the setting itself, or for ``"auto"`` the
+    workers when K x W >= WORKERS_FROM_ENTRIES and the executor has workers to
+    hold the blocks (a Dask one)."""
+    if placement not in PLACEMENTS:
+        raise DscirError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    on_workers = hasattr(executor, "blocked")
+    if placement == "workers" and not on_workers:
+        raise DscirError("placement='workers' needs a Dask cluster (the components live on "
+                         "its workers); use placement='driver' here")
+    if placement != "auto":
+        return placement
+    big = int(n_rows) * int(n_words) >= WORKERS_FROM_ENTRIES
+    return "workers" if big and on_workers else "driver"
+
+
+def held_components(placement: str, executor, sampler, state):
+    """The components' handle for a resolved ``placement``, starting at ``state``."""
+    if placement == "workers":
+        return WorkerComponents(executor, sampler, state)
+    return DriverComponents(sampler, state)
+
+
+class DriverComponents:
+    """The components' sampler state on the driver (K x W)."""
+
+    placement: ClassVar[str] = "driver"
+
+    def __init__(self, sampler, state):
+        self.sampler, self.state = sampler, state
+
+    @property
+    def n_rows(self) -> int:
+        return int(np.shape(self.state.log_theta)[0])
+
+    def log_phi(self) -> np.ndarray:
+        return normalize_log(self.state.log_theta, axis=1)
+
+    def columns(self, words: list[np.ndarray]) -> list[np.ndarray]:
+        log_phi = self.log_phi()
+        return [np.ascontiguousarray(log_phi[:, w]) for w in words]
+
+    def allocate(self, executor, fn, parts, args) -> list[Any]:
+        return executor.run("allocation", fn, parts, args)
+
+    def advance(self, results, words, z: np.ndarray, *, a0: float, scale: float, h: float,
+                key: int) -> tuple[np.ndarray, int]:
+        """Write the results' allocations into ``z``, step the components towards
+        Gamma(a0 + counts x scale); returns (rows per component, tokens)."""
+        occupancy, counts = add_allocations(results, z, self.n_rows, self.state.log_theta.shape[1])
+        self.state = self.sampler.step(self.state, a0, np.asarray(counts * scale, np.float64),
+                                       h, key)
+        return occupancy, int(counts.sum())
+
+    def extend(self, n_new: int, a0: float, key: int) -> None:
+        new = prior_components(n_new, self.state.log_theta.shape[1], a0, key)
+        self.state = self.sampler.concat(self.state, self.sampler.init_log(new))
+
+    def head(self, n_rows: int) -> None:
+        self.state = self.sampler.head(self.state, n_rows)
+
+    def fields(self) -> dict[str, np.ndarray]:
+        return self.sampler.arrays(self.state)
+
+    def load(self, fields: dict[str, Any]) -> None:
+        self.state = self.sampler.from_arrays(fields)
+
+
+class WorkerComponents:
+    """The components' sampler state in column blocks on the workers of a Dask
+    executor; the driver holds the row normalisers ``norm``. Block bounds are
+    set by the starting K and W (``BLOCK_ENTRIES``), never by the cluster."""
+
+    placement: ClassVar[str] = "workers"
+
+    def __init__(self, executor, sampler, state):
+        self.executor, self.sampler = executor, sampler
+        n_rows, n_words = np.shape(state.log_theta)
+        self.blocks = executor.blocked(n_rows, n_words, BLOCK_ENTRIES)
+        self.norm = np.zeros(0)
+        self.load(sampler.arrays(state))
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.norm.size)
+
+    def normalise(self, extra=()) -> list[Any]:
+        """Gather the blocks' row sums with ``extra`` futures of timed results in
+        one round; set the row normalisers; returns the values of ``extra``."""
+        lses, values = self.blocks.summarise("block-lse", block_lse, extra=extra)
+        self.norm = combine(lses)
+        return values
+
+    def log_phi(self) -> np.ndarray:
+        """log phi of the current state, gathered to the driver (K x W)."""
+        return np.concatenate(self.blocks.gather("block-log-phi", block_log_phi, self.norm),
+                              axis=1)
+
+    def columns(self, words: list[np.ndarray]) -> list[Any]:
+        """Futures of the log phi columns of each ``words`` (sorted), cut where the
+        blocks live."""
+        return self.blocks.cut("columns", block_columns, words, (self.norm,))
+
+    def allocate(self, executor, fn, parts, args) -> list[Any]:
+        """Futures of the parts' timed tasks ``fn(batch, words, *args[j])``; the
+        results stay on the workers."""
+        return [executor.submit("allocation", fn, b, w, *a, j=j, timed=True)
+                for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+
+    def advance(self, results, words, z: np.ndarray, *, a0: float, scale: float, h: float,
+                key: int) -> tuple[np.ndarray, int]:
+        """Step every block with the counts of its words, then gather the new
+        normalisers with the tasks' allocations in one round; write those into
+        ``z``; returns (rows per component, tokens)."""
+        totals = None
+        if self.sampler.row_totals:
+            totals = self.executor.submit("row-totals", row_totals, self.norm, scale, *results)
+        step = (self.sampler, a0, scale, h, key, totals)
+        self.blocks.update("block-step", step_block, step, self.blocks.route(results, words))
+        summaries = [self.executor.submit("allocation-summary", allocation_summary, r, j=j)
+                     for j, r in enumerate(results)]
+        occupancy, tokens = np.zeros(self.n_rows, np.int64), 0
+        for rows, z_rows, components, n_rows, n_tokens in self.normalise(summaries):
+            z[rows] = z_rows
+            occupancy[components] += n_rows
+            tokens += n_tokens
+        return occupancy, tokens
+
+    def extend(self, n_new: int, a0: float, key: int) -> None:
+        """Append ``n_new`` prior components (each block its columns)."""
+        self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key)
+        self.normalise()
+
+    def head(self, n_rows: int) -> None:
+        """Keep the first ``n_rows`` components."""
+        if n_rows < self.n_rows:
+            self.blocks.map("block-head", head_block, self.sampler, n_rows)
+            self.norm = self.norm[:n_rows]
+
+    def fields(self) -> dict[str, np.ndarray]:
+        """The state's fields as dense K x W arrays on the driver."""
+        parts = self.blocks.gather("block-fields", block_fields)
+        return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+
+    def load(self, fields: dict[str, Any]) -> None:
+        """Blocks from the state's fields: each task carries its columns of dense
+        arrays or reads its part of ``HeldArray`` ones on its worker."""
+        self.sampler.check_arrays(fields)
+        self.blocks.load("block-load", block_from_arrays, fields, self.sampler.State)
+        self.normalise()
