@@ -14,6 +14,7 @@ import numbers
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
 from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
 from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixture_components import PLACEMENTS
 from dscir.models.policy import POLICIES
 
 Int, Real = numbers.Integral, numbers.Real
@@ -55,6 +56,15 @@ def _init(rows: str, inits: tuple[str, ...] = INITS, more: str = "") -> Param:
                  auto=True)
 
 
+def _placement() -> Param:
+    return Param("placement", Options(PLACEMENTS), "auto",
+                 "where the stochastic samplers' K x W components live: 'driver' (each task "
+                 "carries the columns of its words), 'workers' (column blocks on the workers, "
+                 "cut where they live; another chain of the same posterior) or 'auto' (the "
+                 "workers from 2^20 parameters on a Dask cluster; "
+                 "dscir.models.mixture_components).")
+
+
 DPMM: tuple[Param, ...] = (
     Param("sampler", Options(tuple(DP_REFERENCE)), AUTO,
           "'scir' or 'sgrld': the stochastic slice sampler on a Dask cluster; 'gibbs': the "
@@ -75,6 +85,7 @@ DPMM: tuple[Param, ...] = (
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
     _init("users"),
+    _placement(),
     *RUN,
 )
 
@@ -94,6 +105,7 @@ MIXTURE: tuple[Param, ...] = (
           "documents per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
     _init("documents", MIXTURE_INITS, " or 'collapsed' (collapsed Gibbs sweeps on a sample "
           "of documents, dscir.models.mixture.collapsed; the policy's on text)"),
+    _placement(),
     Param("step_weights", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the weights "
           "('auto': the sampler's reference value).", auto=True),
     Param("step_components", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the components "

@@ -1,0 +1,176 @@
+"""The mixtures' components held by the workers in column blocks
+(``dscir.models.mixture_components``): each block's step is the sampler's step
+of its own columns with its own stream, cuts are the columns of the combined
+normalisers, and a chain is the same on one and two workers and after a resume.
+
+Plausible bugs guarded: a block adding counts at another block's columns
+(offset window), a block whose row sums are not refreshed after its step (a
+stale block), a stream shared by the blocks, a placement that depends on the
+cluster.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dscir import DPMixture, Mixture
+from dscir.engine.chain import Chain
+from dscir.engine.dask import DaskExecutor
+from dscir.models import mixture_components
+from dscir.models.column_blocks import block_bounds
+from dscir.models.dpmm.tasks import AllocationResult
+from dscir.models.lda.vocabulary_blocks import combine, row_lse
+from dscir.models.mixture_components import WorkerComponents, resolve_placement
+from dscir.rng import derive
+from dscir.samplers import get_sampler
+from support.runs import assert_same_stored_run
+
+K, W, ENTRIES = 4, 30, 40  # blocks of 10 columns: 3 blocks
+
+
+def timed(result):
+    return result, None
+
+
+def fake_results(rng, n_parts: int = 3):
+    """Allocation results of random parts: sorted words, counts per component."""
+    out = []
+    for j in range(n_parts):
+        words = np.sort(rng.choice(W, size=rng.integers(3, 12), replace=False)).astype(np.int64)
+        comps = np.sort(rng.choice(K, size=2, replace=False)).astype(np.int64)
+        counts = rng.integers(0, 5, size=(comps.size, words.size)).astype(np.int64)
+        rows = np.arange(3 * j, 3 * j + 3, dtype=np.int64)
+        z = rng.choice(comps, size=3).astype(np.int32)
+        out.append(AllocationResult(rows, z, comps, np.bincount(np.searchsorted(comps, z),
+                                                                minlength=comps.size), words,
+                                    counts))
+    return out
+
+
+@pytest.mark.parametrize("sampler", ["scir", "sgrld"])
+def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch, sampler):
+    monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
+    s = get_sampler(sampler)
+    rng = np.random.default_rng(3)
+    start = s.init_log(np.log(rng.gamma(1.0, 1.0, size=(K, W))))
+    executor = DaskExecutor(two_workers, dpmm_store[0], "mixture")
+    held = WorkerComponents(executor, s, start)
+    bounds = block_bounds(K, W, ENTRIES)
+    assert held.blocks.n_blocks == 3
+    norm = combine([row_lse(start.log_theta[:, a:b]) for a, b in zip(bounds, bounds[1:])])
+    np.testing.assert_array_equal(held.norm, norm)
+
+    words = [np.array([0, 9, 10, 29]), np.array([15])]
+    cols = executor.gather(held.columns(words))
+    for w, c in zip(words, cols):
+        np.testing.assert_array_equal(c, start.log_theta[:, w] - norm[:, None])
+
+    results = fake_results(rng)
+    counts = np.zeros((K, W), np.int64)
+    for r in results:
+        counts[np.ix_(r.components, r.words)] += r.counts
+    futures = [executor.submit("fake", timed, r, j=j) for j, r in enumerate(results)]
+    z = np.full(9, -1, np.int32)
+    scale, key = 2.5, 77
+    occupancy, tokens = held.advance(futures, [r.words for r in results], z, a0=0.5,
+                                     scale=scale, h=0.1, key=key)
+
+    totals = np.stack([np.exp(norm), counts.sum(axis=1) * scale])
+    want = [s.step(s.State(*(f[:, a:b] for f in start)), 0.5,
+                   counts[:, a:b] * scale, 0.1, derive(key, j), totals)
+            for j, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    fields = held.fields()
+    for name in s.State._fields:
+        np.testing.assert_array_equal(
+            fields[name], np.concatenate([getattr(w, name) for w in want], axis=1))
+    new_norm = combine([row_lse(w.log_theta) for w in want])
+    np.testing.assert_array_equal(held.norm, new_norm)
+    log_theta = np.concatenate([w.log_theta for w in want], axis=1)
+    np.testing.assert_array_equal(held.log_phi(), log_theta - new_norm[:, None])
+    assert tokens == counts.sum()
+    assert z.tolist() == np.concatenate([r.z for r in results]).tolist()
+    want_occupancy = np.zeros(K, np.int64)
+    for r in results:
+        want_occupancy[r.components] += r.n_rows
+    np.testing.assert_array_equal(occupancy, want_occupancy)
+
+
+def test_grow_and_shrink_per_block(dpmm_store, two_workers, monkeypatch):
+    monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
+    s = get_sampler("scir")
+    start = s.init_log(np.log(np.random.default_rng(4).gamma(1.0, 1.0, size=(K, W))))
+    held = WorkerComponents(DaskExecutor(two_workers, dpmm_store[0], "dpmm"), s, start)
+    held.extend(3, 0.5, 11)
+    grown = held.fields()["log_theta"]
+    assert grown.shape == (K + 3, W) and held.n_rows == K + 3
+    np.testing.assert_array_equal(grown[:K], start.log_theta)
+    assert not np.array_equal(grown[K:, :10], grown[K:, 10:20])  # a stream per block
+    held.head(2)
+    np.testing.assert_array_equal(held.fields()["log_theta"], start.log_theta[:2])
+    np.testing.assert_array_equal(held.norm, row_lse(start.log_theta[:2]))
+
+
+def test_auto_placement_by_size(dpmm_store, one_worker):
+    executor = DaskExecutor(one_worker, dpmm_store[0], "mixture")
+    big = mixture_components.WORKERS_FROM_ENTRIES
+    assert resolve_placement("auto", 20, big // 20 + 1, executor) == "workers"
+    assert resolve_placement("auto", 20, big // 20 - 1, executor) == "driver"
+    assert resolve_placement("auto", 20, big, object()) == "driver"  # no workers to hold them
+    with pytest.raises(ValueError, match="needs a Dask cluster"):
+        resolve_placement("workers", 2, 3, object())
+
+
+def dp(**kw) -> DPMixture:
+    base = dict(sampler="sgrld", batch_size=100, n_init=4, n_iter=10, eval_every=4, burn_in=2,
+                thin=2, seed=4, placement="workers", progress=False)
+    return DPMixture(**{**base, **kw})
+
+
+def finite(**kw) -> Mixture:
+    base = dict(n_clusters=4, sampler="scir", batch_size=100, n_iter=10, eval_every=4,
+                burn_in=2, thin=2, seed=4, placement="workers", progress=False)
+    return Mixture(**{**base, **kw})
+
+
+@pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])
+def test_workers_chain_same_on_one_and_two_workers(dpmm_store, one_worker, two_workers,
+                                                   tmp_path, monkeypatch, make):
+    monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
+    path, _ = dpmm_store
+    a = make().fit(path, client=one_worker, out=tmp_path / "one")
+    b = make().fit(path, client=two_workers, out=tmp_path / "two")
+    assert a.config_.placement == "workers"
+    assert_same_stored_run(tmp_path / "one", tmp_path / "two")
+    assert a.score() == b.score()
+    driver = make(placement="driver").fit(path, client=two_workers)
+    assert not np.array_equal(driver.components_, b.components_)  # another chain
+
+
+def interrupt_after(monkeypatch, n: int) -> None:
+    """Make the n+1-th chain step raise, as a crash would."""
+    steps = {"n": 0}
+    real = Chain.step
+
+    def step(self, prefetch=True):
+        steps["n"] += 1
+        if steps["n"] > n:
+            raise KeyboardInterrupt
+        return real(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step)
+
+
+@pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])
+def test_workers_resume_equals_uninterrupted(dpmm_store, two_workers, tmp_path, monkeypatch,
+                                             make):
+    monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
+    path, _ = dpmm_store
+    whole = make().fit(path, client=two_workers, out=tmp_path / "whole")
+    with monkeypatch.context() as m:
+        interrupt_after(m, 7)
+        with pytest.raises(KeyboardInterrupt):
+            make().fit(path, client=two_workers, out=tmp_path / "run", checkpoint_every=3)
+    resumed = make().fit(path, client=two_workers, resume=tmp_path / "run")
+    assert_same_stored_run(tmp_path / "whole", tmp_path / "run")
+    assert resumed.score() == whole.score()
