@@ -45,6 +45,7 @@ LAWS = "tests/samplers/test_sampler_laws.py"
 GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/models/test_minibatch_scale.py"
+MIXBLOCKS = "tests/models/test_mixture_components.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 GSGRHMC = "tests/samplers/test_gsgrhmc.py"
 GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
@@ -872,6 +873,30 @@ MUTANTS = [
     Mutant("cli-quiet-keeps-info", "dscir/cli/convention.py",
            "root.setLevel(logging.WARNING if quiet else", "root.setLevel(logging.INFO if quiet else",
            (MESSAGES + "::test_log_levels_and_dask_warnings",)),
+    Mutant("mixture-block-counts-window", "dscir/models/mixture_blocks.py",
+           "a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))",
+           "a, b = np.searchsorted(r.word_ids, (0, width))",
+           (MIXBLOCKS + "::test_block_step_is_each_blocks_own_step[scir]",)),
+    Mutant("mixture-block-stale-after-step", "dscir/models/mixture_blocks.py",
+           "    return new_block(block.index, block.lo, state)\n\n\ndef extend_block",
+           "    return block._replace(state=state)\n\n\ndef extend_block",
+           (MIXBLOCKS + "::test_block_step_is_each_blocks_own_step[scir]",)),
+    Mutant("mixture-block-shared-stream", "dscir/models/mixture_blocks.py",
+           "h, derive(key, block.index), totals)", "h, key, totals)",
+           (MIXBLOCKS + "::test_block_step_is_each_blocks_own_step[scir]",)),
+    Mutant("mixture-extend-stale-normalisers", "dscir/models/mixture_components.py",
+           "extend_block, self.sampler, n_new, a0, key)\n        self.normalise()",
+           "extend_block, self.sampler, n_new, a0, key)",
+           (MIXBLOCKS + "::test_grow_and_shrink_per_block",)),
+    Mutant("mixture-auto-always-driver", "dscir/models/mixture_components.py",
+           'return "workers" if big and on_workers else "driver"', 'return "driver"',
+           (MIXBLOCKS + "::test_auto_placement_by_size",
+            "tests/api/test_mixture_graphs.py::test_default_fits_send_no_large_graph")),
+    Mutant("mixture-columns-from-the-driver", "dscir/models/mixture_components.py",
+           'return self.blocks.cut("columns", block_columns, words, (self.norm,))',
+           "return [np.ascontiguousarray(self.log_phi()[:, w]) for w in words]",
+           ("tests/api/test_mixture_graphs.py::"
+            "test_iteration_bytes_do_not_grow_with_the_vocabulary",)),
 ]
 
 

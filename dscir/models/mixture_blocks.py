@@ -25,9 +25,9 @@ from dscir.models.lda.vocabulary_blocks import combine, row_lse
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
-__all__ = ["Block", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
+__all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
            "block_log_phi", "block_lse", "combine", "extend_block", "head_block",
-           "row_totals", "step_block"]
+           "row_totals", "sparse_allocation", "step_block"]
 
 
 class Block(NamedTuple):
@@ -71,33 +71,55 @@ def block_columns(block: Block, words: np.ndarray, norm: np.ndarray) -> np.ndarr
     return np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
 
 
-def block_counts(block: Block, results: Sequence) -> np.ndarray:
-    """int64 [K, width]: the counts of the block's words in ``results`` (each an
-    ``AllocationResult``: counts [C, U] of its components and sorted words),
-    added exactly, in any order."""
+class SparseAllocation(NamedTuple):
+    """An ``AllocationResult`` as the blocks read it: the allocations, rows and
+    tokens per component, and only the nonzero counts, ordered by word id."""
+
+    rows: np.ndarray  # int64 [n] the task's documents
+    z: np.ndarray  # int32 [n] their new allocations
+    components: np.ndarray  # int64 [C] components they occupy
+    n_rows: np.ndarray  # int64 [C] rows in each
+    tokens: np.ndarray  # int64 [C] tokens in each
+    component_ids: np.ndarray  # int64 [nnz] the component of each nonzero count
+    word_ids: np.ndarray  # int64 [nnz] its word, nondecreasing
+    values: np.ndarray  # int64 [nnz] the count
+
+
+def sparse_allocation(fn, *args) -> SparseAllocation:
+    """``fn(*args)`` (an ``AllocationResult``: dense counts [C, U]) with its counts
+    kept as nonzero entries, so a block receives at most a token's worth each."""
+    r = fn(*args)
+    u, c = np.nonzero(np.asarray(r.counts).T)  # by word, then component
+    return SparseAllocation(r.rows, r.z, r.components, r.n_rows, r.counts.sum(axis=1),
+                            r.components[c], r.words[u], r.counts[c, u])
+
+
+def block_counts(block: Block, results: Sequence[SparseAllocation]) -> np.ndarray:
+    """int64 [K, width]: the counts of the block's words in ``results``, added
+    exactly, in any order."""
     k, width = np.shape(block.state.log_theta)
     counts = np.zeros((k, width), np.int64)
     for r in results:
-        a, b = np.searchsorted(r.words, (block.lo, block.lo + width))
-        if b > a:
-            counts[np.ix_(r.components, r.words[a:b] - block.lo)] += r.counts[:, a:b]
+        a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))
+        counts[r.component_ids[a:b], r.word_ids[a:b] - block.lo] += r.values[a:b]
     return counts
 
 
-def row_totals(norm: np.ndarray, scale: float, *results: tuple[Any, Any]) -> np.ndarray:
+def row_totals(norm: np.ndarray, scale: float, *summaries: tuple[tuple, Any]) -> np.ndarray:
     """[2, K]: the rows' theta totals (exp of the row normalisers) and count totals
-    (every timed result's counts by component, added exactly, times ``scale``),
-    which a step reading whole-row totals (SGRLD) needs in every block."""
+    (every task's tokens by component, from its ``allocation_summary``, added
+    exactly, times ``scale``), which a step reading whole-row totals (SGRLD)
+    needs in every block."""
     counts = np.zeros(norm.size, np.int64)
-    for r, _ in results:
-        np.add.at(counts, r.components, r.counts.sum(axis=1))
+    for (_, _, components, _, tokens), _ in summaries:
+        np.add.at(counts, components, tokens)
     return np.stack([np.exp(norm), counts * scale])
 
 
 def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: int,
                totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
     """The block after its sampler step: a_hat = a0 + the counts of its words in
-    ``results`` (timed ``AllocationResult``) x ``scale`` (N / |S|), stream (key,
+    ``results`` (timed ``SparseAllocation``) x ``scale`` (N / |S|), stream (key,
     index); ``totals``: the whole rows' theta and count sums (None: the sampler
     reads none)."""
     counts = block_counts(block, [r for r, _ in results])
@@ -118,8 +140,9 @@ def head_block(block: Block, sampler, n_rows: int) -> Block:
     return Block(block.index, block.lo, sampler.head(block.state, n_rows), block.lse[:n_rows])
 
 
-def allocation_summary(result: tuple[Any, Any]) -> tuple[tuple, Any]:
-    """What the driver sees of a timed allocation task: its rows, their allocations,
-    the rows per component and its tokens (O(rows + K)), and its timing."""
+def allocation_summary(result: tuple[SparseAllocation, Any]) -> tuple[tuple, Any]:
+    """What the driver (and the row totals) see of a timed allocation task: its
+    rows, their allocations, the rows and tokens per component (O(rows + K)),
+    and its timing."""
     r, task = result
-    return (r.rows, r.z, r.components, r.n_rows, int(r.counts.sum())), task
+    return (r.rows, r.z, r.components, r.n_rows, r.tokens), task

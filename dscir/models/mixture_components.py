@@ -31,7 +31,8 @@ from dscir.models.dpmm.sticks import prior_components
 from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse, combine,
-                                         extend_block, head_block, row_totals, step_block)
+                                         extend_block, head_block, row_totals,
+                                         sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
 
 PLACEMENTS = ("auto", "driver", "workers")
@@ -151,9 +152,9 @@ class WorkerComponents:
         return self.blocks.cut("columns", block_columns, words, (self.norm,))
 
     def allocate(self, executor, fn, parts, args) -> list[Any]:
-        """Futures of the parts' timed tasks ``fn(batch, words, *args[j])``; the
-        results stay on the workers."""
-        return [executor.submit("allocation", fn, b, w, *a, j=j, timed=True)
+        """Futures of the parts' timed tasks ``fn(batch, words, *args[j])``, their
+        counts kept sparse (``sparse_allocation``); the results stay on the workers."""
+        return [executor.submit("allocation", sparse_allocation, fn, b, w, *a, j=j, timed=True)
                 for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
 
     def advance(self, results, words, z: np.ndarray, *, a0: float, scale: float, h: float,
@@ -161,18 +162,19 @@ class WorkerComponents:
         """Step every block with the counts of its words, then gather the new
         normalisers with the tasks' allocations in one round; write those into
         ``z``; returns (rows per component, tokens)."""
-        totals = None
-        if self.sampler.row_totals:
-            totals = self.executor.submit("row-totals", row_totals, self.norm, scale, *results)
-        step = (self.sampler, a0, scale, h, key, totals)
-        self.blocks.update("block-step", step_block, step, self.blocks.route(results, words))
         summaries = [self.executor.submit("allocation-summary", allocation_summary, r, j=j)
                      for j, r in enumerate(results)]
+        totals = None
+        if self.sampler.row_totals:
+            totals = self.executor.submit("row-totals", row_totals, self.norm, scale,
+                                          *summaries)
+        step = (self.sampler, a0, scale, h, key, totals)
+        self.blocks.update("block-step", step_block, step, self.blocks.route(results, words))
         occupancy, tokens = np.zeros(self.n_rows, np.int64), 0
         for rows, z_rows, components, n_rows, n_tokens in self.normalise(summaries):
             z[rows] = z_rows
             occupancy[components] += n_rows
-            tokens += n_tokens
+            tokens += int(n_tokens.sum())
         return occupancy, tokens
 
     def extend(self, n_new: int, a0: float, key: int) -> None:

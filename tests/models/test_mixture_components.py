@@ -21,6 +21,7 @@ from dscir.models import mixture_components
 from dscir.models.column_blocks import block_bounds
 from dscir.models.dpmm.tasks import AllocationResult
 from dscir.models.lda.vocabulary_blocks import combine, row_lse
+from dscir.models.mixture_blocks import sparse_allocation
 from dscir.models.mixture_components import WorkerComponents, resolve_placement
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -29,8 +30,8 @@ from support.runs import assert_same_stored_run
 K, W, ENTRIES = 4, 30, 40  # blocks of 10 columns: 3 blocks
 
 
-def timed(result):
-    return result, None
+def same(result):
+    return result
 
 
 def fake_results(rng, n_parts: int = 3):
@@ -70,7 +71,8 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     counts = np.zeros((K, W), np.int64)
     for r in results:
         counts[np.ix_(r.components, r.words)] += r.counts
-    futures = [executor.submit("fake", timed, r, j=j) for j, r in enumerate(results)]
+    futures = [executor.submit("fake", sparse_allocation, same, r, j=j, timed=True)
+               for j, r in enumerate(results)]
     z = np.full(9, -1, np.int32)
     scale, key = 2.5, 77
     occupancy, tokens = held.advance(futures, [r.words for r in results], z, a0=0.5,
