@@ -4,7 +4,7 @@ graph bytes at W = 7 x 10^4 (issues 31, 33, 36).
 A generated corpus (Zipf word frequencies over 70,000 words, documents of
 about 150 tokens), a 2-worker LocalCluster of one thread each; for each mixture
 (``DPMixture`` at its defaults, ``Mixture(20)`` with a random start) and each
-placement, a short fit: the median wall time of an iteration (the first two
+placement, short fits (alternated, ``--repeats`` each): the median wall time of an iteration (the first two
 aside), the bytes of the task graphs each iteration sends the scheduler, the
 "Sending large graph" warnings and the components at the end. The seconds are
 contended (a shared 2-core machine; run under ``nice -n 5``; the load average
@@ -117,6 +117,8 @@ def main() -> None:
     ap.add_argument("--words", type=int, default=70_000)
     ap.add_argument("--length", type=int, default=150)
     ap.add_argument("--iterations", type=int, default=12)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits of each placement, alternated (the load varies)")
     ap.add_argument("--tag", default="w7e4")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="mixture-placement-")
@@ -127,7 +129,7 @@ def main() -> None:
         with LocalCluster(n_workers=2, threads_per_worker=1,
                           dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
             for model in ("dpmixture", "mixture"):
-                for placement in ("driver", "workers"):
+                for placement in ("driver", "workers") * args.repeats:
                     rows.append(one_fit(client, store, model, placement, args.iterations))
                     print(json.dumps({k: v for k, v in rows[-1].items()
                                       if k != "seconds_per_iteration"}), flush=True)

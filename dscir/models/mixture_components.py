@@ -43,9 +43,10 @@ PLACEMENTS = ("auto", "driver", "workers")
 #: graphs from 10 MB.
 WORKERS_FROM_ENTRIES = 1 << 20
 
-#: The size of a column block, in parameters (K x words at the start; 4 MiB of
-#: float64 a field): a block's load from dense arrays travels in one task.
-BLOCK_ENTRIES = 1 << 19
+#: The size of a column block, in parameters (K x words at the start; 8 MiB of
+#: float64 a field, under Dask's 10 MB graph warning): a block's load from dense
+#: arrays travels in one task, and an iteration costs a few tasks per block.
+BLOCK_ENTRIES = 1 << 20
 
 
 def resolve_placement(placement: str, n_rows: int, n_words: int, executor) -> str:
