@@ -61,7 +61,7 @@ def _placement() -> Param:
                  "where the stochastic samplers' K x W components live: 'driver' (each task "
                  "carries the columns of its words), 'workers' (column blocks on the workers, "
                  "cut where they live; another chain of the same posterior) or 'auto' (the "
-                 "workers from 2^20 parameters on a Dask cluster; "
+                 "workers from 2^21 parameters on a Dask cluster; "
                  "dscir.models.mixture_components).")
 
 
