@@ -21,7 +21,6 @@ import pytest
 import scipy.sparse as sp
 
 import dscir.models.dpmm.model as dpmm_model
-import dscir.models.mixture.model as mixture_model
 from dscir.corpus import split_heldout, write_corpus
 from dscir.models.base import Data
 from dscir.models.dpmm import DPMMConfig
@@ -70,16 +69,16 @@ def test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps(store, size,
     assert counts.sum() == pytest.approx(ints.sum() * data.train.size / size / n_kept)
 
 
-def capture_global_step(monkeypatch, module):
-    """Record the (occupancy, counts) every ``global_step`` of ``module`` receives."""
-    seen, real = [], module.global_step
+def capture_global_step(model):
+    """Record the (occupancy, counts) the model's global step receives: the weights'
+    (or sticks') sampler sees the occupancy, the components' sampler the counts."""
+    weights, components = RecordingSampler(model.sampler), RecordingSampler(model.held.sampler)
+    model.sampler, model.held.sampler = weights, components
 
-    def global_step(sampler, a, b, *args, **kw):
-        occupancy, counts = (args[1], args[2]) if module is dpmm_model else (args[0], args[1])
-        seen.append((np.array(occupancy, np.float64), np.array(counts, np.float64)))
-        return real(sampler, a, b, *args, **kw)
+    def seen():
+        (w,), (c,) = weights.counts, components.counts
+        return [(w[:, 0] if w.ndim == 2 else w, c)]  # the sticks' counts: (m_j, sum_{l>j} m_l)
 
-    monkeypatch.setattr(module, "global_step", global_step)
     return seen
 
 
@@ -93,7 +92,7 @@ def integer_statistics(results, n_components, n_words):
 
 
 @pytest.mark.parametrize("size", [9, 30])
-def test_dp_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
+def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size):
     """m_hat = N / |S| x users per component, c_hat = N / |S| x area counts.
     Guards against the N / |S| factor dropped (scale = 1)."""
     data = Data.open(store)
@@ -102,9 +101,9 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
                      burn_in=0, thin=1)
     executor = RecordingExecutor(store, "dpmm")
     model = dpmm_model.DPMMModel(cfg, data, executor)
-    seen = capture_global_step(monkeypatch, dpmm_model)
+    seen = capture_global_step(model)
     model.step(0, executor.read(minibatch(data, size)))
-    (occupancy, counts), = seen
+    (occupancy, counts), = seen()
     ints = integer_statistics(executor.results, occupancy.size, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = data.train.size / size
@@ -114,7 +113,7 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
 
 
 @pytest.mark.parametrize("size", [9, 30])
-def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, size):
+def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, size):
     """The finite mixture's occupancy and counts are N / |S| x the integer ones.
     Guards against the N / |S| factor dropped (scale = 1)."""
     data = Data.open(store)
@@ -122,9 +121,9 @@ def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, monkeypatch, s
                         step_weights=0.1, step_components=0.1, seed=3)
     executor = RecordingExecutor(store, "mixture")
     model = MixtureModel(cfg, data, executor)
-    seen = capture_global_step(monkeypatch, mixture_model)
+    seen = capture_global_step(model)
     model.step(0, executor.read(minibatch(data, size)))
-    (occupancy, counts), = seen
+    (occupancy, counts), = seen()
     ints = integer_statistics(executor.results, cfg.n_clusters, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = data.train.size / size

@@ -191,6 +191,11 @@ class MixtureModel(_FiniteMixture):
     def _z(self) -> np.ndarray:
         return self.z
 
+    @property
+    def components(self):
+        """The components' sampler state (dense, on the driver)."""
+        return self.sampler.State(**self.held.fields())
+
     def log_phi(self) -> np.ndarray:
         return self.held.log_phi()
 
