@@ -70,6 +70,35 @@ def test_killed_workers_leave_the_dp_mixture_unchanged(dpmm_store, client, tmp_p
     assert disturbed_scores == scores
 
 
+def test_killed_workers_leave_the_dp_mixtures_blocks_unchanged(dpmm_store, client, tmp_path,
+                                                                 monkeypatch):
+    """With the components in column blocks on the workers, a worker killed while it
+    steps a block (or allocates) costs a recomputation from the blocks' lineage,
+    never a different chain."""
+    from dscir.models import mixture_components
+
+    monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", 40)  # 3 blocks
+    path, _ = dpmm_store
+
+    def mixture():
+        driver = dpmm_chain(client, path, dpmm_config(burn_in=2, thin=2, sampler="sgrld",
+                                                      n_init=4, placement="workers"))
+        scores = [e.log_predictive for e in run_chain(driver, 8, eval_every=4,
+                                                      progress=False)]
+        return driver, scores
+
+    client.wait_for_workers(2, timeout=120)
+    undisturbed, scores = mixture()
+    disturbed, disturbed_scores = killing(
+        client, tmp_path, {"dpmm-block-step": 3, "dpmm-allocation": 5}, mixture)
+    a, b = disturbed.model, undisturbed.model
+    assert a.held.placement == "workers"
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.theta.theta, b.theta.theta)
+    np.testing.assert_array_equal(a.sticks.theta, b.sticks.theta)
+    assert disturbed_scores == scores
+
+
 def test_cli_reports_a_killed_worker_in_one_line(monkeypatch, capsys):
     """Dask's KilledWorker (a task whose workers all died: often out of memory)
     ends a command with one readable line and exit 2, not a traceback; any other
