@@ -165,6 +165,23 @@ MUTANTS = [
            'return {"_stream_state": stream_checkpoint(chain)}', "return {}",
            ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",
             MIX_STREAM + "::test_partial_fit_is_a_function_of_the_seed")),
+    Mutant("interrupted-checkpoint-write-leaves-its-partial-entry", "dscir/runs/checkpoint.py",
+           "            shutil.rmtree(tmp, ignore_errors=True)\n            raise\n",
+           "            raise\n",
+           ("tests/runs/test_resume.py::test_a_checkpoint_write_interrupted_by_ctrl_c_leaves_"
+            "no_partial_entry",)),
+    Mutant("python-interrupt-logs-nothing", "dscir/api/interrupted.py",
+           "    if not isinstance(exc, (KeyboardInterrupt, Terminated)) or on_command_line():",
+           "    if True:",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
+    Mutant("python-interrupt-printed-not-logged", "dscir/api/interrupted.py",
+           '    log.warning("%s at iteration %d of %d; %s", what, chain.iteration, end,\n'
+           "                _where(writer))",
+           '    print("%s at iteration %d of %d; %s" % (what, chain.iteration, end,\n'
+           "          _where(writer)), file=__import__('sys').stderr)",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
     Mutant("small-fits-start-a-cluster", "dscir/api/session.py",
            'return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)',
            "return False",
