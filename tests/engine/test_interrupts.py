@@ -47,7 +47,9 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PY
 
 LOGGED = """\
 import json, logging, sys
-logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+handler = logging.StreamHandler()
+handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+logging.getLogger("dscir").addHandler(handler)
 """
 SCRIPT = """\
 import json, sys
@@ -196,9 +198,10 @@ def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
 
 
 def test_ctrl_c_in_python_is_one_warning_of_the_dscir_logger(reuters, tmp_path):
-    """With logging configured, the line is a WARNING record of ``dscir.api``, and
-    still the only output besides the script's own. Guards against the line
-    printed (not logged), logged at another level or twice, or not at all."""
+    """With a handler on the ``dscir`` logger, the line is a WARNING record of
+    ``dscir.api``, and still the only output besides the script's own. Guards
+    against the line printed (not logged), logged at another level or twice, or
+    not at all."""
     script = tmp_path / "fit.py"
     script.write_text(SCRIPT.replace("import json, sys\n", LOGGED))
     run = tmp_path / "run"
