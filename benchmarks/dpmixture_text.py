@@ -7,7 +7,7 @@ obtained and cached as that script says). Each candidate is
 SGRLD steps and start replaced:
 
 * ``previous``: a0 = 0.01, epsilon (0.03, 0.005), 100 k-means++ seeds (the
-  policy before this benchmark);
+  policy's text settings);
 * ``share<s>``: a0 = s x tokens / (n_init W), the finite mixture's rule with the
   truncation's n_init components as K (a0 W is s times the tokens of a
   component if the tokens were spread over all of them), the same steps;
