@@ -646,12 +646,13 @@ MUTANTS = [
            "    for r, _ in results[:1]:\n        np.add.at(counts, r.topics, r.values)",
            (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
     Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(tmp))\n"
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n",
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n"
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(final))\n",
+           "            if ckpt.held is not None:\n                ckpt.held.write(str(tmp))\n"
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n",
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n"
+           "            if ckpt.held is not None:\n"
+           "                ckpt.held.write(str(final))\n",
            (BLOCKED + "::test_a_failed_held_write_leaves_the_previous_checkpoint",)),
     Mutant("blocks-not-restarted-from-the-checkpoint", "dscir/runs/checkpoint.py",
            "        ckpt.held.restart(held_arrays(final, ckpt.held.names))\n", "        pass\n",
