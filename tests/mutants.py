@@ -45,6 +45,7 @@ LAWS = "tests/samplers/test_sampler_laws.py"
 GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/models/test_minibatch_scale.py"
+MIX_STREAM = "tests/api/test_mixture_streaming.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 GSGRHMC = "tests/samplers/test_gsgrhmc.py"
 GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
@@ -131,11 +132,27 @@ MUTANTS = [
            "return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)", "return ckpt",
            ("tests/api/test_sklearn.py::test_partial_fit_topics_are_the_calls_own_samples",)),
     Mutant("partial-fit-does-not-move-the-topics", "dscir/api/streaming.py",
-           "    lda._advance(chain, n_iter, eval_every=", "    lda._advance(chain, 0, eval_every=",
-           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           "    est._advance(chain, n_iter, eval_every=", "    est._advance(chain, 0, eval_every=",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
     Mutant("partial-fit-d-is-the-new-rows-alone", "dscir/api/streaming.py",
-           "seen = lda.n_documents_seen_ + int(", "seen = 0 + int(",
-           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           "seen = est.n_documents_seen_ + int(", "seen = 0 + int(",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
+    Mutant("partial-fit-keeps-the-first-fits-d", "dscir/api/streaming.py",
+           "        chain.model.n_documents = seen\n", "",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
+    Mutant("mixture-partial-fit-keeps-old-samples", "dscir/api/streaming.py",
+           "return dataclasses.replace(ckpt, arrays=arrays, values=values, n_samples=0)",
+           "return ckpt",
+           (MIX_STREAM + "::test_a_call_keeps_only_its_own_samples",)),
+    Mutant("dp-scale-ignores-the-documents-seen", "dscir/models/dpmm/model.py",
+           "scale = self.n_documents / users.size", "scale = self.data.train.size / users.size",
+           (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
+    Mutant("mixture-scale-ignores-the-documents-seen", "dscir/models/mixture/model.py",
+           "scale = self.n_documents / docs.size", "scale = self.data.train.size / docs.size",
+           (SCALE + "::test_mixture_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("lda-scale-ignores-the-documents-seen", "dscir/models/lda/model.py",
            "scale = self.n_documents / parts.docs.size\n",
            "scale = self.data.train.size / parts.docs.size\n",
@@ -144,9 +161,27 @@ MUTANTS = [
            '        chain = state.pop("_chain", None)\n',
            '        chain = state.pop("_chain", None)\n        state.pop("_average", None)\n',
            ("tests/api/test_sklearn.py::test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score",)),
-    Mutant("pickle-drops-the-stream-state", "dscir/api/lda.py",
+    Mutant("pickle-drops-the-stream-state", "dscir/api/streaming.py",
            'return {"_stream_state": stream_checkpoint(chain)}', "return {}",
-           ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",
+            MIX_STREAM + "::test_partial_fit_is_a_function_of_the_seed")),
+    Mutant("interrupted-checkpoint-write-leaves-its-partial-entry", "dscir/runs/checkpoint.py",
+           "            shutil.rmtree(tmp, ignore_errors=True)\n            raise\n",
+           "            raise\n",
+           ("tests/runs/test_resume.py::test_a_checkpoint_write_interrupted_by_ctrl_c_leaves_"
+            "no_partial_entry",)),
+    Mutant("python-interrupt-logs-nothing", "dscir/api/interrupted.py",
+           "    if not isinstance(exc, (KeyboardInterrupt, Terminated)) or on_command_line():",
+           "    if True:",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
+    Mutant("python-interrupt-printed-not-logged", "dscir/api/interrupted.py",
+           '    log.warning("%s at iteration %d of %d; %s", what, chain.iteration, end,\n'
+           "                _where(writer))",
+           '    print("%s at iteration %d of %d; %s" % (what, chain.iteration, end,\n'
+           "          _where(writer)), file=__import__('sys').stderr)",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
     Mutant("small-fits-start-a-cluster", "dscir/api/session.py",
            'return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)',
            "return False",
@@ -177,7 +212,7 @@ MUTANTS = [
            "a_hat = counts * (1 / results[0].n_kept)",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
-           "scale = self.data.train.size / users.size", "scale = 1.0",
+           "scale = self.n_documents / users.size", "scale = 1.0",
            (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("dp-policy-ignores-words", "dscir/models/policy.py",
            "if n_words >= TEXT_WORDS:\n        out.update(",
@@ -271,7 +306,7 @@ MUTANTS = [
             "smallest",)),
     # -- more --
     Mutant("mixture-scale-dropped", "dscir/models/mixture/model.py",
-           "scale = self.data.train.size / docs.size", "scale = 1.0",
+           "scale = self.n_documents / docs.size", "scale = 1.0",
            (SCALE + "::test_mixture_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("scir-poisson-mean-without-1/(1-e^-h)", "dscir/samplers/cir.py",
            "log_ratio = -h - log_scale", "log_ratio = -h",
@@ -611,12 +646,13 @@ MUTANTS = [
            "    for r, _ in results[:1]:\n        np.add.at(counts, r.topics, r.values)",
            (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
     Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(tmp))\n"
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n",
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n"
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(final))\n",
+           "            if ckpt.held is not None:\n                ckpt.held.write(str(tmp))\n"
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n",
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n"
+           "            if ckpt.held is not None:\n"
+           "                ckpt.held.write(str(final))\n",
            (BLOCKED + "::test_a_failed_held_write_leaves_the_previous_checkpoint",)),
     Mutant("blocks-not-restarted-from-the-checkpoint", "dscir/runs/checkpoint.py",
            "        ckpt.held.restart(held_arrays(final, ckpt.held.names))\n", "        pass\n",

@@ -180,7 +180,7 @@ class DPMMModel(_DPMixture):
         results: list[AllocationResult] = self.executor.run("allocation", allocate_users,
                                                             parts, args)
         occupancy, counts = add_allocations(results, self.z, k, self.data.n_words)
-        scale = self.data.train.size / users.size
+        scale = self.n_documents / users.size
         self.sticks, self.theta, self.alpha = global_step(
             self.sampler, self.sticks, self.theta, self.alpha, occupancy * scale,
             counts * scale, a0=cfg.a0, alpha_prior=(cfg.alpha_shape, cfg.alpha_rate),

@@ -189,7 +189,7 @@ class MixtureModel(_FiniteMixture):
         results: list[AllocationResult] = self.executor.run("allocation", allocate_docs,
                                                             parts, args)
         occupancy, counts = add_allocations(results, self.z, cfg.n_clusters, self.data.n_words)
-        scale = self.data.train.size / docs.size
+        scale = self.n_documents / docs.size
         self.weights, self.components = global_step(
             self.sampler, self.weights, self.components, occupancy * scale, counts * scale,
             gamma=cfg.gamma, a0=cfg.a0, step_sizes=(cfg.step_weights, cfg.step_components),
