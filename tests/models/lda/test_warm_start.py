@@ -1,13 +1,12 @@
-"""Warm-started local chains: the kernel, the stored state, and the chain guarantees with it.
+"""Warm-started local chains: the kernel, and the chain guarantees with it.
 
 The kernel: a warm visit is a Gibbs chain for p(z | w, phi) from the given
 start (one sweep from an exact draw stays exact), a cold visit through it is
 the cold kernel bit for bit, and with many sweeps warm and cold starts give
-the exact expected counts. The stored state (``dscir.engine.local_state``):
-a visit never reads what its iteration writes, a rewrite is byte-identical,
-the state a checkpoint names survives until the next one. The chain: the
+the exact expected counts. The chain (its state kept by
+``dscir.engine.local_state``, tested in tests/engine/test_local_state.py): the
 same with 1 or 2 workers or in-process, after a worker is killed once its
-task has written, and after an interrupted run resumes from its checkpoint.
+task has computed, and after an interrupted run resumes from its checkpoint.
 """
 
 from __future__ import annotations
@@ -201,9 +200,11 @@ def test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged(
 
 def test_a_resumed_warm_run_is_the_uninterrupted_one(
         synthetic_store, two_workers, tmp_path, monkeypatch):
-    """Interrupted at iteration 19, two epochs after its checkpoint at 10 (so the
-    abandoned iterations rewrote documents' states twice), resumed from it."""
+    """Interrupted at iteration 19, two epochs after its checkpoint at 10, the
+    states flushed at every iteration (so the abandoned iterations rewrote
+    every shard's chunks several times), resumed from it."""
     store, _ = synthetic_store
+    monkeypatch.setattr(local_state, "LINEAGE_BYTES", 0)
 
     def lda():
         return LDA(n_topics=K_TRUE, batch_size=60, sweeps=6, burn_sweeps=2, warm_start=True,
