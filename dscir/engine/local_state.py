@@ -187,15 +187,10 @@ def read_state(path: str, slot: int, s: int, n_values: int, *placement: Any) -> 
     return np.asarray(_open(path, "r")[slot, s, :n_values])
 
 
-def visit(batch, words: np.ndarray, fn, dtype, los: list[int], offsets: list[np.ndarray],
-          states: list[Any], *args: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
-    """On a worker: ``fn(batch, words, state, warm, *args)`` given the batch's
-    documents' state, taken from ``states`` (its whole shards' states, at
-    ``los`` with token ``offsets``; None: never visited, all -1), ``warm``
-    where a document was visited before; ``fn`` returns (result, new state).
-    Returns the result and the shards' new states (copies: an input state is
-    never modified, so a retried task reads what its first attempt read)."""
-    docs = np.asarray(batch.docs, np.int64)
+def _rows(dtype, los: list[int], offsets: list[np.ndarray], states: list[Any],
+          docs: np.ndarray) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """Copies of the shards' states (None: all -1), where ``docs`` (sorted) lie in
+    each, their concatenated state and whether each was visited before."""
     new, where, counts = [], [], []
     for lo, off, state in zip(los, offsets, map(resolve, states)):
         new.append(np.full(int(off[-1]), -1, dtype) if state is None
@@ -210,12 +205,37 @@ def visit(batch, words: np.ndarray, fn, dtype, los: list[int], offsets: list[np.
         else np.zeros(0, dtype)
     warm = np.zeros(docs.size, bool)
     warm[n > 0] = current[(np.cumsum(n) - n)[n > 0]] >= 0
+    return new, where, current, warm
+
+
+def visit(batch, words: np.ndarray, fn, dtype, los: list[int], offsets: list[np.ndarray],
+          states: list[Any], *args: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
+    """On a worker: ``fn(batch, words, state, warm, *args)`` given the batch's
+    documents' state, taken from ``states`` (its whole shards' states, at
+    ``los`` with token ``offsets``; None: never visited, all -1), ``warm``
+    where a document was visited before; ``fn`` returns (result, new state).
+    Returns the result and the shards' new states (copies: an input state is
+    never modified, so a retried task reads what its first attempt read)."""
+    new, where, current, warm = _rows(dtype, los, offsets, states,
+                                      np.asarray(batch.docs, np.int64))
     result, values = fn(batch, words, current, warm, *args)
     values, at = np.asarray(values), 0
     for st, w in zip(new, where):
         st[w] = values[at:at + w.size]
         at += w.size
     return result, tuple(new)
+
+
+def rows_of(local: LocalState, states: list[np.ndarray | None],
+            docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The state of ``docs`` (sorted) concatenated, and whether each was visited,
+    from every shard's state (``values``)."""
+    docs = np.asarray(docs, np.int64)
+    shards = [int(s) for s in local.shards(docs)]
+    _, _, current, warm = _rows(local.dtype, local.los(shards),
+                                [local.offsets[s] for s in shards],
+                                [states[s] for s in shards], docs)
+    return current, warm
 
 
 def resolve(state: Any) -> np.ndarray | None:

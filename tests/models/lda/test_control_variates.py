@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from dscir.corpus import CSRBatch
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.local import LocalExecutor
+from dscir.engine.local_state import rows_of
 from dscir.models.lda import LDAModel
 from dscir.models.lda.topics import add_counts, control_variate
 from dscir.models.lda.warm import warm_gibbs_counts
@@ -83,14 +84,12 @@ def test_stored_sum_is_the_counts_of_the_stored_assignments(synthetic_store):
     c = Corpus.open(store)
     for _ in range(10):
         run_chain(chain, 1, progress=False)
-        local, want = chain.local, np.zeros_like(chain.model.topics.stored)
-        for s, z in enumerate(chain.executor.local_values(local)):
-            if z is None:
-                continue
-            docs = np.arange(s * local.chunk, min((s + 1) * local.chunk, c.n_docs))
-            b = c.read(docs[local.lengths[docs] > 0])
-            words = np.repeat(b.indices, b.data)
-            np.add.at(want, (z[z >= 0], words[z >= 0]), 1)
+        want = np.zeros_like(chain.model.topics.stored)
+        train = chain.data.train
+        z, _ = rows_of(chain.local, chain.executor.local_values(chain.local), train)
+        b = c.read(train)
+        words = np.repeat(b.indices, b.data)
+        np.add.at(want, (z[z >= 0], words[z >= 0]), 1)
         assert np.array_equal(chain.model.topics.stored, want)
     # documents were revisited: more tokens visited than stored
     assert sum(r["n_tokens"] for r in chain.history) > want.sum()
