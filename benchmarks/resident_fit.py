@@ -19,10 +19,12 @@ the policy's 10 cold sweeps per visit, and with ``warm_start=True`` at 1, 2
 and 5 sweeps per visit (no burn-in sweep: a visit starts from the document's
 last assignments), everything else at its default, settings alternating in
 order round by round. Held-out perplexity (document completion) against the
-chain's own wall time (the history's ``wall``, scoring excluded). Writes
+chain's own wall time (the history's ``wall``, scoring excluded), and the
+mean split of an iteration's wall time (``dscir.engine.parts.Timing``). Writes
 benchmarks/results/warm_fit_CORPUS.json and .png.
 
     python benchmarks/resident_fit.py --warm ap [--n-iter 200] [--eval-every 20]
+    python benchmarks/resident_fit.py --summarise ap   # summary of a stored study
 """
 
 from __future__ import annotations
@@ -69,9 +71,11 @@ def warm_fit(store: str, client, name: str, n_iter: int, eval_every: int) -> dic
     wall = np.cumsum(np.asarray(model.history_["wall"]))
     curve = [{"iteration": int(e.iteration), "seconds": float(wall[e.iteration - 1]),
               "perplexity": float(e.perplexity)} for e in model.evaluations_]
+    split = {f: float(np.mean(model.history_[f]))
+             for f in ("wall", "compute", "compute_sum", "transfer", "queue", "update")}
     return {"setting": name, "fit_seconds": seconds, "curve": curve,
             "sweeps": model.config_.sweeps, "batch_size": model.config_.batch_size,
-            "load_after": os.getloadavg()}
+            "mean_iteration_seconds": split, "load_after": os.getloadavg()}
 
 
 def plot_warm(out: dict, path: Path) -> None:
@@ -95,6 +99,22 @@ def plot_warm(out: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def summarise(out: dict) -> dict:
+    """Per setting: its final perplexity, chain seconds to its end, and chain
+    seconds to the first score at or below cold-10's final perplexity (None:
+    never reached), per round."""
+    target = min(r["curve"][-1]["perplexity"] for r in out["runs"] if r["setting"] == "cold-10")
+    summary = {"target_perplexity": target}
+    for name in WARM_SETTINGS:
+        runs = [r for r in out["runs"] if r["setting"] == name]
+        summary[name] = {
+            "final_perplexity": [r["curve"][-1]["perplexity"] for r in runs],
+            "chain_seconds": [r["curve"][-1]["seconds"] for r in runs],
+            "seconds_to_target": [next((p["seconds"] for p in r["curve"]
+                                        if p["perplexity"] <= target), None) for r in runs]}
+    return summary
+
+
 def warm_study(args, client, tmp: str) -> None:
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_before": os.getloadavg(), "contended": True},
@@ -111,6 +131,8 @@ def warm_study(args, client, tmp: str) -> None:
             out["runs"].append(run)
             RESULTS.mkdir(exist_ok=True)
             (RESULTS / f"warm_fit_{args.warm}.json").write_text(json.dumps(out, indent=1) + "\n")
+    out["summary"] = summarise(out)
+    (RESULTS / f"warm_fit_{args.warm}.json").write_text(json.dumps(out, indent=1) + "\n")
     plot_warm(out, RESULTS / f"warm_fit_{args.warm}.png")
 
 
@@ -140,7 +162,16 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--warm", choices=("ap", "kos"), help="the warm-start study on this corpus")
     p.add_argument("--eval-every", type=int, default=20)
+    p.add_argument("--summarise", choices=("ap", "kos"),
+                   help="only add the summary and figure to results/warm_fit_CORPUS.json")
     args = p.parse_args()
+    if args.summarise:
+        path = RESULTS / f"warm_fit_{args.summarise}.json"
+        out = json.loads(path.read_text())
+        out["summary"] = summarise(out)
+        path.write_text(json.dumps(out, indent=1) + "\n")
+        plot_warm(out, path.with_suffix(".png"))
+        return
     from dscir.engine.cluster import dask_client
 
     if args.warm:
