@@ -82,6 +82,7 @@ TUNE_CHOOSE = "tests/api/test_tune.py::test_choose_takes_the_ksd_column_and_neve
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/models/lda/test_warm_start.py"
 SHARDS = "tests/engine/test_shards.py"
+LOCAL = "tests/engine/test_local_state.py"
 CV = "tests/models/lda/test_control_variates.py"
 PRIVATE = "tests/engine/test_private_cluster.py"
 UNFINISHED = "tests/runs/test_unfinished_runs.py"
@@ -423,14 +424,30 @@ MUTANTS = [
            "seeds = [int(rng.integers(n_docs))]",
            ("tests/models/dpmm/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
-    Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
-           "write += (write == read) | (write == keep)", "write += write == keep",
-           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
-            WARM + "::test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged")),
-    Mutant("warm-checkpoint-state-unprotected", "dscir/engine/local_state.py",
-           "write += (write == read) | (write == keep)", "write += write == read",
-           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
+    Mutant("warm-flush-overwrites-the-checkpoint", "dscir/engine/local_state.py",
+           "if k not in (self.base[s], self.protected[s]))", "if k != self.base[s])",
+           (LOCAL + "::test_a_flush_never_overwrites_a_lineage_root_or_the_checkpoint",
             WARM + "::test_a_resumed_warm_run_is_the_uninterrupted_one")),
+    Mutant("warm-flush-overwrites-a-lineage-root", "dscir/engine/local_state.py",
+           "if k not in (self.base[s], self.protected[s]))", "if k != self.protected[s])",
+           (LOCAL + "::test_a_flush_never_overwrites_a_lineage_root_or_the_checkpoint",)),
+    Mutant("warm-state-modified-in-place", "dscir/engine/local_state.py",
+           "else np.array(state, dtype=dtype))", "else np.asarray(state, dtype=dtype))",
+           (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",)),
+    Mutant("warm-resumed-states-dropped", "dscir/engine/local_state.py",
+           "self.refs = [None if k < 0 else Stored(int(k)) for k in slot]",
+           "self.refs = [None] * self.n_shards",
+           (WARM + "::test_a_resumed_warm_run_is_the_uninterrupted_one",)),
+    Mutant("warm-flags-every-document-warm", "dscir/engine/local_state.py",
+           "warm[n > 0] = current[(np.cumsum(n) - n)[n > 0]] >= 0", "warm[:] = True",
+           (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",
+            WARM + "::test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process")),
+    Mutant("warm-shards-split-between-parts", "dscir/engine/shards.py",
+           "    if not whole:\n        return np.array_split", "    if True:\n        return np.array_split",
+           (SHARDS + "::test_whole_shards_are_never_split_between_parts",)),
+    Mutant("warm-lineage-never-cut", "dscir/engine/dask.py",
+           "if local.lineage > local_state.LINEAGE_BYTES:", "if False:",
+           (LOCAL + "::test_states_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged",)),
     Mutant("warm-start-counts-not-set", "dscir/models/lda/_warm.py",
            "        ndk[k] += 1.0\n\n\n@nb.njit", "\n\n@nb.njit",
            (WARM + "::test_one_sweep_from_an_exact_draw_stays_exact",)),
