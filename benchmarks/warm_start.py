@@ -47,7 +47,7 @@ def a_hat_variance(chain, n_draws: int, seed: int) -> dict:
     """Variance over random minibatches (at the chain's final state) of the plain
     and the control-variate estimate of the full-data counts, summed over entries."""
     from dscir.corpus import Corpus
-    from dscir.engine.local_state import read_rows
+    from dscir.engine.local_state import rows_of
     from dscir.models.lda.kernels import phi_columns
     from dscir.models.lda.topics import control_variate
     from dscir.models.lda.warm import warm_gibbs_counts
@@ -55,20 +55,20 @@ def a_hat_variance(chain, n_draws: int, seed: int) -> dict:
     model, cfg, local = chain.model, chain.config, chain.local
     corpus, train = Corpus.open(chain.store), chain.data.train
     lphi = model.log_phi()
+    states = chain.executor.local_values(local)
     stored = np.zeros((cfg.n_topics, chain.data.n_words), np.int64)
-    seen = np.flatnonzero(local.current >= 0)
-    for block in np.array_split(seen, max(1, seen.size // 500)):  # sum of stored counts
+    for block in np.array_split(train, max(1, train.size // 500)):  # sum of stored counts
         b = corpus.read(block)
-        z = read_rows(local.path, block, local.current[block], local.lengths[block])
-        np.add.at(stored, (z, np.repeat(b.indices, b.data)), 1)
+        z, _ = rows_of(local, states, block)
+        np.add.at(stored, (z[z >= 0], np.repeat(b.indices, b.data)[z >= 0]), 1)
     rng = np.random.default_rng(seed)
     plain, cv = [], []
     for _ in range(n_draws):
         docs = np.sort(rng.choice(train, cfg.batch_size, replace=False))
         batch = corpus.read(docs)
         words = np.unique(batch.indices).astype(np.int64)
-        z = read_rows(local.path, docs, local.current[docs], local.lengths[docs])
-        r, _ = warm_gibbs_counts(batch, words, np.maximum(z, 0), local.current[docs] >= 0,
+        z, warm = rows_of(local, states, docs)
+        r, _ = warm_gibbs_counts(batch, words, np.maximum(z, 0), warm,
                                  phi_columns(lphi, words), cfg.alpha, cfg.sweeps, cfg.burn,
                                  cfg.seed, 10**6, True)
         scale = train.size / docs.size

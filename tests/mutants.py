@@ -46,6 +46,7 @@ GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/models/test_minibatch_scale.py"
 MIXBLOCKS = "tests/models/test_mixture_components.py"
+MIX_STREAM = "tests/api/test_mixture_streaming.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 GSGRHMC = "tests/samplers/test_gsgrhmc.py"
 GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
@@ -82,6 +83,7 @@ TUNE_CHOOSE = "tests/api/test_tune.py::test_choose_takes_the_ksd_column_and_neve
 STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_full_data_counts"
 WARM = "tests/models/lda/test_warm_start.py"
 SHARDS = "tests/engine/test_shards.py"
+LOCAL = "tests/engine/test_local_state.py"
 CV = "tests/models/lda/test_control_variates.py"
 PRIVATE = "tests/engine/test_private_cluster.py"
 UNFINISHED = "tests/runs/test_unfinished_runs.py"
@@ -132,11 +134,27 @@ MUTANTS = [
            "return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)", "return ckpt",
            ("tests/api/test_sklearn.py::test_partial_fit_topics_are_the_calls_own_samples",)),
     Mutant("partial-fit-does-not-move-the-topics", "dscir/api/streaming.py",
-           "    lda._advance(chain, n_iter, eval_every=", "    lda._advance(chain, 0, eval_every=",
-           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           "    est._advance(chain, n_iter, eval_every=", "    est._advance(chain, 0, eval_every=",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
     Mutant("partial-fit-d-is-the-new-rows-alone", "dscir/api/streaming.py",
-           "seen = lda.n_documents_seen_ + int(", "seen = 0 + int(",
-           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",)),
+           "seen = est.n_documents_seen_ + int(", "seen = 0 + int(",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
+    Mutant("partial-fit-keeps-the-first-fits-d", "dscir/api/streaming.py",
+           "        chain.model.n_documents = seen\n", "",
+           ("tests/api/test_sklearn.py::test_partial_fit_moves_the_topics_to_the_new_documents",
+            MIX_STREAM + "::test_partial_fit_moves_the_components_to_the_second_halfs_clusters")),
+    Mutant("mixture-partial-fit-keeps-old-samples", "dscir/api/streaming.py",
+           "return dataclasses.replace(ckpt, arrays=arrays, values=values, n_samples=0)",
+           "return ckpt",
+           (MIX_STREAM + "::test_a_call_keeps_only_its_own_samples",)),
+    Mutant("dp-scale-ignores-the-documents-seen", "dscir/models/dpmm/model.py",
+           "scale = self.n_documents / users.size", "scale = self.data.train.size / users.size",
+           (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
+    Mutant("mixture-scale-ignores-the-documents-seen", "dscir/models/mixture/model.py",
+           "scale = self.n_documents / docs.size", "scale = self.data.train.size / docs.size",
+           (SCALE + "::test_mixture_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("lda-scale-ignores-the-documents-seen", "dscir/models/lda/model.py",
            "scale = self.n_documents / parts.docs.size\n",
            "scale = self.data.train.size / parts.docs.size\n",
@@ -145,9 +163,27 @@ MUTANTS = [
            '        chain = state.pop("_chain", None)\n',
            '        chain = state.pop("_chain", None)\n        state.pop("_average", None)\n',
            ("tests/api/test_sklearn.py::test_a_pickled_mixture_keeps_the_kept_mean_of_its_held_out_score",)),
-    Mutant("pickle-drops-the-stream-state", "dscir/api/lda.py",
+    Mutant("pickle-drops-the-stream-state", "dscir/api/streaming.py",
            'return {"_stream_state": stream_checkpoint(chain)}', "return {}",
-           ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",)),
+           ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",
+            MIX_STREAM + "::test_partial_fit_is_a_function_of_the_seed")),
+    Mutant("interrupted-checkpoint-write-leaves-its-partial-entry", "dscir/runs/checkpoint.py",
+           "            shutil.rmtree(tmp, ignore_errors=True)\n            raise\n",
+           "            raise\n",
+           ("tests/runs/test_resume.py::test_a_checkpoint_write_interrupted_by_ctrl_c_leaves_"
+            "no_partial_entry",)),
+    Mutant("python-interrupt-logs-nothing", "dscir/api/interrupted.py",
+           "    if not isinstance(exc, (KeyboardInterrupt, Terminated)) or on_command_line():",
+           "    if True:",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
+    Mutant("python-interrupt-printed-not-logged", "dscir/api/interrupted.py",
+           '    log.warning("%s at iteration %d of %d; %s", what, chain.iteration, end,\n'
+           "                _where(writer))",
+           '    print("%s at iteration %d of %d; %s" % (what, chain.iteration, end,\n'
+           "          _where(writer)), file=__import__('sys').stderr)",
+           ("tests/engine/test_interrupts.py::test_ctrl_c_in_python_is_one_warning_of_the_"
+            "dscir_logger",)),
     Mutant("small-fits-start-a-cluster", "dscir/api/session.py",
            'return int(c.meta["n_tokens"]) * train <= IN_PROCESS_TOKENS * max(c.n_docs, 1)',
            "return False",
@@ -178,7 +214,7 @@ MUTANTS = [
            "a_hat = counts * (1 / results[0].n_kept)",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
-           "scale = self.data.train.size / users.size", "scale = 1.0",
+           "scale = self.n_documents / users.size", "scale = 1.0",
            (SCALE + "::test_dp_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("dp-policy-ignores-words", "dscir/models/policy.py",
            "if n_words >= TEXT_WORDS:\n        out.update(",
@@ -272,7 +308,7 @@ MUTANTS = [
             "smallest",)),
     # -- more --
     Mutant("mixture-scale-dropped", "dscir/models/mixture/model.py",
-           "scale = self.data.train.size / docs.size", "scale = 1.0",
+           "scale = self.n_documents / docs.size", "scale = 1.0",
            (SCALE + "::test_mixture_statistics_are_scaled_by_n_over_minibatch",)),
     Mutant("scir-poisson-mean-without-1/(1-e^-h)", "dscir/samplers/cir.py",
            "log_ratio = -h - log_scale", "log_ratio = -h",
@@ -389,14 +425,30 @@ MUTANTS = [
            "seeds = [int(rng.integers(n_docs))]",
            ("tests/models/dpmm/test_dpmm_text.py::test_empty_documents_are_never_seeds",)),
     # -- warm starts and control variates (issue 16) --
-    Mutant("warm-writes-the-buffer-it-reads", "dscir/engine/local_state.py",
-           "write += (write == read) | (write == keep)", "write += write == keep",
-           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
-            WARM + "::test_a_worker_killed_after_its_task_wrote_leaves_the_warm_chain_unchanged")),
-    Mutant("warm-checkpoint-state-unprotected", "dscir/engine/local_state.py",
-           "write += (write == read) | (write == keep)", "write += write == read",
-           (WARM + "::test_buffers_never_collide_and_a_checkpoint_survives_until_the_next",
+    Mutant("warm-flush-overwrites-the-checkpoint", "dscir/engine/local_state.py",
+           "if k not in (self.base[s], self.protected[s]))", "if k != self.base[s])",
+           (LOCAL + "::test_a_flush_never_overwrites_a_lineage_root_or_the_checkpoint",
             WARM + "::test_a_resumed_warm_run_is_the_uninterrupted_one")),
+    Mutant("warm-flush-overwrites-a-lineage-root", "dscir/engine/local_state.py",
+           "if k not in (self.base[s], self.protected[s]))", "if k != self.protected[s])",
+           (LOCAL + "::test_a_flush_never_overwrites_a_lineage_root_or_the_checkpoint",)),
+    Mutant("warm-state-modified-in-place", "dscir/engine/local_state.py",
+           "else np.array(state, dtype=dtype))", "else np.asarray(state, dtype=dtype))",
+           (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",)),
+    Mutant("warm-resumed-states-dropped", "dscir/engine/local_state.py",
+           "self.refs = [None if k < 0 else Stored(int(k)) for k in slot]",
+           "self.refs = [None] * self.n_shards",
+           (WARM + "::test_a_resumed_warm_run_is_the_uninterrupted_one",)),
+    Mutant("warm-flags-every-document-warm", "dscir/engine/local_state.py",
+           "warm[n > 0] = current[(np.cumsum(n) - n)[n > 0]] >= 0", "warm[:] = True",
+           (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",
+            WARM + "::test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process")),
+    Mutant("warm-shards-split-between-parts", "dscir/engine/shards.py",
+           "    if not whole:\n        return np.array_split", "    if True:\n        return np.array_split",
+           (SHARDS + "::test_whole_shards_are_never_split_between_parts",)),
+    Mutant("warm-lineage-never-cut", "dscir/engine/dask.py",
+           "if local.lineage > local_state.LINEAGE_BYTES:", "if False:",
+           (LOCAL + "::test_states_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged",)),
     Mutant("warm-start-counts-not-set", "dscir/models/lda/_warm.py",
            "        ndk[k] += 1.0\n\n\n@nb.njit", "\n\n@nb.njit",
            (WARM + "::test_one_sweep_from_an_exact_draw_stays_exact",)),
@@ -612,12 +664,13 @@ MUTANTS = [
            "    for r, _ in results[:1]:\n        np.add.at(counts, r.topics, r.values)",
            (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
     Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(tmp))\n"
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n",
-           "        g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
-           "        tmp.rename(final)\n"
-           "        if ckpt.held is not None:\n            ckpt.held.write(str(final))\n",
+           "            if ckpt.held is not None:\n                ckpt.held.write(str(tmp))\n"
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n",
+           "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"
+           "            tmp.rename(final)\n"
+           "            if ckpt.held is not None:\n"
+           "                ckpt.held.write(str(final))\n",
            (BLOCKED + "::test_a_failed_held_write_leaves_the_previous_checkpoint",)),
     Mutant("blocks-not-restarted-from-the-checkpoint", "dscir/runs/checkpoint.py",
            "        ckpt.held.restart(held_arrays(final, ckpt.held.names))\n", "        pass\n",
@@ -814,6 +867,10 @@ MUTANTS = [
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
            ("tests/models/mixture/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
+    # -- malformed input is one clear error (issue 31, deliverable 2) --
+    Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/text.py",
+           "delimiter=delimiter, strict=True)", "delimiter=delimiter)",
+           ("tests/corpus/test_corpus.py::test_bad_text_is_rejected_and_leaves_nothing",)),
     # -- one command-line convention (issue 31, deliverables 2, 4 and 5) --
     Mutant("cli-option-without-help", "dscir/cli/runs.py",
            """                    help="words per topic (or cluster)")""", ")",

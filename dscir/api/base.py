@@ -32,6 +32,7 @@ from dscir.api.memory import check_driver_memory
 from dscir.api.params import AUTO, Interval, validate
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
+from dscir.api.interrupted import report_interrupt
 from dscir.api.session import lost_scheduler, new_executor, on_a_cluster, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
 from dscir.corpus.temporary import store_path
@@ -140,38 +141,36 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             resume: str | Path | None = None, n_chains: int = 1):
         """Run ``n_iter`` iterations from a fresh chain on a corpus.
 
-        ``X`` is a store path/URL or an open ``dscir.corpus.Corpus``, or an
-        in-memory document-term matrix of whole-number counts (scipy.sparse,
-        e.g. scikit-learn's CountVectorizer output, or dense: a numpy array, a
-        pandas DataFrame) with its column names in ``vocabulary`` (default a
-        DataFrame's columns, else "0", "1", ...): it is written to a temporary
-        store (no held-out documents) that the tasks read, removed after the
-        fit, so ``store_`` is then None: pass documents to ``score``, and use a
-        store to ``resume``. ``y`` is ignored (scikit-learn's convention for
-        unsupervised estimators). The cluster is ``client``, or the scheduler
-        at ``address`` / ``scheduler_file``, or else (without these keywords)
-        the running client of this process, or else an embedded LocalCluster
-        of ``n_workers`` processes (``dscir.api.session``), every socket on
-        127.0.0.1 unless ``dashboard_address`` ("HOST:PORT", ":PORT" for every
-        interface) serves the dashboard elsewhere; ``security`` (a
-        ``distributed.Security`` or ``{"ca_file", "cert", "key"}``) connects with
-        mutual TLS. Exact samplers run in this process, and so does a stochastic
-        chain on a small in-memory matrix when no cluster is named or running
-        (``dscir.api.session.runs_in_process``): the same chain; a corpus store
-        always goes to a cluster. With ``out``, the run (configuration,
-        parameters, kept samples, final state, history, scores) is a Zarr run store.
+        ``X`` is a store path/URL or an open ``dscir.corpus.Corpus``, or an in-memory
+        document-term matrix of whole-number counts (scipy.sparse, e.g. scikit-learn's
+        CountVectorizer output, or dense: a numpy array, a pandas DataFrame) with its
+        column names in ``vocabulary`` (default a DataFrame's columns, else "0", "1", ...):
+        it is written to a temporary store (no held-out documents) that the tasks read,
+        removed after the fit, so ``store_`` is then None: pass documents to ``score``, and
+        use a store to ``resume``. ``y`` is ignored (scikit-learn's convention for
+        unsupervised estimators). The cluster is ``client``, or the scheduler at
+        ``address`` / ``scheduler_file``, or else (without these keywords) the running
+        client of this process, or else an embedded LocalCluster of ``n_workers`` processes
+        (``dscir.api.session``), every socket on 127.0.0.1 unless ``dashboard_address``
+        ("HOST:PORT", ":PORT" for every interface) serves the dashboard elsewhere;
+        ``security`` (a ``distributed.Security`` or ``{"ca_file", "cert", "key"}``)
+        connects with mutual TLS. Exact samplers run in this process, and so does a
+        stochastic chain on a small in-memory matrix when no cluster is named or running
+        (``dscir.api.session.runs_in_process``): the same chain; a corpus store always goes
+        to a cluster. With ``out``, the run (configuration, parameters, kept samples, final
+        state, history, scores) is a Zarr run store.
 
-        With ``checkpoint_every`` = N (and ``out``) the whole chain is
-        checkpointed into the run every N iterations. ``resume=RUN`` continues
-        such a run from its latest checkpoint up to ``n_iter`` iterations in
-        all and writes it back to RUN; the hyperparameters and corpus must be
-        the run's, and the chain is then bit for bit the uninterrupted one.
+        With ``checkpoint_every`` = N (and ``out``) the whole chain is checkpointed into the
+        run every N iterations. ``resume=RUN`` continues such a run from its latest
+        checkpoint up to ``n_iter`` iterations in all and writes it back to RUN; the
+        hyperparameters and corpus must be the run's, and the chain is then bit for bit the
+        uninterrupted one.
 
-        ``n_chains`` > 1 runs that many chains side by side on the cluster, chain
-        c with seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and
-        writes them to the run directory ``out`` (``dscir.runs.chains``; no
-        checkpoints); the learned attributes are chain 0's. ``dscir diagnose``
-        and ``to_inference_data`` compare the chains.
+        ``n_chains`` > 1 runs that many chains side by side on the cluster, chain c with
+        seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and writes them to
+        the run directory ``out`` (``dscir.runs.chains``; no checkpoints); the learned
+        attributes are chain 0's. ``dscir diagnose`` and ``to_inference_data`` compare the
+        chains.
         """
         check_y(y)
         n_chains = check_chains(n_chains, out, checkpoint_every, resume)
@@ -305,7 +304,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         lost scheduler is one clear error."""
         from dscir.engine.chain import run_chain
 
-        every = writer.checkpoint_every if writer is not None else 0
+        every, end = (writer.checkpoint_every if writer else 0), chain.iteration + n_iter
         try:
             run_chain(chain, n_iter,
                       eval_every=self.eval_every if eval_every is None else eval_every,
@@ -319,6 +318,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if collect:
                 self._collect(chain)
         except BaseException as exc:
+            report_interrupt(exc, chain, writer, end)
             if writer is not None:
                 writer.abort()
             if lost_scheduler(chain.executor, exc):

@@ -8,8 +8,10 @@ import numpy as np
 from dscir.api.base import Estimator
 from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
+from dscir.api.streaming import MixtureStreaming
 from dscir.api.mixture_params import DPMM
 from dscir.api.params import AUTO, config_values, declare
+from dscir.corpus import Corpus
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
 from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
@@ -21,12 +23,13 @@ DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their docume
 UNUSED_STEPS = (1.0, 1.0)  # the step sizes an exact Gibbs chain records (it takes none)
 
 @declare
-class DPMixture(HeldoutPredictive, Estimator):
+class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
     """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
     alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.dpmm``.
     Each parameter is declared once in ``dscir.api.mixture_params``.
+    ``partial_fit(X_new)`` learns from new documents (``dscir.api.streaming``).
     """
 
     _model_name = "dpmm"
@@ -103,6 +106,8 @@ class DPMixture(HeldoutPredictive, Estimator):
         self.components_ = np.exp(self._final.log_phi)
         self.alpha_ = model.alpha
         self.labels_ = model.labels()
+        self.n_documents_seen_ = model.n_documents
+        self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_clusters_ = model.n_clusters
         self.n_components_ = model.n_components
 
@@ -126,6 +131,7 @@ class DPMixture(HeldoutPredictive, Estimator):
         self._samples = samples_from_arrays(run.samples())
         self._average = None
         self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.vocabulary_ = run.vocabulary
         self.alpha_ = alpha
         self.n_clusters_ = int(np.count_nonzero(np.bincount(self.labels_[self.labels_ >= 0])))
         self.n_components_ = int(self.weights_.size)

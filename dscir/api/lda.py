@@ -193,11 +193,6 @@ class LDA(LDAScikitLearn, Estimator):
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_documents_seen_ = chain.model.n_documents
 
-    def _keep_chain(self, chain) -> dict:
-        from dscir.api.streaming import stream_checkpoint
-
-        return {"_stream_state": stream_checkpoint(chain)}
-
     def _load(self, run) -> None:
         cfg = dict(run.config)
         if not self._load_params(run):

@@ -51,9 +51,10 @@ PARAMS: tuple[Param, ...] = (
           "who chooses the parameters left 'auto': 'default' (from the corpus's size, K "
           "and the minibatch; dscir.models.lda.policy) or 'reference' (the papers' "
           "settings, LDA_DEFAULTS). The run records the policy."),
-    Param("sweeps", Interval(Int, 2), AUTO,
+    Param("sweeps", Interval(Int, 1), AUTO,
           "Gibbs sweeps per minibatch document and visit ('auto': the policy's; "
-          "'default' 10, 'reference' 200).", auto=True),
+          "'default' 10, 'reference' 200); one is enough for a warm start with "
+          "burn_sweeps=0.", auto=True),
     Param("burn_sweeps", Interval(Int, 0, none=True), None,
           "the first this many sweeps of a visit are discarded (None: half)."),
     Param("warm_start", BOOL, False,

@@ -8,8 +8,10 @@ import numpy as np
 from dscir.api.base import Estimator
 from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
+from dscir.api.streaming import MixtureStreaming
 from dscir.api.mixture_params import MIXTURE
 from dscir.api.params import config_values, declare
+from dscir.corpus import Corpus
 from dscir.corpus.temporary import csr_arrays
 from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
@@ -19,7 +21,7 @@ from dscir.models.policy import corpus_shape, corpus_tokens, mixture_settings
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
 @declare
-class Mixture(HeldoutPredictive, Estimator):
+class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     """Finite mixture of K multinomials by stochastic-gradient MCMC on Dask, or exact Gibbs.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), z_i ~ Categorical(pi),
@@ -28,7 +30,9 @@ class Mixture(HeldoutPredictive, Estimator):
 
     Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final
     state, ``labels_`` (every document's last cluster, -1 if held out),
-    ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``.
+    ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``,
+    ``vocabulary_``, ``n_documents_seen_``. ``partial_fit(X_new)`` learns from new
+    documents (``dscir.api.streaming``).
     """
 
     _model_name = "mixture"
@@ -59,6 +63,8 @@ class Mixture(HeldoutPredictive, Estimator):
         self.weights_ = np.exp(self._final.log_pi)
         self.components_ = np.exp(self._final.log_phi)
         self.labels_ = model.labels()
+        self.n_documents_seen_ = model.n_documents
+        self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_occupied_ = model.n_occupied
 
     def _load(self, run) -> None:
@@ -76,6 +82,7 @@ class Mixture(HeldoutPredictive, Estimator):
         self._samples = samples_from_arrays(run.samples())
         self._average = None
         self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.vocabulary_ = run.vocabulary
         self.n_occupied_ = int(np.count_nonzero(np.bincount(
             self.labels_[self.labels_ >= 0], minlength=self.weights_.size)))
 

@@ -1,6 +1,7 @@
-"""``LDA.partial_fit``: the topics learned from a stream of new documents.
+"""``partial_fit``: LDA's topics and the mixtures' components learned from a
+stream of new documents.
 
-The stochastic samplers move the topics by a minibatch's counts scaled by
+The stochastic samplers move the parameters by a minibatch's counts scaled by
 D / |S|, so new documents are new minibatches. Each ``partial_fit(X_new)``
 continues the chain (its parameters, and the iteration count that sets the
 step-size schedule and names the random streams) on X_new: one pass over
@@ -19,10 +20,24 @@ documents plus every ``partial_fit``'s, X_new's included), so the chain aims
 at the posterior given all of them, X_new's minibatches standing for the
 whole stream (as scikit-learn's online LDA scales by ``total_samples``).
 
-Topics: ``topic_word_`` after a call is the mean of the phi samples that call
-keeps (every ``thin`` iterations of the chain's count past ``burn_in``), or the
-chain's current phi if it keeps none: the topics follow the stream rather than
-averaging in samples drawn before X_new came.
+Parameters: ``topic_word_`` (LDA) after a call is the mean of the phi samples
+that call keeps (every ``thin`` iterations of the chain's count past
+``burn_in``), or the chain's current phi if it keeps none: the topics follow
+the stream rather than averaging in samples drawn before X_new came. A
+mixture's ``components_`` and ``weights_`` are the chain's state after the
+call, its held-out score averages only the call's kept samples, and
+``labels_`` are X_new's documents' allocations.
+
+Mixtures' allocations: each new document starts allocated uniformly at random
+over the current components (the stream ``STREAM_START`` at the chain's
+iteration), as ``fit``'s documents start over the initial ones; the first
+visit redraws it. The number of components: the finite mixture keeps its K;
+the DP mixture continues from its current components and, as in ``fit``,
+adds sticks where a slice asks for them and drops the components past the
+last one a document of the current call holds (the earlier documents'
+allocations are not kept, so a component only they held fades: its minibatch
+counts are zero, scaled to D). The exact Gibbs samplers sample the posterior
+of the documents one fit holds and take no stream (one clear error).
 """
 
 from __future__ import annotations
@@ -32,15 +47,72 @@ import math
 
 import numpy as np
 
+from dscir import streams
 from dscir.api.inputs import check_y, column_names, count_matrix, is_store
 from dscir.api.session import new_executor, on_a_cluster, runs_in_process, session
 from dscir.corpus import Corpus
 from dscir.corpus.temporary import corpus_store, store_path
 from dscir.errors import DscirError
+from dscir.rng import derive
 
 
-class LDAScikitLearn:
-    """``LDA``'s scikit-learn names and ``partial_fit`` (see the module)."""
+class Streaming:
+    """``partial_fit`` of an estimator of a stochastic chain (see the module); the
+    model's side is ``_stream_refusal``, ``_stream_reset`` and ``_stream_adopted``."""
+
+    def partial_fit(self, X, y=None, *, client=None, vocabulary=None,
+                    n_iter: int | None = None, **cluster):
+        """Learn from new documents ``X`` (a matrix or a store): one pass over them in
+        minibatches (``n_iter`` iterations if given), continuing the chain; the first
+        call starts it on X. The vocabulary stays the fitted one (a new word is an
+        error) and D, the minibatch scale's corpus size, is the documents seen so far:
+        ``dscir.api.streaming`` states the rules."""
+        check_y(y)
+        return partial_fit(self, X, client, vocabulary, n_iter, cluster)
+
+    def _keep_chain(self, chain) -> dict:
+        return {"_stream_state": stream_checkpoint(chain)}
+
+    def _stream_refusal(self, config) -> str | None:
+        """Why a chain of ``config`` cannot take new documents (None: it can)."""
+        return None
+
+    def _stream_reset(self, ckpt):
+        """``ckpt`` without the kept samples of the calls before."""
+        raise NotImplementedError
+
+    def _stream_adopted(self, chain) -> None:
+        """What the model needs on the new documents once ``chain`` adopted the state."""
+
+
+class MixtureStreaming(Streaming):
+    """The mixtures' side of ``partial_fit`` (see the module)."""
+
+    def _stream_refusal(self, config) -> str | None:
+        if config.sampler == "gibbs":
+            return ("the exact Gibbs sampler samples the posterior of the documents one fit "
+                    "holds; partial_fit needs a stochastic sampler (scir or sgrld)")
+        return None
+
+    def _stream_reset(self, ckpt):
+        arrays = {**ckpt.arrays, "average_log_sum": np.zeros(0)}
+        values = {**ckpt.values, "average_n": 0}
+        if "sample_components" in values:
+            values["sample_components"] = 0
+        return dataclasses.replace(ckpt, arrays=arrays, values=values, n_samples=0)
+
+    def _stream_adopted(self, chain) -> None:
+        model, train = chain.model, chain.data.train
+        k = model.sample().log_phi.shape[0]
+        rng = np.random.Generator(np.random.PCG64(
+            derive(chain.config.seed, streams.STREAM_START, chain.iteration)))
+        z = np.full(chain.data.n_docs, -1, dtype=np.int32)
+        z[train] = rng.integers(0, k, size=train.size)
+        model.z = z
+
+
+class LDAScikitLearn(Streaming):
+    """``LDA``'s scikit-learn names and its side of ``partial_fit`` (see the module)."""
 
     @property
     def components_(self):
@@ -59,20 +131,20 @@ class LDAScikitLearn:
         """``fit(X)`` then the topic proportions of X's documents (an in-memory matrix)."""
         return self.fit(X, y, **fit_options).transform(X)
 
-    def partial_fit(self, X, y=None, *, client=None, vocabulary=None,
-                    n_iter: int | None = None, **cluster):
-        """Learn the topics from new documents ``X`` (a matrix or a store): one pass
-        over them in minibatches (``n_iter`` iterations if given), continuing the
-        chain; the first call starts it on X. The vocabulary stays the fitted one
-        (a new word is an error) and D, the minibatch scale's corpus size, is the
-        documents seen so far: ``dscir.api.streaming`` states the rules."""
-        check_y(y)
-        return partial_fit(self, X, client, vocabulary, n_iter, cluster)
+    def _stream_refusal(self, config) -> str | None:
+        if config.control_variates:
+            return ("control_variates estimate from every training document's stored "
+                    "assignments, which a stream of new documents does not have; "
+                    "partial_fit needs control_variates=False")
+        return None
 
+    def _stream_reset(self, ckpt):
+        arrays = {**ckpt.arrays, "phi_sum": np.zeros_like(ckpt.arrays["phi_sum"])}
+        return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)
 
 
 def stream_checkpoint(chain):
-    """The chain's checkpoint a fitted LDA keeps to continue on new documents
+    """The chain's checkpoint a fitted estimator keeps to continue on new documents
     (None where the chain's state is not all on the driver: topics held by the
     workers, or documents' warm-start assignments)."""
     if chain.local is not None or chain.model.held_state() is not None:
@@ -80,88 +152,99 @@ def stream_checkpoint(chain):
     return chain.checkpoint()
 
 
-def partial_fit(lda, X, client, vocabulary, n_iter: int | None, cluster: dict):
-    """Learn ``lda``'s topics from the new documents ``X`` (see the module)."""
+def partial_fit(est, X, client, vocabulary, n_iter: int | None, cluster: dict):
+    """Learn ``est``'s parameters from the new documents ``X`` (see the module)."""
     if n_iter is not None and (isinstance(n_iter, bool) or not isinstance(n_iter, int)
                                or n_iter < 1):
         raise DscirError(f"n_iter must be an integer >= 1, got {n_iter!r}")
-    first = not hasattr(lda, "config_")
-    ckpt = None if first else _continued(lda)
-    with _new_documents(lda, X, vocabulary, first) as store:
+    first = not hasattr(est, "config_")
+    ckpt = None if first else _continued(est)
+    with _new_documents(est, X, vocabulary, first) as store:
         named = on_a_cluster(X, client, cluster)
         if first:
-            plan = lda._prepare(store, None, 0, None, named=named)
+            plan = est._prepare(store, None, 0, None, named=named)
+            _refuse(est, plan.config)
             config, local, seen = plan.config, plan.local, None
         else:
-            config, local = _config(lda, store), not named and runs_in_process(store)
-            seen = lda.n_documents_seen_ + int(Corpus.open(store).train_docs().size)
+            config, local = _config(est, store), not named and runs_in_process(store)
+            seen = est.n_documents_seen_ + int(Corpus.open(store).train_docs().size)
         with session(client, local=local, **cluster) as c:
-            _run(lda, config, store, c, ckpt, seen, n_iter)
+            _run(est, config, store, c, ckpt, seen, n_iter)
     if not is_store(X):
-        lda.store_ = None  # the temporary store is gone
-    return lda
+        est.store_ = None  # the temporary store is gone
+    return est
 
 
-def _run(lda, config, store, client, ckpt, seen, n_iter) -> None:
+def _run(est, config, store, client, ckpt, seen, n_iter) -> None:
     from dscir.engine.chain import Chain
-    from dscir.models.lda import LDAModel
 
-    chain = Chain(LDAModel, config, store, new_executor("lda", store, client),
-                  n_documents=seen)
-    if ckpt is not None:
+    model_type = est._model_type(config)
+    if ckpt is None:
+        chain = Chain(model_type, config, store, new_executor(model_type.name, store, client))
+    else:
+        # The state is adopted: the model starts without its seeding work on X_new.
+        start = dataclasses.replace(config, init="random") if hasattr(config, "init") \
+            else config
+        chain = Chain(model_type, start, store, new_executor(model_type.name, store, client))
+        chain.config = chain.model.config = config
+        chain.model.n_documents = seen
         chain.adopt(ckpt)
-    lda._chain = chain
+        est._stream_adopted(chain)
+    est._chain = chain
     if n_iter is None:
         n_iter = math.ceil(chain.data.train.size / config.batch_size)
-    lda._advance(chain, n_iter, eval_every=lda.eval_every if chain.data.heldout.size else 0)
+    est._advance(chain, n_iter, eval_every=est.eval_every if chain.data.heldout.size else 0)
 
 
-def _continued(lda):
+def _refuse(est, config) -> None:
+    why = est._stream_refusal(config)
+    if why is not None:
+        raise DscirError(why)
+
+
+def _continued(est):
     """The fitted chain's checkpoint with no kept samples (see the module)."""
-    chain = getattr(lda, "_chain", None)
-    ckpt = stream_checkpoint(chain) if chain is not None else getattr(lda, "_stream_state", None)
+    _refuse(est, est.config_)
+    chain = getattr(est, "_chain", None)
+    ckpt = stream_checkpoint(chain) if chain is not None else getattr(est, "_stream_state", None)
     if ckpt is None:
-        raise DscirError("partial_fit continues a chain whose topics and state are on the "
-                         "driver, fitted in this process or pickled from one; this LDA's "
-                         "(placement='workers', warm_start, or loaded from a run) cannot "
-                         "take new documents: fit it with resume=RUN instead")
-    if lda.config_.control_variates:
-        raise DscirError("control_variates estimate from every training document's stored "
-                         "assignments, which a stream of new documents does not have; "
-                         "partial_fit needs control_variates=False")
-    arrays = {**ckpt.arrays, "phi_sum": np.zeros_like(ckpt.arrays["phi_sum"])}
-    return dataclasses.replace(ckpt, arrays=arrays, n_samples=0)
+        raise DscirError(f"partial_fit continues a chain whose state is on the driver, "
+                         f"fitted in this process or pickled from one; this "
+                         f"{type(est).__name__}'s (placement='workers', warm_start, or loaded "
+                         f"from a run) cannot take new documents: fit it with resume=RUN "
+                         f"instead")
+    return est._stream_reset(ckpt)
 
 
-def _config(lda, store: str):
+def _config(est, store: str):
     """The fitted configuration, its minibatch at most the new training documents."""
     train = int(Corpus.open(store).train_docs().size)
     if train == 0:
         raise DscirError(f"{store} has no training documents to learn from")
-    return dataclasses.replace(lda.config_, batch_size=min(lda.config_.batch_size, train))
+    return dataclasses.replace(est.config_, batch_size=min(est.config_.batch_size, train))
 
 
-def _new_documents(lda, X, vocabulary, first: bool):
+def _new_documents(est, X, vocabulary, first: bool):
     """The store of ``X``, checked against the fitted vocabulary (see the module)."""
     if is_store(X):
         if vocabulary is not None:
             raise DscirError("vocabulary= names the columns of a matrix; a corpus store has "
                              "its own vocabulary")
         if not first:
-            _same_words(lda, Corpus.open(store_path(X)).vocabulary, store_path(X))
+            _same_words(est, Corpus.open(store_path(X)).vocabulary, store_path(X))
         return corpus_store(store_path(X))
-    n_features = None if first else lda.n_features_in_
-    matrix = count_matrix(X, "LDA", n_features)
+    n_features = None if first else est.n_features_in_
+    matrix = count_matrix(X, type(est).__name__, n_features)
     words = vocabulary if vocabulary is not None else column_names(X)
     if not first:
         if words is not None:
-            _same_words(lda, words, "the new documents")
-        words = lda.vocabulary_
+            _same_words(est, words, "the new documents")
+        words = est.vocabulary_
     return corpus_store(matrix, words)
 
 
-def _same_words(lda, words, where: str) -> None:
-    theirs, ours = [str(w) for w in words], [str(w) for w in lda.vocabulary_]
+def _same_words(est, words, where: str) -> None:
+    theirs, ours = [str(w) for w in words], [str(w) for w in est.vocabulary_]
     if theirs != ours:
         new = sorted(set(theirs) - set(ours))[:5]
         why = f"new words {new}" if new else "the same words in another order"

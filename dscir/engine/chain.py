@@ -79,10 +79,12 @@ class Chain:
             return None
         from dscir.corpus import Corpus
 
-        lengths = Corpus.open(self.store).doc_lengths
+        corpus = Corpus.open(self.store)
+        lengths = corpus.doc_lengths
         lengths[self.data.heldout] = 0  # never visited by a minibatch
         self.model.local = LocalState(None if local_dir is None else str(local_dir), lengths,
-                                      state_dtype(n_values))
+                                      corpus.chunk_docs, state_dtype(n_values))
+        self.executor.whole_shards = True
         return self.model.local
 
     @property
@@ -90,7 +92,11 @@ class Chain:
         return self.executor.client
 
     def attach(self, executor) -> None:
-        """Run the next iterations on ``executor`` (e.g. a new cluster's)."""
+        """Run the next iterations on ``executor`` (e.g. a new cluster's); the local
+        state is flushed first, so the new executor reads it back."""
+        if self.local is not None:
+            self.executor.flush(self.local)
+            executor.whole_shards = True
         self.executor = self.model.executor = executor
         self._pending = None
 
@@ -144,11 +150,13 @@ class Chain:
     def checkpoint(self) -> Checkpoint:
         """The whole chain now, as arrays and JSON values (copies), and the arrays
         a model leaves to their holders to write (``held_state``). The local state
-        it names is kept until the next checkpoint is taken."""
+        is flushed (one chunk per shard changed) and the chunks it names are kept
+        until the next checkpoint is taken."""
         arrays, values = self.model.state()
         if self.stopping is not None:
             values = {**values, "stopping": self.stopping.state()}
         if self.local is not None:
+            self.executor.flush(self.local)
             self.local.protect()
             arrays = {**arrays, **{f"local/{k}": v for k, v in self.local.arrays().items()}}
         return Checkpoint(

@@ -32,6 +32,7 @@ from distributed import Client
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.parts import Parts, TaskTime, Timing, split
 from dscir.engine.shards import ResidentBatch, Shards, packed
+from dscir.errors import DscirError
 from dscir.models import column_blocks
 from dscir.runs.checkpoint import absolute_store
 
@@ -61,6 +62,7 @@ class DaskExecutor:
         if resident is None:
             resident = model in RESIDENT_MODELS
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
+        self.whole_shards = False  # parts of whole shards (a chain with local state)
 
     @property
     def n_parts(self) -> int:
@@ -79,7 +81,7 @@ class DaskExecutor:
         read by tasks submitted now; returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
         if self.shards is not None:
-            batches = self.shards.group(docs)
+            batches = self.shards.group(docs, self.whole_shards)
             parts = [b.docs for b in batches]
             return Parts(np.concatenate(parts) if parts else docs, parts, batches,
                          [self.shards.words(p) for p in parts])
@@ -155,9 +157,8 @@ class DaskExecutor:
             local: local_state.LocalState | None = None) -> list[Any]:
         """``fn(batch_j, words_j, *args[j])`` for every part j, on the part's worker;
         with ``local``, ``fn`` also gets and returns its documents' local state."""
-        plans = None
         if local is not None:
-            fn, args, plans = local_state.bind(local, fn, parts, args)
+            return self._run_local(what, fn, parts, args, local)
         key = self._key(what)
         if _resident(parts):
             futures = [self._beside(b, key(j), fn, w, *a)
@@ -170,6 +171,61 @@ class DaskExecutor:
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         if _resident(parts):
             self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
-        if local is not None:
-            local_state.commit(local, parts, plans)
         return [o[0] for o in out]
+
+    def _state(self, local: local_state.LocalState, s: int) -> Any:
+        """Shard s's state as a task argument: None, a read of its flushed chunk
+        (beside the shard's documents, submitted once), or ``[states future, i]``."""
+        s, ref = int(s), local.refs[s]
+        if isinstance(ref, local_state.Stored):
+            if ref.held is None:
+                n = int(local.offsets[s][-1])
+                ref = local.refs[s] = ref._replace(held=self.client.submit(
+                    local_state.read_state, local.path, ref.slot, s, n, self.shards.futures[s],
+                    key=self._key("load")(s)))
+            return ref.held
+        return None if ref is None else [ref.states, ref.index]
+
+    def _run_local(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
+                   local: local_state.LocalState) -> list[Any]:
+        """``run`` with local state: each part's task (``local_state.visit``) takes
+        its shards' states and returns their new ones, kept as a future beside the
+        shards (``local_state.ShardRef``); the driver gathers only the results."""
+        if not _resident(parts) or not self.whole_shards:
+            raise DscirError("local state (warm starts) needs the documents resident on "
+                             "the workers, in parts of whole shards")
+        local.create()
+        key, results, states = self._key(what), self._key("result"), self._key("states")
+        out, shards = [], []
+        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args)):
+            held, targs = local_state.part_args(
+                local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
+            task = self._beside(b, key(j), local_state.visit, w, *targs)
+            out.append(self.client.submit(worker.result_of, task, key=results(j)))
+            shards.append((held, self.client.submit(worker.states_of, task, key=states(j))))
+            local.lineage += local_state.args_bytes(a)
+        start = time.time()
+        out = self.client.gather(out)
+        self.timing.add_round(start, time.time(), [o[1] for o in out])
+        self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
+        for held, future in shards:
+            for i, s in enumerate(held):
+                local.refs[s] = local_state.ShardRef(future, i)
+        if local.lineage > local_state.LINEAGE_BYTES:
+            self.flush(local)
+        return [o[0] for o in out]
+
+    def flush(self, local: local_state.LocalState) -> None:
+        """Write every shard's state changed since the last flush as one chunk (one
+        task per shard, beside its state) and cut its lineage there."""
+        slots = {s: local.slot_for(s) for s in local.changed()}
+        key = self._key("flush")
+        futures = [self.client.submit(local_state.write_state, local.path, k, s,
+                                      self._state(local, s), key=key(s))
+                   for s, k in slots.items()]
+        self.gather(futures)
+        local.flushed(slots)
+
+    def local_values(self, local: local_state.LocalState) -> list[np.ndarray | None]:
+        """Every shard's local state now, here (for inspection: tests, benchmarks)."""
+        return local_state.values(local, self.client.gather)

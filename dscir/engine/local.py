@@ -48,13 +48,46 @@ class LocalExecutor:
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:
-        plans = None
         if local is not None:
-            fn, args, plans = local_state.bind(local, fn, parts, args)
-        out = [worker.timed(fn, b, w, *a) for b, w, a in zip(parts.batches, parts.words, args)]
-        if local is not None:
-            local_state.commit(local, parts, plans)
+            out = [self._visit(fn, b, w, a, local) for b, w, a in
+                   zip(parts.batches, parts.words, args)]
+        else:
+            out = [worker.timed(fn, b, w, *a) for b, w, a in
+                   zip(parts.batches, parts.words, args)]
         tasks = [t for _, t in out]
         self.timing.add_round(tasks[0].start if tasks else time.time(),
                               tasks[-1].stop if tasks else time.time(), tasks)
         return [r for r, _ in out]
+
+    @staticmethod
+    def _state(local: local_state.LocalState, s: int) -> np.ndarray | None:
+        ref = local.refs[s]
+        if isinstance(ref, local_state.Stored):
+            if ref.held is None:  # a resumed chain's state, read once
+                n = int(local.offsets[s][-1])
+                ref = local.refs[s] = ref._replace(
+                    held=local_state.read_state(local.path, ref.slot, s, n))
+            return ref.held
+        return ref
+
+    def _visit(self, fn: Callable, batch, words, args: tuple, local: local_state.LocalState):
+        """``local_state.visit`` of one part here, its shards' new states kept."""
+        local.create()
+        shards, targs = local_state.part_args(
+            local, batch.docs, [self._state(local, s) for s in local.shards(batch.docs)],
+            fn, args)
+        (result, states), t = worker.timed(local_state.visit, batch, words, *targs)
+        for s, state in zip(shards, states):
+            local.refs[s] = state
+        return result, t
+
+    def flush(self, local: local_state.LocalState) -> None:
+        """Write every shard's state changed since the last flush as one chunk."""
+        slots = {s: local.slot_for(s) for s in local.changed()}
+        for s, k in slots.items():
+            local_state.write_state(local.path, k, s, local.refs[s])
+        local.flushed(slots, keep=True)
+
+    def local_values(self, local: local_state.LocalState) -> list[np.ndarray | None]:
+        """Every shard's local state now, here (for inspection: tests, benchmarks)."""
+        return local_state.values(local, lambda x: x)

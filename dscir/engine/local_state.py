@@ -1,27 +1,29 @@
-"""Per-document local state kept between visits, in a Zarr array the worker tasks read and write.
+"""Per-document local state kept between visits, in memory beside the documents' shards.
 
 A model with local state (LDA with warm starts: each training document's
 topic assignments) gets, in a minibatch task, the state its documents had at
-the end of their last visit and returns the new state, which the task writes
-before it returns. The array is ``z`` [3, n_docs, L] (L: the longest
-training document), one chunk per (buffer, document), so a task writes whole
-chunks and never another document's; chunk files are flat (``c.b.d.0``) in
-one directory, not a directory per document. Which of the three buffers a visit
-reads and which it writes is decided on the driver, per document, from two
-small arrays:
+the end of their last visit and returns the new state. The state is kept per
+shard (one store chunk of ``chunk`` documents, as ``dscir.engine.shards``):
+one flat array of the shard's tokens' values in document order, -1 where a
+document was never visited. A part holds whole shards (the executors group
+them so), and its task returns the new state of each of its shards beside
+its result.
 
-- ``current[d]``: the buffer holding d's latest state (-1: never visited);
-- ``protected[d]``: ``current`` as of the last checkpoint taken.
-
-A visit reads ``current[d]`` and writes the lowest buffer that is neither
-``current[d]`` nor ``protected[d]``; ``current`` moves only after the whole
-iteration succeeded. Hence a task never reads what this iteration writes, a
-retried or duplicated task (a worker killed before or after its write) reads
-the same bytes and rewrites the same bytes, and the state a checkpoint names
-is never overwritten before the next checkpoint, so a resume reads exactly
-the state the checkpoint saw, whatever the abandoned run wrote after it. The
-chain depends only on the states read, never on which buffer holds them, so
-it is the same with any checkpointing, number of workers or task order.
+On Dask a shard's state is an immutable future (``ShardRef``: the future of
+the task that last visited it, and the shard's place in its output), which
+the next visit's task takes as a dependency and never modifies: a retried
+task reads the same state and computes the same new one, and a state lost
+with its worker is recomputed by Dask from its lineage (the earlier visits'
+tasks, whose phi columns travel inside them). Lineage stops at the last
+flush: a flush writes each state changed since the one before as ONE chunk
+of the array ``z`` [N_SLOTS, n_shards, width] under ``path``, and the
+shard's state becomes that chunk (``Stored``: read back by the next visit).
+Flushes happen at every checkpoint and when the phi columns held by the
+lineage since the last flush pass ``LINEAGE_BYTES``; they never change the
+chain. A shard's flush writes the lowest slot that is neither the one its
+state was last read from (``base``, the root of its live lineage) nor the
+one the last checkpoint names (``protected``), so a recomputation and a
+resume always find the bytes they need.
 """
 
 from __future__ import annotations
@@ -31,15 +33,17 @@ import shutil
 import socket
 import tempfile
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import zarr
 
 from dscir import integrity
+from dscir.engine.shards import row_entries
 from dscir.errors import DscirError
 
-N_BUFFERS = 3
+N_SLOTS = 3
+LINEAGE_BYTES = 256 * 2**20  # phi columns held by the tasks since the last flush
 
 
 def state_dtype(n_values: int) -> np.dtype:
@@ -47,24 +51,48 @@ def state_dtype(n_values: int) -> np.dtype:
     return np.dtype(np.int16 if n_values <= np.iinfo(np.int16).max else np.int32)
 
 
-class LocalState:
-    """The driver's side of a chain's per-document state stored at ``path``.
+class Stored(NamedTuple):
+    """A shard's state as last flushed: chunk (slot, shard) of the array, and the
+    executor's handle on it once read back (an array, or a read task's future)."""
 
-    ``lengths`` [n_docs] are the documents' state sizes (LDA: tokens). With
-    ``path`` None the state lives in a temporary directory removed with this
-    object (workers must see this machine's temporary directory, as a
-    LocalCluster's do); a checkpointed run keeps it in the run.
+    slot: int
+    held: Any = None
+
+
+class ShardRef(NamedTuple):
+    """A shard's state on Dask: item ``index`` of the future ``states``."""
+
+    states: Any
+    index: int
+
+
+class LocalState:
+    """The driver's side of a chain's per-document state, its flushes in ``path``.
+
+    ``lengths`` [n_docs] are the documents' state sizes (LDA: tokens; 0 for
+    documents never visited). With ``path`` None the flushes go to a temporary
+    directory removed with this object (workers must see this machine's
+    temporary directory, as a LocalCluster's do); a checkpointed run keeps them
+    in the run. ``refs[s]`` is shard s's state: None (never visited), a
+    ``Stored`` chunk, or what the executor holds (an array, a ``ShardRef``).
     """
 
-    def __init__(self, path: str | None, lengths: np.ndarray, dtype):
+    def __init__(self, path: str | None, lengths: np.ndarray, chunk: int, dtype):
         if path is None:
             path = tempfile.mkdtemp(prefix="dscir-local-")
             self._cleanup = weakref.finalize(self, shutil.rmtree, path, True)
         self.path = str(path)
         self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.chunk = int(chunk)
         self.dtype = np.dtype(dtype)
-        self.current = np.full(self.lengths.size, -1, dtype=np.int8)
-        self.protected = self.current.copy()
+        self.n_shards = -(-self.lengths.size // self.chunk)
+        self.offsets = [np.concatenate([[0], np.cumsum(self.lengths[lo:lo + self.chunk])])
+                        for lo in range(0, self.lengths.size, self.chunk)]
+        self.width = max([int(o[-1]) for o in self.offsets] + [1])
+        self.refs: list[Any] = [None] * self.n_shards
+        self.base = np.full(self.n_shards, -1, np.int8)  # slot each Stored state is in
+        self.protected = self.base.copy()
+        self.lineage = 0  # bytes of task arguments since the last flush
         self._created = False
 
     def create(self) -> None:
@@ -72,45 +100,64 @@ class LocalState:
         if self._created:
             return
         group = zarr.open_group(self.path, mode="a")
-        width = max(int(self.lengths.max(initial=0)), 1)
+        shape = (N_SLOTS, self.n_shards, self.width)
         if "z" not in group:
-            z = group.create_array("z", shape=(N_BUFFERS, self.lengths.size, width),
-                                   chunks=(1, 1, width), dtype=self.dtype, fill_value=-1,
+            z = group.create_array("z", shape=shape, chunks=(1, 1, self.width),
+                                   dtype=self.dtype, fill_value=-1,
                                    chunk_key_encoding={"name": "default", "separator": "."},
                                    **integrity.array_options())
             z.attrs[integrity.WRITTEN_ON_USE] = True
         z = group["z"]
-        if z.shape != (N_BUFFERS, self.lengths.size, width) or z.dtype != self.dtype:
+        if z.shape != shape or z.dtype != self.dtype:
             raise DscirError(f"{self.path}/z holds another chain's local state "
                              f"(shape {z.shape}, dtype {z.dtype})")
         self._created = True
 
-    def plan(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(read, write) buffers int8 [n] of a visit to ``docs`` (read -1: a first visit)."""
-        docs = np.asarray(docs, dtype=np.int64)
-        read, keep = self.current[docs], self.protected[docs]
-        write = np.zeros(docs.size, dtype=np.int8)
-        for _ in range(2):  # the lowest buffer in neither set
-            write += (write == read) | (write == keep)
-        return read, write
+    def shards(self, docs: np.ndarray) -> np.ndarray:
+        """The distinct shards holding ``docs``."""
+        return np.unique(np.asarray(docs, np.int64) // self.chunk)
 
-    def commit(self, docs: np.ndarray, write: np.ndarray) -> None:
-        """After the iteration succeeded: the visited documents' latest state is ``write``."""
-        self.current[np.asarray(docs, dtype=np.int64)] = write
+    def los(self, shards: np.ndarray) -> list[int]:
+        """The first document of each of ``shards``."""
+        return [int(s) * self.chunk for s in shards]
+
+    def changed(self) -> list[int]:
+        """Shards whose state changed since the last flush."""
+        return [s for s, r in enumerate(self.refs)
+                if r is not None and not isinstance(r, Stored)]
+
+    def slot_for(self, s: int) -> int:
+        """Where shard s's next flush goes: neither its lineage root nor its checkpoint."""
+        return next(k for k in range(N_SLOTS) if k not in (self.base[s], self.protected[s]))
+
+    def flushed(self, slots: dict[int, int], keep: bool = False) -> None:
+        """Shard s's state is now chunk (slots[s], s); with ``keep`` the executor
+        keeps its value (in-process: no lineage to cut), else reads it back."""
+        for s, k in slots.items():
+            self.refs[s], self.base[s] = Stored(k, self.refs[s] if keep else None), k
+        self.lineage = 0
 
     def protect(self) -> None:
-        """A checkpoint is being taken: keep the states it names until the next one."""
-        self.protected = self.current.copy()
+        """A checkpoint is being taken (after a flush): keep its chunks until the next."""
+        self.protected = self.base.copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"current": self.current.copy()}
+        if self.changed():
+            raise DscirError("the local state must be flushed before it is checkpointed")
+        return {"slot": self.base.copy()}
 
     def restore(self, arrays: dict[str, Any]) -> None:
-        current = np.asarray(arrays["current"], dtype=np.int8)
-        if current.shape != self.current.shape:
-            raise DscirError(f"the checkpoint's local state covers {current.size} documents, "
-                             f"the corpus has {self.current.size}")
-        self.current, self.protected = current.copy(), current.copy()
+        if "slot" not in arrays:
+            raise DscirError("the checkpoint's local state is in an older layout (one "
+                             "chunk per document); start the warm-started run again")
+        slot = np.asarray(arrays["slot"], dtype=np.int8)
+        if slot.shape != (self.n_shards,):
+            raise DscirError(f"the checkpoint's local state covers {slot.size} shards, "
+                             f"the corpus has {self.n_shards}")
+        self.create()
+        self.base, self.protected = slot.copy(), slot.copy()
+        self.refs = [None if k < 0 else Stored(int(k)) for k in slot]
+        self.lineage = 0
 
 
 def _open(path: str, mode: str):
@@ -126,54 +173,104 @@ def _open(path: str, mode: str):
             "--checkpoint-every on the command line), whose run holds it") from None
 
 
-def read_rows(path: str, docs: np.ndarray, buffers: np.ndarray,
-              lengths: np.ndarray) -> np.ndarray:
-    """The stored states of ``docs`` concatenated (a document with buffer -1
-    gets ``lengths[d]`` entries of -1); one read per buffer, its chunks fetched
-    concurrently."""
-    z = _open(path, "r")
-    rows = np.full((len(docs), z.shape[2]), -1, z.dtype)
-    for b in np.unique(buffers[buffers >= 0]):
-        sel = np.flatnonzero(buffers == b)
-        rows[sel] = z.get_orthogonal_selection((int(b), np.asarray(docs)[sel], slice(None)))
-    keep = np.arange(z.shape[2]) < np.asarray(lengths)[:, None]
-    return rows[keep]
+def write_state(path: str, slot: int, s: int, state: np.ndarray) -> None:
+    """Write shard s's state as one chunk (padded with -1)."""
+    z, state = _open(path, "r+"), resolve(state)
+    row = np.full(z.shape[2], -1, z.dtype)
+    row[:state.size] = state
+    z[slot, s, :] = row
 
 
-def write_rows(path: str, docs: np.ndarray, buffers: np.ndarray, lengths: np.ndarray,
-               values: np.ndarray) -> None:
-    """Write each document's state (its slice of ``values``, padded with -1) as
-    one whole chunk; one write per buffer."""
-    z = _open(path, "r+")
-    rows = np.full((len(docs), z.shape[2]), -1, z.dtype)
-    rows[np.arange(z.shape[2]) < np.asarray(lengths)[:, None]] = values
-    for b in np.unique(buffers):
-        sel = np.flatnonzero(buffers == b)
-        z.oindex[int(b), np.asarray(docs)[sel], :] = rows[sel]
+def read_state(path: str, slot: int, s: int, n_values: int, *placement: Any) -> np.ndarray:
+    """Shard s's state from chunk (slot, s); ``placement`` (the shard's documents,
+    a dependency) only draws the task to the shard's worker."""
+    return np.asarray(_open(path, "r")[slot, s, :n_values])
 
 
-def with_local(batch, words: np.ndarray, fn, path: str, read: np.ndarray, write: np.ndarray,
-               lengths: np.ndarray, *args: Any) -> Any:
-    """On a worker: ``fn(batch, words, state, warm, *args)`` given the batch
-    documents' stored state (buffers ``read``; -1, a first visit, gives
-    ``warm`` False); ``fn`` returns (result, new state), which is written to
-    buffers ``write`` before the result is returned."""
-    state = read_rows(path, batch.docs, read, lengths)
-    result, new = fn(batch, words, state, read >= 0, *args)
-    write_rows(path, batch.docs, write, lengths, np.asarray(new))
-    return result
+def _rows(dtype, los: list[int], offsets: list[np.ndarray], states: list[Any],
+          docs: np.ndarray) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """Copies of the shards' states (None: all -1), where ``docs`` (sorted) lie in
+    each, their concatenated state and whether each was visited before."""
+    new, where, counts = [], [], []
+    for lo, off, state in zip(los, offsets, map(resolve, states)):
+        new.append(np.full(int(off[-1]), -1, dtype) if state is None
+                   else np.array(state, dtype=dtype))
+        w, n = row_entries(off, docs[(docs >= lo) & (docs < lo + off.size - 1)] - lo)
+        where.append(w)
+        counts.append(n)
+    n = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+    if n.size != docs.size:
+        raise DscirError(f"the part's shards hold {n.size} of its {docs.size} documents")
+    current = np.concatenate([st[w] for st, w in zip(new, where)]) if new \
+        else np.zeros(0, dtype)
+    warm = np.zeros(docs.size, bool)
+    warm[n > 0] = current[(np.cumsum(n) - n)[n > 0]] >= 0
+    return new, where, current, warm
 
 
-def bind(local: LocalState, fn, parts, args):
-    """The task function and per-part arguments that run ``fn`` with ``local``
-    state, and the write plans to ``commit`` once every part has succeeded."""
-    local.create()
-    plans = [local.plan(p) for p in parts.parts]
-    args = [(fn, local.path, read, write, local.lengths[p], *a)
-            for p, (read, write), a in zip(parts.parts, plans, args)]
-    return with_local, args, plans
+def visit(batch, words: np.ndarray, fn, dtype, los: list[int], offsets: list[np.ndarray],
+          states: list[Any], *args: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
+    """On a worker: ``fn(batch, words, state, warm, *args)`` given the batch's
+    documents' state, taken from ``states`` (its whole shards' states, at
+    ``los`` with token ``offsets``; None: never visited, all -1), ``warm``
+    where a document was visited before; ``fn`` returns (result, new state).
+    Returns the result and the shards' new states (copies: an input state is
+    never modified, so a retried task reads what its first attempt read)."""
+    new, where, current, warm = _rows(dtype, los, offsets, states,
+                                      np.asarray(batch.docs, np.int64))
+    result, values = fn(batch, words, current, warm, *args)
+    values, at = np.asarray(values), 0
+    for st, w in zip(new, where):
+        st[w] = values[at:at + w.size]
+        at += w.size
+    return result, tuple(new)
 
 
-def commit(local: LocalState, parts, plans) -> None:
-    for p, (_, write) in zip(parts.parts, plans):
-        local.commit(p, write)
+def rows_of(local: LocalState, states: list[np.ndarray | None],
+            docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The state of ``docs`` (sorted) concatenated, and whether each was visited,
+    from every shard's state (``values``)."""
+    docs = np.asarray(docs, np.int64)
+    shards = [int(s) for s in local.shards(docs)]
+    _, _, current, warm = _rows(local.dtype, local.los(shards),
+                                [local.offsets[s] for s in shards],
+                                [states[s] for s in shards], docs)
+    return current, warm
+
+
+def resolve(state: Any) -> np.ndarray | None:
+    """A state argument as it reaches a worker: None, an array, or a visit's
+    states and this shard's index in them (``ShardRef`` travels as a list)."""
+    if isinstance(state, list):
+        return state[0][state[1]]
+    return state
+
+
+def part_args(local: LocalState, docs: np.ndarray, states: list[Any], fn,
+              args: tuple) -> tuple[list[int], tuple]:
+    """The shards of a part of ``docs`` and ``visit``'s arguments after the batch
+    and words, given those shards' ``states`` as the executor passes them."""
+    shards = [int(s) for s in local.shards(docs)]
+    if len(states) != len(shards):
+        raise DscirError(f"{len(states)} states for the part's {len(shards)} shards")
+    return shards, (fn, local.dtype, local.los(shards), [local.offsets[s] for s in shards],
+                    states, *args)
+
+
+def args_bytes(args) -> int:
+    """The bytes of the arrays among a task's arguments (what its lineage holds)."""
+    return sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+
+
+def values(local: LocalState, gather) -> list[np.ndarray | None]:
+    """Every shard's state now (None: never visited), on the driver; ``gather``
+    turns an executor's handle (a future) into its value."""
+    out = []
+    for s, ref in enumerate(local.refs):
+        if isinstance(ref, Stored):
+            ref = ref.held if ref.held is not None else read_state(
+                local.path, ref.slot, s, int(local.offsets[s][-1]))
+        elif isinstance(ref, ShardRef):
+            ref = [ref.states, ref.index]
+        out.append(None if ref is None else np.asarray(resolve(gather(ref))))
+    return out

@@ -58,7 +58,7 @@ def read_shard(path: str, lo: int, hi: int) -> CSRBatch:
     return _uncached(path).read(np.arange(lo, hi, dtype=np.int64))
 
 
-def _entries(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def row_entries(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where the entries of ``rows`` (in order) lie in a CSR's entry arrays, and
     each row's number of entries."""
     starts = indptr[rows]
@@ -74,7 +74,7 @@ def take(shards: Sequence[CSRBatch], docs: np.ndarray) -> CSRBatch:
     pieces, lengths = [], []
     for shard in shards:
         lo, hi = int(shard.docs[0]), int(shard.docs[-1]) + 1
-        where, n = _entries(shard.indptr, docs[(docs >= lo) & (docs < hi)] - lo)
+        where, n = row_entries(shard.indptr, docs[(docs >= lo) & (docs < hi)] - lo)
         pieces.append((shard.indices[where], shard.data[where]))
         lengths.append(n)
     n = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
@@ -108,6 +108,17 @@ def packed(fn: Callable, args: Sequence[Any]) -> tuple[Callable, tuple]:
     return functools.partial(unpack, fn, spots), args
 
 
+def _pieces(rows: np.ndarray, shard: np.ndarray, n: int, whole: bool) -> list[np.ndarray]:
+    """``rows`` in at most ``n`` non-empty pieces, in order; with ``whole``, cut
+    only where the shard changes."""
+    if not whole:
+        return np.array_split(rows, min(n, rows.size))
+    cuts = np.flatnonzero(np.diff(shard)) + 1
+    groups = np.split(rows, cuts)
+    spans = np.array_split(np.arange(len(groups)), min(n, len(groups)))
+    return [np.concatenate(groups[sp[0]:sp[-1] + 1]) for sp in spans if sp.size]
+
+
 class Shards:
     """The driver's side of a store's resident shards on ``client``'s workers.
 
@@ -132,7 +143,7 @@ class Shards:
         batch), from the driver's index of every document's word ids, read once."""
         if self._index is None:
             self._index = self._corpus.read(np.arange(self.n_docs, dtype=np.int64))
-        where, _ = _entries(self._index.indptr, np.asarray(docs, np.int64))
+        where, _ = row_entries(self._index.indptr, np.asarray(docs, np.int64))
         return np.unique(self._index.indices[where]).astype(np.int64)
 
     def _submit(self) -> None:
@@ -142,6 +153,13 @@ class Shards:
             self._futures.append(self.client.submit(read_shard, self.store, lo, hi,
                                                     key=self._key(s)))
         self._holder = [None] * self.n_shards
+
+    @property
+    def futures(self) -> list[Any]:
+        """Every shard's future, in shard order (submitted on first use)."""
+        if not self._futures:
+            self._submit()
+        return self._futures
 
     def _refresh(self) -> None:
         """Wait for the shards (a lost one is being rebuilt) and ask the scheduler
@@ -157,9 +175,11 @@ class Shards:
                 self._holder[s] = where[0] if where else None
         self.stale = False
 
-    def group(self, docs: np.ndarray) -> list[ResidentBatch]:
+    def group(self, docs: np.ndarray, whole: bool = False) -> list[ResidentBatch]:
         """``docs`` (sorted) in parts: each worker's documents (those whose shards
-        it holds, in order), split into that worker's threads."""
+        it holds, in order), split into that worker's threads; with ``whole``
+        a shard's documents are never split between two parts (each part then
+        returns its shards' new local state, ``dscir.engine.local_state``)."""
         if self.stale:
             self._refresh()
         docs = np.asarray(docs, np.int64)
@@ -169,7 +189,7 @@ class Shards:
         out = []
         for where in sorted(set(holder)):
             mine = np.flatnonzero(holder == where)
-            for piece in np.array_split(mine, min(self._nthreads.get(where, 1), mine.size)):
+            for piece in _pieces(mine, shard[mine], self._nthreads.get(where, 1), whole):
                 futures = [self._futures[int(s)] for s in np.unique(shard[piece])]
                 out.append(ResidentBatch(futures, docs[piece], where or None))
         return out

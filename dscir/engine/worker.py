@@ -49,3 +49,14 @@ def timed_at(fn, *args: Any) -> tuple[Any, TaskTime, str]:
     from distributed import get_worker
 
     return (*timed(fn, *args), get_worker().address)
+
+
+def result_of(out: tuple) -> tuple:
+    """A ``timed_at`` visit's (result, TaskTime, worker), without its new local state."""
+    (result, _), *stamps = out
+    return (result, *stamps)
+
+
+def states_of(out: tuple) -> tuple:
+    """A ``timed_at`` visit's new local states (they stay on its worker)."""
+    return out[0][1]

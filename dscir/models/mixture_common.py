@@ -63,6 +63,9 @@ class MixtureBase(ModelDefaults):
             raise DscirError(f"{data.store} has no training {self.unit}")
         self.config, self.data, self.executor = config, data, executor
         self.kept = KeptSamples(keep_samples)
+        # D of the minibatch scale D / |S|: the training rows, or the documents a stream
+        # has seen so far (``dscir.api.streaming``).
+        self.n_documents = int(data.train.size)
 
     def _start_stochastic(self, z0: np.ndarray, refusal: str) -> None:
         """The configuration's first-order sampler (a momentum one is refused, the

@@ -181,14 +181,18 @@ def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
     final = root / name
     if not final.exists():
         tmp = root / f".{name}.partial-{uuid.uuid4().hex[:8]}"
-        g = zarr.open_group(str(tmp), mode="w")
-        meta, arrays = ckpt.to_stored()
-        for k, v in arrays.items():
-            put(g, k, v)
-        if ckpt.held is not None:
-            ckpt.held.write(str(tmp))
-        g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
-        tmp.rename(final)
+        try:
+            g = zarr.open_group(str(tmp), mode="w")
+            meta, arrays = ckpt.to_stored()
+            for k, v in arrays.items():
+                put(g, k, v)
+            if ckpt.held is not None:
+                ckpt.held.write(str(tmp))
+            g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
+            tmp.rename(final)
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: the run stays verifiable
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     if ckpt.held is not None:
         ckpt.held.restart(held_arrays(final, ckpt.held.names))
     for entry in os.listdir(root):

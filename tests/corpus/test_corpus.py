@@ -404,6 +404,8 @@ def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path, c
     ("jsonl", "d.jsonl", b'{"text": "the and 42"}\n', "no word of the jsonl passes"),
     ("csv", "d.csv", b"id,body\n1,hello\n", "d.csv:1: no column 'text'"),
     ("csv", "d.csv", b"text,x\nhello,1\nworld\n", "d.csv:3: 1 fields, the header has 2"),
+    ("csv", "d.csv", b'text,x\nhello,1\n"open quote,2\nworld,3\n',
+     r"d.csv:3: malformed CSV in the row starting here \(unexpected end of data\)"),
     ("trec", "d.txt", b"<DOC>\n<TEXT>\nhello\n</TEXT>\n", "never closed"),
     ("trec", "d.txt", b"hello\n", r"d.txt:1: text outside a <DOC> block"),
     ("text", "docs", b"caf\xc3\xa9 ok\n\xff\n", r"docs/a.txt:2: not valid UTF-8 \(byte 0xff"),

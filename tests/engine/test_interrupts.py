@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +45,12 @@ FIT = ["fit", "lda", "STORE", "--topics", "4", "--iterations", str(ITERATIONS),
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
+LOGGED = """\
+import json, logging, sys
+handler = logging.StreamHandler()
+handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+logging.getLogger("dscir").addHandler(handler)
+"""
 SCRIPT = """\
 import json, sys
 from dscir.api import LDA
@@ -159,20 +166,49 @@ def test_sigterm_to_every_process_of_a_cli_fit_exits_143(reuters, reference, two
     assert_same_run(reference, Run.open(run))
 
 
+def interrupted_line(what: str, run: Path, at: int) -> str:
+    """The line an interrupted Python fit logs (``dscir.api.interrupted``), as a regex
+    of the iteration reached (at or past the checkpoint's)."""
+    return (rf"{re.escape(what)} at iteration (\d+) of {ITERATIONS}; checkpoint at "
+            rf"{re.escape(str(run))} \(iteration {at}\), resumable with "
+            rf"fit\(\.\.\., resume='{re.escape(str(run))}'\)")
+
+
 @pytest.mark.parametrize("sig, status, printed", [(signal.SIGINT, 130, "KeyboardInterrupt\n"),
                                                   (signal.SIGTERM, 143, "")])
 def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
         reuters, reference, two_workers, tmp_path, sig, status, printed):
-    """Ctrl-C raises ``KeyboardInterrupt`` from ``fit`` (caught here); SIGTERM raises
-    ``Terminated``, a ``SystemExit``: uncaught, the script exits 143 silently, as
-    one killed by SIGTERM, but after the cluster was closed."""
+    """Ctrl-C raises ``KeyboardInterrupt`` from ``fit`` (caught here) after one line on
+    stderr (logging not configured: Python's last resort writes it); SIGTERM raises
+    ``Terminated``, a ``SystemExit``: uncaught, the script exits 143 after that line,
+    as one killed by SIGTERM, but after the cluster was closed."""
     script = tmp_path / "fit.py"
     script.write_text(SCRIPT)
     run = tmp_path / "run"
     code, stdout, stderr = interrupt(
         [sys.executable, str(script), reuters, str(run), json.dumps(PARAMS)], run, sig,
         tmp_path)
-    assert (code, stdout, stderr) == (status, printed, "")
-    assert_intact(run)
+    at = assert_intact(run)
+    assert (code, stdout) == (status, printed), stderr
+    what = "interrupted" if sig == signal.SIGINT else "terminated (SIGTERM)"
+    reached = re.fullmatch(interrupted_line(what, run, at) + "\n", stderr)
+    assert reached and at <= int(reached[1]) < ITERATIONS, stderr
     LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
     assert_same_run(reference, Run.open(run))
+
+
+def test_ctrl_c_in_python_is_one_warning_of_the_dscir_logger(reuters, tmp_path):
+    """With a handler on the ``dscir`` logger, the line is a WARNING record of
+    ``dscir.api``, and still the only output besides the script's own. Guards
+    against the line printed (not logged), logged at another level or twice, or
+    not at all."""
+    script = tmp_path / "fit.py"
+    script.write_text(SCRIPT.replace("import json, sys\n", LOGGED))
+    run = tmp_path / "run"
+    code, stdout, stderr = interrupt(
+        [sys.executable, str(script), reuters, str(run), json.dumps(PARAMS)], run,
+        signal.SIGINT, tmp_path)
+    at = assert_intact(run)
+    assert (code, stdout) == (130, "KeyboardInterrupt\n"), stderr
+    assert re.fullmatch("WARNING dscir.api: " + interrupted_line("interrupted", run, at)
+                        + "\n", stderr), stderr

@@ -21,7 +21,7 @@ from distributed import get_task_stream
 from dscir.corpus import Corpus
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.dask import DaskExecutor
-from dscir.engine.shards import read_shard, take
+from dscir.engine.shards import _pieces, read_shard, take
 from dscir.engine.worker import batch_words
 from dscir.models.lda import LDAModel
 from support.lda import small_config
@@ -71,6 +71,21 @@ def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_
     for b in parts.batches:
         assert all(b.holder in held[f.key] for f in b.shards)
     assert len(parts.batches) <= sum(two_workers.nthreads().values())
+
+
+def test_whole_shards_are_never_split_between_parts():
+    """With local state each part returns its shards' whole new states, so two
+    parts must never hold documents of one shard (the later part's states would
+    drop the earlier's documents' new state)."""
+    rng = np.random.default_rng(3)
+    for n_threads in (1, 2, 3, 8):
+        rows = np.sort(rng.choice(400, 90, replace=False))
+        shard = rows // 64
+        pieces = _pieces(rows, shard, n_threads, whole=True)
+        assert np.array_equal(np.concatenate(pieces), rows)
+        assert len(pieces) == min(n_threads, np.unique(shard).size)
+        owners = [set(p // 64) for p in pieces]
+        assert all(not (a & b) for i, a in enumerate(owners) for b in owners[i + 1:])
 
 
 def _kinds(stream) -> Counter:

@@ -92,41 +92,49 @@ def integer_statistics(results, n_components, n_words):
 
 
 @pytest.mark.parametrize("size", [9, 30])
-def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size):
-    """m_hat = N / |S| x users per component, c_hat = N / |S| x area counts.
-    Guards against the N / |S| factor dropped (scale = 1)."""
+@pytest.mark.parametrize("d_seen", [None, 1000])
+def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
+    """m_hat = N / |S| x users per component, c_hat = N / |S| x area counts, N the
+    training users or (``d_seen``) the documents a stream has seen (partial_fit).
+    Guards against the N / |S| factor dropped (scale = 1), or N always the store's."""
     data = Data.open(store)
     cfg = DPMMConfig(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0,
                      batch_size=size, step_theta=0.1, step_sticks=0.1, n_init=5, seed=3,
                      burn_in=0, thin=1)
     executor = RecordingExecutor(store, "dpmm")
     model = dpmm_model.DPMMModel(cfg, data, executor)
+    if d_seen is not None:
+        model.n_documents = d_seen
     seen = capture_global_step(model)
     model.step(0, executor.read(minibatch(data, size)))
     (occupancy, counts), = seen()
     ints = integer_statistics(executor.results, occupancy.size, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
-    scale = data.train.size / size
+    scale = (data.train.size if d_seen is None else d_seen) / size
     np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
     np.testing.assert_allclose(counts, ints[1] * scale, rtol=1e-12)
-    assert occupancy.sum() == pytest.approx(data.train.size)  # every user, estimated
+    assert occupancy.sum() == pytest.approx(scale * size)  # every user, estimated
 
 
 @pytest.mark.parametrize("size", [9, 30])
-def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, size):
-    """The finite mixture's occupancy and counts are N / |S| x the integer ones.
-    Guards against the N / |S| factor dropped (scale = 1)."""
+@pytest.mark.parametrize("d_seen", [None, 1000])
+def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
+    """The finite mixture's occupancy and counts are N / |S| x the integer ones (N as
+    in the DP's test). Guards against the N / |S| factor dropped (scale = 1), or N
+    always the store's."""
     data = Data.open(store)
     cfg = MixtureConfig(sampler="scir", n_clusters=3, gamma=1.0, a0=0.5, batch_size=size,
                         step_weights=0.1, step_components=0.1, seed=3)
     executor = RecordingExecutor(store, "mixture")
     model = MixtureModel(cfg, data, executor)
+    if d_seen is not None:
+        model.n_documents = d_seen
     seen = capture_global_step(model)
     model.step(0, executor.read(minibatch(data, size)))
     (occupancy, counts), = seen()
     ints = integer_statistics(executor.results, cfg.n_clusters, data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
-    scale = data.train.size / size
+    scale = (data.train.size if d_seen is None else d_seen) / size
     np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
     np.testing.assert_allclose(counts, ints[1] * scale, rtol=1e-12)
-    assert occupancy.sum() == pytest.approx(data.train.size)
+    assert occupancy.sum() == pytest.approx(scale * size)

@@ -176,6 +176,30 @@ def test_interrupted_checkpoint_write_keeps_the_previous_one(
     assert read_checkpoint(tmp_path).iteration == 4
 
 
+def test_a_checkpoint_write_interrupted_by_ctrl_c_leaves_no_partial_entry(
+        synthetic_store, client, tmp_path, monkeypatch):
+    """Ctrl-C during a checkpoint's write (``dscir.engine.interrupts`` raises it in
+    dscir's code) removes the partial entry, so the interrupted run verifies.
+    Guards against a leftover that ``dscir verify`` reports as damage."""
+    store, _ = synthetic_store
+    driver = lda_chain(client, store, small_config(burn_in=1, thin=1))
+    run_chain(driver, 2, progress=False)
+    write_checkpoint(tmp_path, driver.checkpoint())
+    run_chain(driver, 2, progress=False)
+    put, calls = checkpoint.put, []
+
+    def interrupted(group, name, value):
+        calls.append(name)
+        if len(calls) == 3:  # some arrays are written, not all
+            raise KeyboardInterrupt
+        put(group, name, value)
+
+    monkeypatch.setattr(checkpoint, "put", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_checkpoint(tmp_path, driver.checkpoint())
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == [f"{2:012d}", "zarr.json"]
+
+
 def test_cli_driver_killed_and_resumed_equals_uninterrupted(
         tcp_cluster, synthetic_store, tmp_path):
     store, _ = synthetic_store

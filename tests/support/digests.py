@@ -24,14 +24,17 @@ def digest(arrays: dict[str, np.ndarray]) -> str:
 
 
 def run_digest(path) -> str:
-    """Digest of a run store: every array except timings and checkpoints."""
+    """Digest of a run store: every array except timings, checkpoints and the
+    local state's store (``local/``: where a warm chain's flushes are kept for
+    resuming, a storage layout that tests/engine/test_local_state.py pins)."""
     g = zarr.open_group(str(path), mode="r")
     arrays = {}
 
     def walk(group, prefix):
         for name, member in group.members():
             full = prefix + name
-            if full.startswith("checkpoints") or name in TIMINGS and prefix == "history/":
+            if full.startswith(("checkpoints", "local")) \
+                    or name in TIMINGS and prefix == "history/":
                 continue
             if isinstance(member, zarr.Array):
                 arrays[full] = member[...]

@@ -116,7 +116,9 @@ def jsonl_source(path, text_field: str = "text", id_field: str | None = None) ->
 def csv_source(path, column: str = "text", id_column: str | None = None,
                delimiter: str = ",") -> Source:
     """A CSV (or, with ``delimiter='\\t'``, TSV) file with a header row; the
-    text is ``column``, the id ``id_column`` (default: the row number)."""
+    text is ``column``, the id ``id_column`` (default: the row number). Read
+    strictly: a quote left open would otherwise swallow the rest of the file
+    into one field."""
     csv.field_size_limit(1 << 30)
 
     def lines(progress, desc):
@@ -124,7 +126,7 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
             yield from split_lines(block, keepends=True)
 
     def docs(progress, desc):
-        reader = csv.reader(lines(progress, desc), delimiter=delimiter)
+        reader = csv.reader(lines(progress, desc), delimiter=delimiter, strict=True)
         try:
             header = next(reader)
         except StopIteration:
@@ -136,16 +138,18 @@ def csv_source(path, column: str = "text", id_column: str | None = None,
                 raise DataError(f"{path}:1: no column {name!r} in the header {header}")
         ti = header.index(column)
         ii = header.index(id_column) if id_column else None
+        row_start = reader.line_num + 1
         try:
             for row_no, row in enumerate(reader, 1):
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the "
-                                    f"header has {len(header)}")
-                yield (row[ii] if ii is not None else str(row_no)), row[ti]
+                if row:
+                    if len(row) != len(header):
+                        raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the "
+                                        f"header has {len(header)}")
+                    yield (row[ii] if ii is not None else str(row_no)), row[ti]
+                row_start = reader.line_num + 1
         except csv.Error as exc:
-            raise DataError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+            raise DataError(f"{path}:{row_start}: malformed CSV in the row starting "
+                            f"here ({exc})") from None
     return docs
 
 

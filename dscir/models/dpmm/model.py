@@ -195,7 +195,7 @@ class DPMMModel(_DPMixture):
                 for p, c, e in zip(parts.parts, self.held.columns(words), ends)]
         results: list[AllocationResult] = self.held.allocate(self.executor, allocate_users,
                                                              parts, args)
-        scale = self.data.train.size / users.size
+        scale = self.n_documents / users.size
         occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                          h=cfg.step_theta,
                                          key=derive(cfg.seed, streams.DP_COMPONENTS, m))

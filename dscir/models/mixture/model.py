@@ -218,7 +218,7 @@ class MixtureModel(_FiniteMixture):
         args = [(c, log_pi, k_alloc) for c in self.held.columns(words)]
         results: list[AllocationResult] = self.held.allocate(self.executor, allocate_docs,
                                                              parts, args)
-        scale = self.data.train.size / docs.size
+        scale = self.n_documents / docs.size
         occupancy, n_tokens = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                                 h=cfg.step_components, key=k_components)
         self.weights = weights_step(self.sampler, self.weights, occupancy * scale,
