@@ -7,8 +7,7 @@ arenas (one per thread that allocates: Zarr decodes chunks in a thread pool)
 and stay in the process when freed. Reading fitted topics a stored block of
 columns at a time frees tens of MB per block, so without a fixed threshold the
 driver's resident memory grows by the retained blocks, not by what it holds
-(measured at K = 1000 x W = 10^5: ``top_words`` alone took the driver from 180
-to 395 MB, 186 MB with the threshold fixed; benchmarks/scale.py --api).
+(at K = 1000 x W = 10^5, by more than ``top_words`` allocates at its peak).
 
 ``release_large_buffers`` fixes the threshold at ``THRESHOLD`` (which also
 turns the adjustment off), once per process, unless ``MALLOC_MMAP_THRESHOLD_``

@@ -286,10 +286,8 @@ class LDA(LDAScikitLearn, Estimator):
         """The arrays ``pyLDAvis.prepare`` asks for over every document of a store, on
         the cluster (``dscir.api.pyldavis``): a ``PyLDAvisData`` whose ``prepare()``
         gives pyLDAvis's view. ``out``: the Zarr group of the store's transform
-        (resumed if it is there). Above ``dscir.api.pyldavis.MAX_ENTRIES`` topic-term
-        entries the view covers only that many divided by K words (each topic's
-        most probable first, then the most frequent), the topics renormalised
-        over them; more than ``MAX_ENTRIES // 30`` topics is an error."""
+        (resumed if it is there). Above ``pyldavis.MAX_ENTRIES`` entries the view has
+        that many / K words, the topics renormalised over them (``view_words``)."""
         from dscir.api.pyldavis import pyldavis_data
 
         self._fitted("topic_word_")
