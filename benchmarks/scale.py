@@ -19,8 +19,11 @@ leaves out building the fitted topics. With ``--api`` every cell also runs
 what a user runs, each in its own process: ``LDA.fit(store, n_workers=...)``
 (the same settings; its embedded LocalCluster's scheduler is in the driver
 process), then ``top_words(10)`` + ``transform`` of ``--transform-docs``
-documents + ``score``, with the driver's peak RSS (VmHWM, reset between the
-two) over each (``api_fit_driver_peak_rss_mb``, ``api_use_driver_peak_rss_mb``);
+documents + ``score``, with the driver's peak RSS (VmHWM, reset before each
+call) over the fit (``api_fit_driver_peak_rss_mb``), over each call after it
+(``api_top_words_...``, ``api_transform_...``, ``api_score_driver_peak_rss_mb``)
+and their maximum (``api_use_driver_peak_rss_mb``), beside its resident set
+after the imports (``api_baseline_rss_mb``) and after the fit;
 and ``dscir fit lda ... --out RUN`` end to end, its process's peak RSS polled
 every 0.1 s (``cli_driver_peak_rss_mb``). The chain-only figure stays beside
 them as ``chain_only_driver_peak_rss_mb``.
@@ -110,6 +113,12 @@ def peak_rss_mb(pid: int | str = "self") -> float:
         return next(int(x.split()[1]) for x in f if x.startswith("VmHWM")) / 1024
 
 
+def rss_mb() -> float:
+    """This process's resident set now (VmRSS), MB."""
+    with open("/proc/self/status") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("VmRSS")) / 1024
+
+
 def reset_peak_rss() -> None:
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
@@ -126,24 +135,31 @@ def lda(k: int, batch: int, placement: str, args):
 def run_api_cell(store: str, k: int, batch: int, placement: str, n_workers: int,
                  args) -> dict:
     """``LDA.fit`` as a user runs it, then top words, a transform and the score: the
-    driver's peak RSS over the fit and over the three calls after it."""
+    driver's resident memory after the imports (the baseline) and after the fit,
+    its peak over the fit and over each call after it (and their maximum)."""
     from dscir.api import fitted
     from dscir.corpus import Corpus
 
     est = lda(k, batch, placement, args)
+    out = {"api_baseline_rss_mb": rss_mb()}
     reset_peak_rss()
     start = time.time()
     est.fit(store, n_workers=n_workers)
-    out = {"api_fit_s": time.time() - start, "api_fit_driver_peak_rss_mb": peak_rss_mb(),
-           "api_topic_word_lazy": fitted.is_lazy(est.topic_word_)}
-    reset_peak_rss()
-    start = time.time()
-    est.top_words(10)
+    out.update(api_fit_s=time.time() - start, api_fit_driver_peak_rss_mb=peak_rss_mb(),
+               api_after_fit_rss_mb=rss_mb(), api_topic_word_lazy=fitted.is_lazy(est.topic_word_))
     c = Corpus.open(store)
-    theta = est.transform(c.read(np.arange(min(args.transform_docs, c.n_docs))))
-    score = est.score(n_workers=n_workers)
-    return {**out, "api_use_s": time.time() - start, "api_use_driver_peak_rss_mb": peak_rss_mb(),
-            "api_transform_docs": int(theta.shape[0]), "api_score": score}
+    docs = c.read(np.arange(min(args.transform_docs, c.n_docs)))
+    calls = {"top_words": lambda: est.top_words(10), "transform": lambda: est.transform(docs),
+             "score": lambda: est.score(n_workers=n_workers)}
+    start, values = time.time(), {}
+    for name, call in calls.items():
+        reset_peak_rss()
+        values[name] = call()
+        out[f"api_{name}_driver_peak_rss_mb"] = peak_rss_mb()
+    out["api_use_driver_peak_rss_mb"] = max(out[f"api_{n}_driver_peak_rss_mb"] for n in calls)
+    return {**out, "api_use_s": time.time() - start,
+            "api_transform_docs": int(values["transform"].shape[0]),
+            "api_score": values["score"]}
 
 
 def run_cli_cell(store: str, k: int, batch: int, placement: str, n_workers: int, args,

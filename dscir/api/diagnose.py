@@ -33,6 +33,11 @@ from dscir.diagnostics.matching import align_chains
 from dscir.errors import DscirError
 from dscir.runs.chains import open_chains
 
+#: The kept samples (and LDA's mean topics) diagnose reads into this process: at
+#: most this many entries (1 GiB of float64) over all chains; R-hat, ESS and the
+#: topic matching use them whole.
+MAX_SAMPLE_ENTRIES = 2**27
+
 
 class Row(NamedTuple):
     quantity: str
@@ -63,6 +68,22 @@ class Diagnosis(NamedTuple):
             lines.append(self.ksd.describe())
             lines += [f"  chain {c}: {v:.4g}" for c, v in enumerate(self.ksd.values)]
         return "\n".join(lines)
+
+
+def check_samples_size(runs) -> None:
+    """The error for kept samples larger than ``MAX_SAMPLE_ENTRIES`` (their sizes
+    from the stores' metadata, nothing read)."""
+    from dscir import integrity
+
+    groups = [integrity.open_group(r.path, "run") for r in runs]
+    size = sum(a.size for g in groups if "samples" in g
+               for _, a in integrity.walk_arrays(g["samples"]))
+    size += sum(g["phi_mean"].size for g in groups if "phi_mean" in g)  # LDA's matching
+    if size > MAX_SAMPLE_ENTRIES:
+        raise DscirError(f"{runs[0].path} kept {size:,} sample entries over its chains; "
+                         f"diagnose reads them into this process and takes at most "
+                         f"{MAX_SAMPLE_ENTRIES:,} (dscir.api.diagnose.MAX_SAMPLE_ENTRIES): "
+                         "keep fewer samples (a larger thin) or fewer topics x words")
 
 
 def stack(runs, name: str) -> np.ndarray:
@@ -126,6 +147,7 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
                          "need at least 4 (more iterations after burn_in, or a smaller thin)")
     if ksd:
         check_options(runs, ksd_batch_size, ksd_words, ksd_sticks)
+    check_samples_size(runs)
     rows, perms, scores, stein = [], None, None, None
     if score or ksd:
         with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:

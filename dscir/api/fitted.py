@@ -52,6 +52,9 @@ class StoredTopics:
     (keeping its temporary directory, if any, alive as long as the dask array)."""
 
     def __init__(self, path: str, holder: TemporaryTopics | None = None):
+        from dscir.api.heap import release_large_buffers
+
+        release_large_buffers()  # its column blocks are freed back to the system
         self.path, self.holder = str(path), holder
         self.array = zarr.open_array(self.path, mode="r")
         self.shape, self.dtype, self.ndim = self.array.shape, self.array.dtype, 2

@@ -281,7 +281,8 @@ class LDA(LDAScikitLearn, Estimator):
         """The arrays ``pyLDAvis.prepare`` asks for over every document of a store, on
         the cluster (``dscir.api.pyldavis``): a ``PyLDAvisData`` whose ``prepare()``
         gives pyLDAvis's view. ``out``: the Zarr group of the store's transform
-        (resumed if it is there)."""
+        (resumed if it is there). Above ``pyldavis.MAX_ENTRIES`` entries the view has
+        that many / K words, the topics renormalised over them (``view_words``)."""
         from dscir.api.pyldavis import pyldavis_data
 
         self._fitted("topic_word_")

@@ -10,8 +10,12 @@ What each test guards against:
   from the dense mean: a block written at the wrong columns, the transform of a
   group of documents given another group's columns or streams, held-out scores
   from the wrong columns, a loaded run read eagerly (``Run.open``);
-- the driver building K x W during fit, top_words, transform or score: the
-  memory budget test (mutant ``fitted-topics-gathered``).
+- the driver building K x W during fit, top_words, transform, score or the
+  pyLDAvis view: the memory budget test (mutants ``fitted-topics-gathered``,
+  ``fitted-top-words-gathered``, ``fitted-transform-gathered``,
+  ``fitted-score-gathered``, ``pyldavis-every-word``, ``pyldavis-topics-gathered``);
+- the pyLDAvis view's words: each topic's most probable first, then the most
+  frequent, rows renormalised over them (``view_words``, ``topic_term``).
 """
 
 from __future__ import annotations
@@ -109,16 +113,18 @@ def zipf_store(tmp_path_factory):
     return str(path), counts
 
 
-def test_the_driver_never_holds_k_by_w(zipf_store, two_workers):
+def test_the_driver_never_holds_k_by_w(zipf_store, two_workers, tmp_path, monkeypatch):
     """K = 200 x W = 2 x 10^5 topics (320 MB of float64) on the workers: the
     driver's peak Python allocation (tracemalloc: NumPy's buffers included) stays
     below a third of K x W x 8 bytes through fit, top_words, transform of 100
-    documents and score; gathering the mean onto the driver (mutant
-    ``fitted-topics-gathered``) or reading it whole breaks the budget."""
-    from dscir.api import LDA
+    documents, score and the pyLDAvis view's arrays (``MAX_ENTRIES`` set to 2^20
+    topic-term entries here; ``prepare`` on them is tests/report's); gathering the
+    mean onto the driver or reading it whole in any of them breaks the budget."""
+    from dscir.api import LDA, pyldavis
 
     store, counts = zipf_store
     budget = BUDGET_K * BUDGET_W * 8 // 3
+    monkeypatch.setattr(pyldavis, "MAX_ENTRIES", 2**20)
     est = LDA(n_topics=BUDGET_K, batch_size=50, sweeps=4, n_iter=1, burn_in=0, seed=0,
               placement="workers", block_entries=2**20, progress=False)
     peaks = {}
@@ -127,12 +133,17 @@ def test_the_driver_never_holds_k_by_w(zipf_store, two_workers):
         for name, call in [("fit", lambda: est.fit(store, client=two_workers)),
                            ("top_words", lambda: est.top_words(10)),
                            ("transform", lambda: est.transform(counts[:100])),
-                           ("score", lambda: est.score(client=two_workers))]:
+                           ("score", lambda: est.score(client=two_workers)),
+                           ("pyldavis", lambda: est.to_pyldavis(
+                               store, two_workers, out=tmp_path / "topics"))]:
             tracemalloc.reset_peak()
             value = call()
             peaks[name] = tracemalloc.get_traced_memory()[1]
             if name == "transform":
                 assert value.shape == (100, BUDGET_K)
+            if name == "pyldavis":
+                words = pyldavis.MAX_ENTRIES // BUDGET_K
+                assert value.topic_term_dists.shape == (BUDGET_K, words)
     finally:
         tracemalloc.stop()
     assert fitted.is_lazy(est.topic_word_) and len(est.top_words(3)) == BUDGET_K
