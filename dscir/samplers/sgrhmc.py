@@ -44,6 +44,7 @@ import numpy as np
 from dscir.rng import ziggurat_normal
 from dscir.samplers._expanded import (MomentumState, init_momentum, momentum_step, positive,
                                       reflect, row_start)
+from dscir.samplers._log_flow import log_flow
 
 
 State = MomentumState
@@ -82,19 +83,16 @@ def _sgrhmc(theta, r, prior, counts, eps, key, totals):
 def _splitting(theta, r, prior, counts, eps, key, totals):
     t_out = np.empty_like(theta)
     r_out = np.empty_like(r)
-    lead = 0.5 * eps  # the position move before the O step; eps - lead after it
+    lead = 0.5 * eps  # the position flow before the O step; eps - lead after it
     for i in nb.prange(theta.shape[0]):
         s, total_c, total_t = row_start(key, totals, i)
         ratio = total_c / total_t
         for w in range(theta.shape[1]):
-            t = theta[i, w]
-            st = np.sqrt(t)
-            force = (prior[i, w] + counts[i, w] - 0.5) / st - st - st * ratio
-            m = r[i, w] + eps * force
-            v, m = reflect(t + lead * st * m, m)
-            v = positive(v)
-            decay = np.exp(-eps * v)
-            m = decay * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
-            v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
-            t_out[i, w] = positive(v)
+            c = 1.0 - 2.0 * (prior[i, w] + counts[i, w])  # force -c/s in s = 2 sqrt(theta)
+            st = np.sqrt(theta[i, w])
+            u, m = log_flow(2.0 * st, r[i, w] - eps * st * (1.0 + ratio), c, lead)
+            v = positive(0.25 * u * u)
+            m = np.exp(-eps * v) * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
+            u, r_out[i, w] = log_flow(u, m, c, eps - lead)
+            t_out[i, w] = positive(0.25 * u * u)
     return t_out, r_out
