@@ -20,7 +20,9 @@ settings the LDA digests differ). "x86-64-v4" (AVX-512): recorded on that machin
 2026-11-24) from the last commit that had landed with the v3 digests passing
 (5a502e1), so no change of the code enters them. The splitting integrator's
 digests (issue 34) were recorded on that machine, v3 by the recipe above, in
-the same run in which every Euler digest held. On a platform with no digests
+the same run in which every Euler digest held; gSGRHMC's again when its
+position move became the exact log flow (dscir/samplers/_log_flow.py), with
+its Euler digests and SGHMC's holding. On a platform with no digests
 pinned the tests fail and say so: record its digests from the last landed
 commit (not from a change under test) and add them under its fingerprint.
 """
@@ -52,8 +54,8 @@ LDA_DIGESTS = {
                   "sghmc": "01677b2787a8d747"},
 }
 LDA_SPLITTING_DIGESTS = {
-    "x86-64-v3": {"gsgrhmc": "9c82340da9f70301", "sghmc": "e9e1d1b3daf94360"},
-    "x86-64-v4": {"gsgrhmc": "13958fe088a9a630", "sghmc": "30700a840bd5ce41"},
+    "x86-64-v3": {"gsgrhmc": "e87dcab3dc01d56d", "sghmc": "e9e1d1b3daf94360"},
+    "x86-64-v4": {"gsgrhmc": "7d24078dbf07e2a9", "sghmc": "30700a840bd5ce41"},
 }
 # Warm-started local chains with control variates (issue 16): the run's local
 # state (local/z, the stored assignments) enters the digest too.
@@ -63,8 +65,8 @@ LDA_WARM_DIGESTS = {
     "x86-64-v4": {"scir": "20a6669948114935", "sgrld": "01bd56c40593c809",
                   "gsgrhmc": "7cae96c64145aa6c"},
 }
-LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "50b4d2262c4e0949"},
-                              "x86-64-v4": {"gsgrhmc": "6f85596ab5c78564"}}
+LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "1e06e2ef033bbeda"},
+                              "x86-64-v4": {"gsgrhmc": "e163b3cefe8dc0e3"}}
 # SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): another
 # chain of the same posterior (per-block noise and initial streams); only the mean
 # of the kept phi is kept.

@@ -83,16 +83,26 @@ def _sgrhmc(theta, r, prior, counts, eps, key, totals):
 def _splitting(theta, r, prior, counts, eps, key, totals):
     t_out = np.empty_like(theta)
     r_out = np.empty_like(r)
-    lead = 0.5 * eps  # the position flow before the O step; eps - lead after it
+    lead = 0.5 * eps  # the position move before the O step; eps - lead after it
     for i in nb.prange(theta.shape[0]):
         s, total_c, total_t = row_start(key, totals, i)
         ratio = total_c / total_t
         for w in range(theta.shape[1]):
-            c = 1.0 - 2.0 * (prior[i, w] + counts[i, w])  # force -c/s in s = 2 sqrt(theta)
+            half = prior[i, w] + counts[i, w] - 0.5  # a - 1/2: the Gamma term's share
             st = np.sqrt(theta[i, w])
-            u, m = log_flow(2.0 * st, r[i, w] - eps * st * (1.0 + ratio), c, lead)
-            v = positive(0.25 * u * u)
+            u = 2.0 * st
+            if half < 0.0:  # singular force: in the exact flow in u = 2 sqrt(theta)
+                u, m = log_flow(u, r[i, w] - eps * st * (1.0 + ratio), -2.0 * half, lead)
+                v = positive(0.25 * u * u)
+            else:
+                m = r[i, w] + eps * (half / st - st * (1.0 + ratio))
+                v, m = reflect(theta[i, w] + lead * st * m, m)
+                v = positive(v)
             m = np.exp(-eps * v) * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
-            u, r_out[i, w] = log_flow(u, m, c, eps - lead)
-            t_out[i, w] = positive(0.25 * u * u)
+            if half < 0.0:
+                u, r_out[i, w] = log_flow(u, m, -2.0 * half, eps - lead)
+                t_out[i, w] = positive(0.25 * u * u)
+            else:
+                v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
+                t_out[i, w] = positive(v)
     return t_out, r_out
