@@ -1,24 +1,18 @@
 """The exact flow of gSGRHMC's position move together with the singular part of its force.
 
 In s = 2 sqrt(theta) gSGRHMC's position move is ds = r dt, and the force's term
-(a - 1/2)/sqrt(theta) is (2a - 1)/s. Together they are the Hamiltonian system
+(a - 1/2)/sqrt(theta) is (2a - 1)/s. For a < 1/2 together they are the
+Hamiltonian system (docs/integrators.md derives its solution)
 
-    ds = r dt,   dr = -c / s dt,   H = r^2/2 + c log s,   c = 1 - 2a,
+    ds = r dt,   dr = -c / s dt,   H = r^2/2 + c log s,   c = 1 - 2a > 0.
 
-solved here in closed form (docs/integrators.md derives it):
+With q = r / sqrt(2c), M = s e^{q^2} is conserved (the orbit's height) and
+erfc(q(t)) = erfc(q0) + sqrt(2c/pi) t / M. The particle reaches s = 0 when erfc
+reaches 2 and is reflected there (s -> -s, r -> -r: q goes from -inf to +inf),
+so the reflected flow is erfc(q(t)) = (...) mod 2.
 
-* c > 0 (a < 1/2, attractive): with q = r / sqrt(2c), M = s e^{q^2} is
-  conserved and erfc(q(t)) = erfc(q0) + sqrt(2c/pi) t / M. The particle reaches
-  s = 0 when erfc reaches 2 and is reflected there (s -> -s, r -> -r: q goes
-  from -inf to +inf), so the reflected flow is erfc(q(t)) = (...) mod 2.
-* c < 0 (a > 1/2, repulsive): with q = r / sqrt(-2c), N = s e^{-q^2} is
-  conserved (the lowest point) and s(t) D(q(t)) = s0 D(q0) + sqrt(-c/2) t,
-  D Dawson's function; s never reaches 0.
-* c = 0: s + r t, reflected at 0.
-
-Positions are s = M e^{-q^2} (or N e^{q^2}) from the solved q, so H is kept
-exactly. |c| below ``C_FREE`` is the free flow (q^2 would lose the digits of
-log s). Positions below ``S_MIN`` (theta below ~5e-301) are held at S_MIN with
+Positions are s = M e^{-q^2} from the solved q, so H is kept exactly. c below
+``C_FREE`` is the free flow (q^2 would lose the digits of log s). Positions below ``S_MIN`` (theta below ~5e-301) are held at S_MIN with
 their momentum from the same conserved M, so the orbit's height is kept. An
 orbit reflected more than ``PHASE_LOST`` times in one step (its height M is
 then below ~1e-12 t) has lost its phase to rounding and is put at its apex
@@ -38,19 +32,16 @@ S_MIN = 1e-150
 LOG_S_MIN = math.log(S_MIN)
 C_FREE = 1e-8
 PHASE_LOST = 2.0**40
-_RYBICKI_H = 0.2
-_RYBICKI_C = tuple(math.exp(-((2 * i + 1) * _RYBICKI_H) ** 2) for i in range(17))
 
 
 @nb.njit(cache=True)
 def log_flow(s, r, c, t):
-    """(s, r) after time t of ds = r dt, dr = -c/s dt, reflected at 0 (s > 0, t >= 0)."""
-    if abs(c) < C_FREE:
+    """(s, r) after time t of ds = r dt, dr = -c/s dt, reflected at 0 (s > 0, c >= 0,
+    t >= 0)."""
+    if c < C_FREE:
         v = s + t * r
         return (-v, -r) if v < 0.0 else (v, r)
-    if c > 0.0:
-        return _attractive(s, r, c, t)
-    return _repulsive(s, r, -c, t)
+    return _attractive(s, r, c, t)
 
 
 @nb.njit(cache=True)
@@ -91,18 +82,6 @@ def _on_orbit(log_m, q, k):
 
 
 @nb.njit(cache=True)
-def _repulsive(s, r, b, t):
-    k = math.sqrt(2.0 * b)
-    q0 = r / k
-    w = dawson(q0) + math.sqrt(0.5 * b) * t / s  # s D(q) = s0 D(q0) + sqrt(b/2) t, over s0 e^{-q0^2}
-    if w == 0.0:
-        return s * math.exp(-q0 * q0), 0.0
-    p = inv_log_dawson_integral(q0 * q0 + math.log(abs(w)))
-    q = math.copysign(p, w)
-    return math.exp(math.log(s) - q0 * q0 + q * q), k * q
-
-
-@nb.njit(cache=True)
 def _logaddexp(x, y):
     hi, lo = (x, y) if x > y else (y, x)
     if lo == -math.inf:
@@ -136,50 +115,4 @@ def inv_log_erfc(ell, guess):
         p = max(p + step, 0.0)
         if abs(step) <= 1e-8 * (1.0 + p):
             break
-    return p
-
-
-@nb.njit(cache=True)
-def dawson(x):
-    """Dawson's function D(x) = e^{-x^2} int_0^x e^{u^2} du (Rybicki's series, h = 0.2; Taylor below 1e-3)."""
-    ax = abs(x)
-    if ax < 1e-3:
-        x2 = x * x
-        return x * (1.0 - 2.0 / 3.0 * x2 * (1.0 - 0.4 * x2 * (1.0 - 2.0 / 7.0 * x2 *
-                                                                 (1.0 - 2.0 / 9.0 * x2))))
-    n0 = 2.0 * round(0.5 * ax / _RYBICKI_H)
-    xp = ax - n0 * _RYBICKI_H
-    e1 = math.exp(2.0 * xp * _RYBICKI_H)
-    e2 = e1 * e1
-    d1, d2 = n0 + 1.0, n0 - 1.0
-    total = 0.0
-    for i in range(17):
-        total += _RYBICKI_C[i] * (e1 / d1 + 1.0 / (d2 * e1))
-        d1 += 2.0
-        d2 -= 2.0
-        e1 *= e2
-    return math.copysign(math.exp(-xp * xp) * total / SQRT_PI, x)
-
-
-@nb.njit(cache=True)
-def inv_log_dawson_integral(ell):
-    """p >= 0 with log G(p) = ell, G(p) = int_0^p e^{u^2} du = e^{p^2} D(p); (log G)' = 1/D.
-    Newton kept inside a bracket (bisection when it leaves it)."""
-    lo, hi = 0.0, 1.0
-    while hi * hi + math.log(dawson(hi)) < ell:
-        lo, hi = hi, 2.0 * hi
-    p = math.exp(ell) if ell < -1.0 else 0.5 * (lo + hi)
-    for _ in range(200):
-        d = dawson(p)
-        f = p * p + math.log(d) - ell
-        if f > 0.0:
-            hi = p
-        else:
-            lo = p
-        nxt = p - f * d
-        if not lo < nxt < hi:
-            nxt = 0.5 * (lo + hi)
-        if abs(nxt - p) <= 1e-15 * (1.0 + p):
-            return nxt
-        p = nxt
     return p

@@ -4,14 +4,12 @@ ds = r dt, dr = -c/s dt (H = r^2/2 + c log s), reflected at s = 0.
 
 Guarantees, each with the bug it guards against (tests/mutants.py, killed):
 - it is the flow: equal to a tight numerical solution of the ODE (scipy's
-  DOP853, rtol 1e-12) where the path stays away from 0, for attractive (c > 0)
-  and repulsive (c < 0) cases; a wrong rate (the erfc or Dawson relation's
-  constant) fails it;
+  DOP853, rtol 1e-12) where the path stays away from 0 (c > 0, and c below
+  C_FREE: free); a wrong rate (the erfc relation's constant) fails it;
 - through reflections (attractive, where the path hits 0) it keeps H exactly
   and is reversible: flow, flip r, flow again returns to the start; a
   reflection that kept falling, or a phase wrapped at the wrong end, fails it;
-- its special functions (log erfc beyond erfc's underflow, Dawson's function,
-  their inverses) match scipy.
+- log erfc (beyond erfc's underflow too) and its inverse match scipy.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from dscir.samplers._log_flow import (dawson, inv_log_dawson_integral, inv_log_erfc, log_erfc,
-                                      log_flow)
+from dscir.samplers._log_flow import inv_log_erfc, log_erfc, log_flow
 
 
 def ode_flow(s, r, c, t):
@@ -33,9 +30,8 @@ def ode_flow(s, r, c, t):
 
 
 @pytest.mark.parametrize("s, r, c, t", [
-    (1.0, 0.3, 0.4, 0.5), (2.0, -0.5, 0.9, 0.7), (0.3, 2.0, 1.0, 0.2),   # attractive
-    (0.5, 1.0, -1.0, 0.4), (0.1, -0.2, -3.0, 0.3), (3.0, 2.0, -199.0, 0.01),  # repulsive
-    (0.8, -0.1, -0.5, 2.0), (1.5, -0.4, 1e-9, 0.5)])  # through the lowest point; ~free
+    (1.0, 0.3, 0.4, 0.5), (2.0, -0.5, 0.9, 0.7), (0.3, 2.0, 1.0, 0.2), (4.0, -0.1, 0.05, 3.0),
+    (1.5, -0.4, 1e-9, 0.5)])
 def test_flow_is_the_ode_solution(s, r, c, t):
     np.testing.assert_allclose(log_flow(s, r, c, t), ode_flow(s, r, c, t), rtol=1e-8,
                                atol=1e-10)
@@ -71,14 +67,10 @@ def test_a_falling_orbit_reaches_zero_and_comes_back_up():
     assert log_flow(s, r, c, t_hit * (1 - 1e-6))[0] < 1e-2 * s
 
 
-def test_special_functions_match_scipy():
+def test_log_erfc_and_its_inverse_match_scipy():
     qs = np.linspace(-10.0, 40.0, 501)
     ref = np.where(qs < 26, np.log(special.erfc(np.minimum(qs, 26))),
                    np.log(special.erfcx(qs)) - qs * qs)
     np.testing.assert_allclose([log_erfc(q) for q in qs], ref, rtol=1e-13)
     for p in np.linspace(0.0, 40.0, 81):
         assert inv_log_erfc(log_erfc(p), math.nan) == pytest.approx(p, abs=1e-12)
-    xs = np.concatenate([np.linspace(-30, 30, 601), [1e-4, 0.19, 0.21, 254.3, 1e5]])
-    np.testing.assert_allclose([dawson(x) for x in xs], special.dawsn(xs), rtol=1e-12)
-    for p in np.linspace(0.01, 30.0, 60):
-        assert inv_log_dawson_integral(p * p + math.log(dawson(p))) == pytest.approx(p, rel=1e-11)
