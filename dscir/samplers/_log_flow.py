@@ -12,11 +12,11 @@ reaches 2 and is reflected there (s -> -s, r -> -r: q goes from -inf to +inf),
 so the reflected flow is erfc(q(t)) = (...) mod 2.
 
 Positions are s = M e^{-q^2} from the solved q, so H is kept exactly. c below
-``C_FREE`` is the free flow (q^2 would lose the digits of log s). Positions below ``S_MIN`` (theta below ~5e-301) are held at S_MIN with
-their momentum from the same conserved M, so the orbit's height is kept. An
-orbit reflected more than ``PHASE_LOST`` times in one step (its height M is
-then below ~1e-12 t) has lost its phase to rounding and is put at its apex
-(s = M, r = 0).
+``C_FREE`` is the free flow (q^2 would lose the digits of log s). Positions
+below ``S_MIN`` (theta below ~5e-301) are held at S_MIN with their momentum
+from the same conserved M, so the orbit's height is kept. An orbit reflected
+more than ``PHASE_LOST`` times in one step (its height M is then below
+~1e-12 t) has lost its phase to rounding and is put at its apex (s = M, r = 0).
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def inv_log_erfc(ell, guess):
     p = guess if guess >= 0.0 else math.sqrt(-ell)
     for _ in range(100):
         le = log_erfc(p)
-        step = (le - ell) * SQRT_PI * 0.5 * math.exp(p * p + le)  # -f / f', f' = -2/(sqrt(pi) erfcx)
+        # -f / f', f' = -2 / (sqrt(pi) erfcx(p)) = -2 e^{-p^2} / (sqrt(pi) erfc(p))
+        step = (le - ell) * SQRT_PI * 0.5 * math.exp(p * p + le)
         p = max(p + step, 0.0)
         if abs(step) <= 1e-8 * (1.0 + p):
             break
