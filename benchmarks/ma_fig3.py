@@ -13,7 +13,8 @@ topic-word Dirichlet parameter; dscir calls them ``alpha`` and ``beta``:
     SCIR     (Baker et al.)         -> alpha 0.1,  beta 0.5,  h 0.5 (1 + t/10)^-0.33
 
 SGHMC and gSGRHMC run the papers' Euler step (``integrator="euler"``; dscir's
-default is the splitting integrator, docs/integrators.md).
+default is the splitting integrator, docs/integrators.md); the labels
+"sghmc splitting" and "gsgrhmc splitting" run them at the same settings with it.
 
 ``--gsgrhmc-steps 0.005,0.05,...`` adds gSGRHMC chains (first seed only) at
 other constant step sizes, run in the same lockstep (a step-size sweep, drawn in
@@ -41,11 +42,15 @@ PAPER = {
                 "sampler_options": {"integrator": "euler"}},
     "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
 }
+# The Hamiltonian samplers at the paper's settings with dscir's splitting integrator.
+VARIANTS = {f"{s} splitting": (s, {**PAPER[s], "sampler_options": {
+    **PAPER[s]["sampler_options"], "integrator": "splitting"}}) for s in ("sghmc", "gsgrhmc")}
 
 
 def make_specs(args) -> list[dict]:
     common = {"n_topics": args.topics, "sweeps": args.sweeps, "eval_sweeps": args.eval_sweeps}
-    runs = [(s, s, PAPER[s], range(args.seeds)) for s in args.samplers.split(",")]
+    named = {**{s: (s, PAPER[s]) for s in PAPER}, **VARIANTS}
+    runs = [(s, *named[s], range(args.seeds)) for s in args.samplers.split(",")]
     runs += [(f"gsgrhmc eps={e:g}", "gsgrhmc", {**PAPER["gsgrhmc"], "step_size": e}, [0])
              for e in map(float, filter(None, args.gsgrhmc_steps.split(",")))]
     return [{"label": label, "seed": seed, "params": {**common, "sampler": s, **params}}
@@ -62,7 +67,8 @@ def plot(results: list[dict], path: Path) -> None:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     for r in results:
         sweep = "eps=" in r["label"]
-        panels = [ax2] if sweep else [ax1, ax2] if r["label"] in ("sgrld", "gsgrhmc") else [ax1]
+        pair = ("sgrld", "gsgrhmc", "gsgrhmc splitting")
+        panels = [ax2] if sweep else [ax1, ax2] if r["label"] in pair else [ax1]
         for ax in panels:
             if ax is ax2 and not sweep and r["seed"] != 0:
                 continue
@@ -92,7 +98,8 @@ def main() -> None:
     p.add_argument("--sweeps", type=int, default=200)
     p.add_argument("--eval-sweeps", type=int, default=100)
     p.add_argument("--heldout", type=int, default=1000)
-    p.add_argument("--samplers", default="sgld,sghmc,sgrld,gsgrhmc,scir")
+    p.add_argument("--samplers", default="sgld,sghmc,sgrld,gsgrhmc,scir",
+                   help="labels of PAPER, or 'sghmc splitting', 'gsgrhmc splitting'")
     p.add_argument("--gsgrhmc-steps", default="",
                    help="comma-separated extra constant step sizes for gSGRHMC (seed 0)")
     p.add_argument("--out", default="ma_fig3")

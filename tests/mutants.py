@@ -60,6 +60,8 @@ RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
+INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
+LOG_FLOW = "tests/samplers/test_log_flow.py"
 KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
@@ -202,10 +204,10 @@ MUTANTS = [
     # -- the review's table (issue 15) --
     # (the default "splitting" integrator's force; the Euler step's is gsgrhmc-naive-drift)
     Mutant("gsgrhmc-naive", "dscir/samplers/sgrhmc.py",
-           "counts[i, w] - 0.5) / st", "counts[i, w] - 1.0) / st",
+           "counts[i, w] - 0.5  # a - 1/2", "counts[i, w] - 1.0  # a - 1/2",
            (GAMMA + "[gsgrhmc-1.0-0.05-2000-0.05]",
             DIRICHLET + "[gsgrhmc-0.05-2000-1000-0.08]", INTEGRATORS_BIASED,
-            INTEGRATORS_DIVERGES, INTEGRATORS_DIRICHLET)),
+            INTEGRATORS_DIVERGES, INTEGRATORS_DIRICHLET, INTEGRATORS_SINGULAR)),
     Mutant("lda-scale-off-by-one", "dscir/models/lda/model.py",
            "scale = self.n_documents / parts.docs.size\n",
            "scale = self.n_documents / (parts.docs.size + 1)\n",
@@ -339,6 +341,16 @@ MUTANTS = [
     Mutant("gsgrhmc-splitting-asymmetric", "dscir/samplers/sgrhmc.py",
            "lead = 0.5 * eps  #", "lead = eps  #",
            (INTEGRATORS_BIASED, INTEGRATORS_DIVERGES)),
+    Mutant("gsgrhmc-log-flow-rate", "dscir/samplers/_log_flow.py",
+           "math.sqrt(2.0 * c / math.pi) * t", "math.sqrt(c / math.pi) * t",
+           (LOG_FLOW + "::test_flow_is_the_ode_solution", INTEGRATORS_SINGULAR)),
+    Mutant("gsgrhmc-log-flow-wraps-rising", "dscir/samplers/_log_flow.py",
+           "return _on_orbit(log_m, -inv_log_erfc(math.log(2.0 - x), math.nan), k)",
+           "return _on_orbit(log_m, inv_log_erfc(math.log(2.0 - x), math.nan), k)",
+           (LOG_FLOW + "::test_reflected_flow_keeps_the_energy_and_is_reversible",)),
+    Mutant("gsgrhmc-splitting-flow-above-one-half", "dscir/samplers/sgrhmc.py",
+           "if half < 0.0:  # singular", "if half < 1e9:  # singular",
+           (INTEGRATORS_DIRICHLET,)),
     Mutant("sghmc-splitting-o-variance", "dscir/samplers/sghmc.py",
            "noise = np.sqrt(-np.expm1(-2.0 * eps * friction))",
            "noise = np.sqrt(-np.expm1(-eps * friction))",

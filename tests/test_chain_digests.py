@@ -20,7 +20,9 @@ settings the LDA digests differ). "x86-64-v4" (AVX-512): recorded on that machin
 2026-11-24) from the last commit that had landed with the v3 digests passing
 (5a502e1), so no change of the code enters them. The splitting integrator's
 digests (issue 34) were recorded on that machine, v3 by the recipe above, in
-the same run in which every Euler digest held. On a platform with no digests
+the same run in which every Euler digest held; gSGRHMC's again when its
+position move became the exact log flow (dscir/samplers/_log_flow.py), with
+its Euler digests and SGHMC's holding. On a platform with no digests
 pinned the tests fail and say so: record its digests from the last landed
 commit (not from a change under test) and add them under its fingerprint.
 """
@@ -52,22 +54,23 @@ LDA_DIGESTS = {
                   "sghmc": "01677b2787a8d747"},
 }
 LDA_SPLITTING_DIGESTS = {
-    "x86-64-v3": {"gsgrhmc": "9c82340da9f70301", "sghmc": "e9e1d1b3daf94360"},
-    "x86-64-v4": {"gsgrhmc": "13958fe088a9a630", "sghmc": "30700a840bd5ce41"},
+    "x86-64-v3": {"gsgrhmc": "7e12aedf6591647f", "sghmc": "e9e1d1b3daf94360"},
+    "x86-64-v4": {"gsgrhmc": "05caf88bbe403e7c", "sghmc": "30700a840bd5ce41"},
 }
 # Warm-started local chains with control variates (issue 16). The run's local
 # state store (local/) is a resume aid whose layout changed with issue 30 (one
 # chunk per shard): these digests leave it out, recorded from main before that
 # change (380d719, v3 by the recipe above); the state itself enters through
-# what the chain computes from it.
+# what the chain computes from it. The warm splitting gSGRHMC digest was recorded
+# again when its position move became the exact log flow.
 LDA_WARM_DIGESTS = {
     "x86-64-v3": {"scir": "a1031905bc304172", "sgrld": "3480fe2437deb40d",
                   "gsgrhmc": "56e3c4a56aea2ff2"},
     "x86-64-v4": {"scir": "12463f5e03184237", "sgrld": "14c6cfa5a268c899",
                   "gsgrhmc": "c87613a6bce702a1"},
 }
-LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "1a88a01471c4e83b"},
-                              "x86-64-v4": {"gsgrhmc": "b62813cb8ca0dbcb"}}
+LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "3b1ed1d9b7eb32d3"},
+                              "x86-64-v4": {"gsgrhmc": "41de93fdcf7b4ca1"}}
 # SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): another
 # chain of the same posterior (per-block noise and initial streams); only the mean
 # of the kept phi is kept.
@@ -80,9 +83,11 @@ DPMM_DIGESTS = {
 }
 # The mixtures' stochastic samplers with their components on the workers, in 3 column
 # blocks (issue 33): other chains of the same posteriors (per-block noise streams).
-# Recorded on the x86-64-v4 machine only; the v3 entries are to be recorded by the
-# recipe of the module docstring.
+# Recorded on the x86-64-v4 machine, v3 by the recipe of the module docstring in the
+# same run in which every other v3 digest held.
 MIXTURE_WORKERS_DIGESTS = {
+    "x86-64-v3": {"dpmm-scir": "3e8a8f076776bfa9", "dpmm-sgrld": "fd243eb98acc9b93",
+                  "mixture-scir": "102b05c7f047f656", "mixture-sgrld": "accf53d69381cc4f"},
     "x86-64-v4": {"dpmm-scir": "0f53ddb2e442b8ca", "dpmm-sgrld": "ae3579e6d1834892",
                   "mixture-scir": "6e9268e635a5a6e5", "mixture-sgrld": "50ac679df5d128b5"},
 }

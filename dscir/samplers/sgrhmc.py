@@ -44,6 +44,7 @@ import numpy as np
 from dscir.rng import ziggurat_normal
 from dscir.samplers._expanded import (MomentumState, init_momentum, momentum_step, positive,
                                       reflect, row_start)
+from dscir.samplers._log_flow import log_flow
 
 
 State = MomentumState
@@ -87,14 +88,21 @@ def _splitting(theta, r, prior, counts, eps, key, totals):
         s, total_c, total_t = row_start(key, totals, i)
         ratio = total_c / total_t
         for w in range(theta.shape[1]):
-            t = theta[i, w]
-            st = np.sqrt(t)
-            force = (prior[i, w] + counts[i, w] - 0.5) / st - st - st * ratio
-            m = r[i, w] + eps * force
-            v, m = reflect(t + lead * st * m, m)
-            v = positive(v)
-            decay = np.exp(-eps * v)
-            m = decay * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
-            v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
-            t_out[i, w] = positive(v)
+            half = prior[i, w] + counts[i, w] - 0.5  # a - 1/2: the Gamma term's share
+            st = np.sqrt(theta[i, w])
+            u = 2.0 * st
+            if half < 0.0:  # singular force: in the exact flow in u = 2 sqrt(theta)
+                u, m = log_flow(u, r[i, w] - eps * st * (1.0 + ratio), -2.0 * half, lead)
+                v = positive(0.25 * u * u)
+            else:
+                m = r[i, w] + eps * (half / st - st * (1.0 + ratio))
+                v, m = reflect(theta[i, w] + lead * st * m, m)
+                v = positive(v)
+            m = np.exp(-eps * v) * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
+            if half < 0.0:
+                u, r_out[i, w] = log_flow(u, m, -2.0 * half, eps - lead)
+                t_out[i, w] = positive(0.25 * u * u)
+            else:
+                v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)
+                t_out[i, w] = positive(v)
     return t_out, r_out

@@ -1,14 +1,16 @@
 """gSGRHMC's and SGHMC's splitting integrator (docs/integrators.md) against exact laws.
 
-One "splitting" step from (theta, r), force F at the step's start:
+One "splitting" step from (theta, r), force at the step's start:
 
     B  m = r + eps F(theta)
-    A  v = theta + (eps/2) g(theta) m                   (reflected at 0)
+    A  position flow for eps/2                          (reflected at 0)
     O  r' = e^{-eps gamma(v)} m + sqrt(1 - e^{-2 eps gamma(v)}) xi
-    A  theta' = v + (eps/2) g(v) r'                     (reflected at 0)
+    A  position flow for eps/2                          (reflected at 0)
 
-gSGRHMC: g = sqrt(theta), gamma = theta, F = (a - 1/2)/sqrt(theta) -
-sqrt(theta)(1 + c_k./theta_k.); SGHMC: g = 1, gamma = C, F = grad log p.
+SGHMC: F = grad log p, A: theta <- theta + (eps/2) r, gamma = C. gSGRHMC, in
+s = 2 sqrt(theta): F = -sqrt(theta)(1 + c_k./theta_k.) (the smooth part), A the
+exact flow of ds = r dt, dr = -(1 - 2a)/s dt (``log_flow``, tested in
+test_log_flow.py), gamma = theta = s^2/4.
 
 Guarantees, each with the bug it guards against (tests/mutants.py, killed):
 - the O step is the exact Ornstein-Uhlenbeck transition: given (theta, r) the
@@ -19,7 +21,10 @@ Guarantees, each with the bug it guards against (tests/mutants.py, killed):
   at step sizes where the Euler step diverges or is visibly biased (asserted
   too, so the tests show what they claim). Fails without the Gamma term
   ((a - 1/2) -> (a - 1)) and with an asymmetric composition (both position
-  moves before the O step: the chain's temperature halves at high friction).
+  moves before the O step);
+- below a = 1/2 (the density of s singular at 0): chains started in the exact
+  law stay in it (Gamma(0.3), where the linear position move's KS was 0.18-0.2
+  and Euler's is 0.14 at eps 0.2). Fails with the flow's rate wrong.
 
 KS tolerances: the 1 % critical value 1.63 / sqrt(n) plus the splitting's
 measured bias (seeds 0 and 1, recorded next to each case).
@@ -35,6 +40,7 @@ import dscir
 from dscir.errors import DscirError
 from dscir.rng import derive
 from dscir.samplers import get_sampler, sghmc, sgrhmc
+from dscir.samplers._log_flow import log_flow
 
 N = 2000
 KS_1PCT = 1.63 / np.sqrt(N)  # 0.036
@@ -78,6 +84,25 @@ def test_gsgrhmc_o_step_is_the_exact_ou_transition(eps):
     moved = v + 0.5 * eps * np.sqrt(v) * out.r[0]
     assert np.all(moved > 0)  # no reflection
     np.testing.assert_allclose(out.theta[0], moved, rtol=1e-12)
+
+
+def test_gsgrhmc_o_step_below_one_half_between_two_exact_flows():
+    """Prior 0.3 (the flow branch): 4,000 entries at theta = 1.2, r = -0.4, eps = 1.
+    Flowing the output back for eps/2 (``log_flow`` with r negated) lands every
+    entry on the first flow's end u, with the O step's momentum there, whose law
+    is N(e^{-eps v} m, 1 - e^{-2 eps v})."""
+    n, theta0, r0, a, eps = 4000, 1.2, -0.4, 0.3, 1.0
+    out = sgrhmc.step(sgrhmc.init(np.full((1, n), theta0), np.full((1, n), r0)), a,
+                      np.zeros((1, n)), eps, derive(9, 3))
+    c, st = 1.0 - 2.0 * a, np.sqrt(theta0)
+    u, m = log_flow(2.0 * st, r0 - eps * st, c, eps / 2)
+    v = u * u / 4
+    back = np.array([log_flow(2.0 * np.sqrt(t), -x, c, eps / 2)
+                     for t, x in zip(out.theta[0], out.r[0])])
+    np.testing.assert_allclose(back[:, 0], u, rtol=1e-6)
+    z = (-back[:, 1] - np.exp(-eps * v) * m) / np.sqrt(1.0 - np.exp(-2.0 * eps * v))
+    assert stats.kstest(z, "norm").pvalue > 0.01
+    assert abs(z.mean()) < 4 / np.sqrt(n) and abs(z.var() - 1.0) < 4 * np.sqrt(2.0 / n)
 
 
 @pytest.mark.parametrize("eps, friction", [(0.2, 5.0), (0.5, 12.0)])
@@ -143,6 +168,28 @@ def test_gsgrhmc_dirichlet_posterior_at_a_large_step():
     assert stats.kstest(phi[:, 0], stats.beta(31, 32).cdf).statistic < KS_1PCT + 0.02
     assert stats.kstest(phi[:, 2], stats.beta(11, 52).cdf).statistic < KS_1PCT + 0.02
     assert ks_gamma(total, 3.0) < KS_1PCT + 0.045
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.2])
+def test_gsgrhmc_keeps_a_singular_gamma_law(eps):
+    """Gamma(0.3) (the density of s = 2 sqrt(theta) is s^{-0.4} e^{-s^2/4}), 4,000
+    chains started in the exact joint law, 40 / eps steps: splitting KS theta 0.009 /
+    0.013 (eps 0.05 / 0.2, seed 0), var r 0.98 / 0.99; Euler's KS 0.076 / 0.138."""
+    n, a = 4000, 0.3
+    rng = np.random.default_rng(5)
+    theta0, r0 = rng.gamma(a, size=(n, 1)).clip(1e-300), rng.normal(size=(n, 1))
+    ends = {}
+    for integrator in ("splitting", "euler"):
+        sampler = get_sampler("gsgrhmc", integrator=integrator)
+        state = sampler.init(theta0, r0)
+        with np.errstate(all="ignore"):
+            for m in range(int(40 / eps)):
+                state = sampler.step(state, a, np.zeros((n, 1)), eps, derive(0, m))
+        ends[integrator] = state
+    ks = 1.63 / np.sqrt(n)  # 0.026
+    assert ks_gamma(ends["splitting"].theta[:, 0], a) < ks
+    assert stats.kstest(ends["splitting"].r[:, 0], "norm").statistic < ks
+    assert ks_gamma(ends["euler"].theta[:, 0], a) > 0.06
 
 
 def test_integrator_option_reaches_the_step_and_bad_names_are_one_error():
