@@ -19,7 +19,8 @@ from dscir.corpus.temporary import csr_arrays, store_path
 from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
-from dscir.models.lda.policy import CorpusSize, choose, choose_batch, choose_sweeps, needs_corpus
+from dscir.models.lda.policy import (CorpusSize, choose, choose_batch, choose_scir_step,
+                                     choose_sweeps, needs_corpus)
 from dscir.models.lda.placement import resolve_placement
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
@@ -88,6 +89,9 @@ class LDA(LDAScikitLearn, Estimator):
         if store is None:
             return config
         # "auto" is resolved on the corpus, so the run records the placement that ran.
+        config = dataclasses.replace(config, scir_step=choose_scir_step(
+            config.scir_step, config.sampler, config.control_variates, config.n_topics,
+            config.batch_size, size))
         return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
 
     def _stopping_rule(self) -> dict | None:
