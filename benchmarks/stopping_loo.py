@@ -15,7 +15,10 @@ when its perplexity is within ``GOOD`` (1 %) of the chain's long-run
 perplexity (the median of the trace's last ``TAIL`` scores). For each corpus
 left out, the candidate chosen on the other three is the one good on all three
 with the smallest mean stop (as a fraction of N); it is then scored on the one
-left out. Writes ``results/stopping_loo.json`` and ``.png``.
+left out. A rule that has not stopped by the trace's end counts as not good.
+The traces are of the current state, so they test the rule's first plateau (the
+end of burn-in); the kept mean's plateau that ends an ``n_iter="auto"`` run
+comes after it. Writes ``results/stopping_loo.json`` and ``.png``.
 
     python benchmarks/stopping_loo.py --record ap     # also kos, wiki, news
     python benchmarks/stopping_loo.py --table
@@ -69,7 +72,7 @@ def record(corpus: str, n_iter: int, eval_every: int, topics: int, seed: int) ->
 
 def stop_at(trace: dict, tolerance: float, window: int, every: int) -> tuple[int, float]:
     """Where the rule (read every ``every`` iterations) first reaches its plateau on the
-    trace, and the perplexity there (the trace's end and last score if never)."""
+    trace, and the perplexity there (None and the last score if never)."""
     from dscir.engine.stopping import Plateau
 
     rule = Plateau(tolerance=tolerance, window=window, max_iter=trace["n_iter"])
@@ -79,7 +82,7 @@ def stop_at(trace: dict, tolerance: float, window: int, every: int) -> tuple[int
     for j in range(len(ps)):
         if rule.reached(list(ps[:j + 1]), lower_is_better=True):
             return int(its[j]), float(ps[j])
-    return int(its[-1]), float(ps[-1])
+    return None, float(ps[-1])
 
 
 def long_run(trace: dict) -> float:
@@ -89,8 +92,10 @@ def long_run(trace: dict) -> float:
 def score(trace: dict, cand: tuple) -> dict:
     it, p = stop_at(trace, *cand)
     ratio = p / long_run(trace)
-    return {"stop": it, "fraction": it / trace["n_iter"], "perplexity": p,
-            "ratio_to_long_run": ratio, "good": bool(ratio <= 1 + GOOD)}
+    # A rule that never stops within the trace has not chosen a stop: not good.
+    return {"stop": it, "fraction": 1.0 if it is None else it / trace["n_iter"],
+            "perplexity": p, "ratio_to_long_run": ratio,
+            "good": bool(it is not None and ratio <= 1 + GOOD)}
 
 
 def table(traces: dict) -> dict:
@@ -131,7 +136,7 @@ def plot(traces: dict, result: dict, path: Path) -> None:
         ax.plot(t["iterations"], t["perplexity"], lw=1)
         lr = result["long_run"][name]
         ax.axhspan(lr, lr * (1 + GOOD), color="green", alpha=0.15, label="within 1 % of long run")
-        if fold["chosen"] is not None:
+        if fold["chosen"] is not None and fold["test"]["stop"] is not None:
             c = fold["chosen"]
             ax.axvline(fold["test"]["stop"], color="red", ls="--",
                        label=f"stop: tol {c['tolerance']}, window {c['window']}, "
