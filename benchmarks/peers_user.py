@@ -151,6 +151,7 @@ def main() -> None:
             return
         metas = [json.loads((work / f"{s}.meta.json").read_text()) for s in ORDER]
         peers.score_all(metas, store, work)
+        (work / "scored.json").write_text(json.dumps(metas))
     by_name = {m["system"]: m for m in metas}
     summary = summarise(by_name)
     import dscir, tomotopy  # noqa: E401
