@@ -134,7 +134,7 @@ def heldout_run(store: str, step: str, seed: int, iterations: int) -> dict:
     return out
 
 
-def heldout(args) -> dict:
+def heldout(args, save) -> dict:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -147,9 +147,17 @@ def heldout(args) -> dict:
             for step in ("dense", "lazy"):
                 runs.append(heldout_run(store, step, seed, args.iterations))
                 print(runs[-1], flush=True)
+                save(heldout_summary(runs))
+    return heldout_summary(runs)
+
+
+def heldout_summary(runs: list[dict]) -> dict:
+    """The runs so far and, per step, the mean perplexity and median seconds."""
     summary = {}
     for step in ("dense", "lazy"):
         mine = [r for r in runs if r["step"] == step]
+        if not mine:
+            return {"runs": runs, "summary": summary}
         summary[step] = {"mean_perplexity": float(np.mean([r["perplexity"] for r in mine])),
                          "median_seconds_per_iteration": float(np.median(
                              [r["median_seconds_per_iteration"] for r in mine]))}
@@ -195,15 +203,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
     if args.heldout:
-        result = heldout(args)
-        result.update(command="nice -n 5 python benchmarks/lda_lazy.py --heldout --seeds "
-                              + " ".join(map(str, args.seeds))
-                              + f" --iterations {args.iterations} --words {args.words[-1]}",
-                      machine={"cpu": cpu_model(), "cores": os.cpu_count(),
-                               "note": "contended: 2-core machine shared with other work"})
-        (RESULTS / "lda_lazy_heldout.json").write_text(json.dumps(result, indent=1))
-        plot_heldout(result, RESULTS / "lda_lazy_heldout.png")
-        print(json.dumps(result["summary"], indent=1))
+        def save(result: dict) -> None:  # after every run: a partial study is kept
+            result.update(command="nice -n 5 python benchmarks/lda_lazy.py --heldout --seeds "
+                                  + " ".join(map(str, args.seeds))
+                                  + f" --iterations {args.iterations} --words {args.words[-1]}",
+                          machine={"cpu": cpu_model(), "cores": os.cpu_count(),
+                                   "note": "contended: 2-core machine shared with other work"})
+            (RESULTS / "lda_lazy_heldout.json").write_text(json.dumps(result, indent=1))
+            plot_heldout(result, RESULTS / "lda_lazy_heldout.png")
+
+        print(json.dumps(heldout(args, save)["summary"], indent=1))
         return
     RESULTS.mkdir(exist_ok=True)
     runner = run if args.placement == "driver" else run_api
