@@ -19,6 +19,17 @@ iterations from the fit's ``history_`` (``wall``, ``lazy_entries``).
 
     python benchmarks/lda_lazy.py [--iterations 6] [--words 10000 100000]
     python benchmarks/lda_lazy.py --placement workers --repeats 2
+
+``--heldout`` (``results/lda_lazy_heldout.json`` and ``.png``) compares the two
+steps where the default would choose between them: K = 100, W = 10^5 (K x W =
+10^7), a corpus drawn from LDA (``defaults.make_gen``: 50 topics over W words,
+3,000 documents of about 150 tokens, 12.5 % held out), minibatch 100 documents,
+every other setting at its default (placement "auto"), ``--iterations``
+iterations (half burn-in) per chain, dense and lazy alternating for each of
+``--seeds`` seeds; the held-out perplexity of the kept mean at the end (the
+fit's own evaluator) and the median seconds per iteration (contended).
+
+    nice -n 5 python benchmarks/lda_lazy.py --heldout --seeds 0 1 2 --iterations 150
 """
 
 from __future__ import annotations
@@ -106,6 +117,80 @@ def run_api(client, store: str, step: str, iterations: int, thin: int, n_words: 
     return summarise(step, n_words, records)
 
 
+def heldout_run(store: str, step: str, seed: int, iterations: int) -> dict:
+    """One default fit at K = 100 with ``scir_step=step``: final held-out perplexity,
+    median seconds per iteration and the share of K x W the lazy step touched."""
+    est = dscir.LDA(n_topics=100, batch_size=100, scir_step=step, n_iter=iterations,
+                    eval_every=iterations, seed=seed, progress=False)
+    est.fit(store)
+    h = {k: np.asarray(v) for k, v in est.history_.items()}
+    out = {"step": step, "seed": seed, "placement": est.config_.placement,
+           "perplexity": float(est.evaluations_[-1][1]),
+           "median_seconds_per_iteration": float(np.median(h["wall"][1:]))}
+    if "lazy_entries" in h:
+        n_words = est.n_features_in_
+        out["touched_share_of_kw"] = float(np.median(np.diff(h["lazy_entries"]))
+                                           / (100 * n_words))
+    return out
+
+
+def heldout(args, save) -> dict:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from defaults import make_gen
+
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = str(make_gen(Path(tmp) / "gen.zarr", 0, n_words=args.words[-1], n_docs=3000)[0])
+        for seed in args.seeds:
+            for step in ("dense", "lazy"):
+                runs.append(heldout_run(store, step, seed, args.iterations))
+                print(runs[-1], flush=True)
+                save(heldout_summary(runs))
+    return heldout_summary(runs)
+
+
+def heldout_summary(runs: list[dict]) -> dict:
+    """The runs so far and, per step, the mean perplexity and median seconds."""
+    summary = {}
+    for step in ("dense", "lazy"):
+        mine = [r for r in runs if r["step"] == step]
+        if not mine:
+            return {"runs": runs, "summary": summary}
+        summary[step] = {"mean_perplexity": float(np.mean([r["perplexity"] for r in mine])),
+                         "median_seconds_per_iteration": float(np.median(
+                             [r["median_seconds_per_iteration"] for r in mine]))}
+    d = [lz["perplexity"] / de["perplexity"] for de, lz in zip(runs[::2], runs[1::2])]
+    summary["lazy_over_dense_perplexity"] = d
+    summary["lazy_over_dense_seconds"] = (summary["lazy"]["median_seconds_per_iteration"]
+                                          / summary["dense"]["median_seconds_per_iteration"])
+    return {"runs": runs, "summary": summary}
+
+
+def plot_heldout(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    for step, color in (("dense", "C0"), ("lazy", "C1")):
+        mine = [r for r in result["runs"] if r["step"] == step]
+        axes[0].scatter([r["seed"] for r in mine], [r["perplexity"] for r in mine],
+                        color=color, label=step)
+        axes[1].scatter([r["seed"] for r in mine],
+                        [r["median_seconds_per_iteration"] for r in mine], color=color,
+                        label=step)
+    axes[0].set(xlabel="seed", ylabel="held-out perplexity (kept mean)")
+    axes[1].set(xlabel="seed", ylabel="median s / iteration (contended)")
+    for ax in axes:
+        ax.legend()
+    fig.suptitle("K = 100, W = 10^5, minibatch 100")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=6)
@@ -113,7 +198,22 @@ def main() -> None:
     parser.add_argument("--words", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--placement", choices=("driver", "workers"), default="driver")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--heldout", action="store_true",
+                        help="dense against lazy in held-out perplexity at K = 100")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
+    if args.heldout:
+        def save(result: dict) -> None:  # after every run: a partial study is kept
+            result.update(command="nice -n 5 python benchmarks/lda_lazy.py --heldout --seeds "
+                                  + " ".join(map(str, args.seeds))
+                                  + f" --iterations {args.iterations} --words {args.words[-1]}",
+                          machine={"cpu": cpu_model(), "cores": os.cpu_count(),
+                                   "note": "contended: 2-core machine shared with other work"})
+            (RESULTS / "lda_lazy_heldout.json").write_text(json.dumps(result, indent=1))
+            plot_heldout(result, RESULTS / "lda_lazy_heldout.png")
+
+        print(json.dumps(heldout(args, save)["summary"], indent=1))
+        return
     RESULTS.mkdir(exist_ok=True)
     runner = run if args.placement == "driver" else run_api
     runs = []

@@ -50,8 +50,10 @@ ALPHA, ETA = 0.1, 0.01
 # The one scorer: completion alpha, sweeps, held-out token period, seed.
 SCORE_ALPHA, SCORE_SWEEPS, SCORE_EVERY, SCORE_SEED = 0.1, 50, 10, 0
 DSCIR_SWEEPS, DSCIR_BATCH = 100, 50
+TOMOTOPY_THREADS = 0  # all cores (2 on the machine of the stored results)
 
-SYSTEMS = ["dscir-scir", "dscir-sgrld", "dscir-gsgrhmc", "gensim", "sklearn", "tomotopy", "lda"]
+SYSTEMS = ["dscir-scir", "dscir-sgrld", "dscir-gsgrhmc", "gensim", "sklearn", "tomotopy", "lda",
+           "dscir-fit"]
 STREAMING = ["dscir-scir", "gensim", "sklearn"]
 
 # Training budgets at which each system's topics are snapshotted: dscir
@@ -64,10 +66,12 @@ BUDGETS = {
     "ap": {"dscir": [25, 50, 100, 200, 300, 400], "gensim": [1, 2, 4, 8, 16],
            "sklearn": [1, 2, 4, 8, 16], "tomotopy": [10, 25, 50, 100, 200, 400],
            "lda": [10, 30, 100, 300]},
+    "kos": {"dscir": [25, 50, 100, 200, 300, 400], "tomotopy": [25, 50, 100, 200]},
+    "news": {"dscir": [25, 50, 100, 200, 300, 400], "tomotopy": [25, 50, 100, 200]},
     "big": {"one_pass": [0.25, 0.5, 0.75, 1.0]},
     "quick": {"dscir": [4, 8], "gensim": [1], "sklearn": [1], "tomotopy": [2, 4], "lda": [2]},
 }
-TOPICS = {"wiki": 100, "ap": 50, "big": 100}
+TOPICS = {"wiki": 100, "ap": 50, "big": 100, "kos": 50, "news": 50}
 TIME_BUDGET = {"wiki": 60.0, "ap": 20.0, "big": None}  # seconds, for "best within budget"
 BIG_TRAIN_DOCS, BIG_HELDOUT = 60_000, 1_000
 
@@ -77,10 +81,16 @@ BIG_TRAIN_DOCS, BIG_HELDOUT = 60_000, 1_000
 
 def make_store(corpus: str, path: Path, seed: int) -> Path:
     """The corpus store with its held-out flag (wiki: 1,000 documents as in
-    lda_wiki.py; ap: the same fraction, 12.5%; big: generated, see make_big)."""
+    lda_wiki.py; ap: the same fraction, 12.5%; kos and news (20 Newsgroups): as
+    defaults.py makes them; big: generated, see make_big)."""
     from dscir.corpus import ingest_ldac, split_heldout
 
     data = shared_data()
+    if corpus in ("kos", "news"):
+        sys.path.insert(0, str(HERE))
+        from defaults import make_store as make_default_store
+
+        return make_default_store(corpus, path, seed)[0]
     if corpus == "wiki":
         ingest_ldac(data / "wiki" / "wiki.ldac.gz", data / "wiki" / "vocab.txt", path)
         split_heldout(path, n_heldout=1000, seed=seed)
@@ -232,6 +242,25 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
         chain.close()
 
 
+def train_fit(store: str, K: int, seed: int, extra: dict):
+    """What a user runs: ``dscir.LDA(n_topics=K, seed=seed).fit(store)``, every other
+    setting at its default (an embedded 2-worker cluster). The clock covers the
+    whole call, cluster start-up included; ``extra`` gets the iterations run, the
+    summed iteration walls and the stopping rule's record."""
+    import dscir
+
+    est = dscir.LDA(n_topics=K, seed=seed, progress=False)
+    t = time.perf_counter()
+    est.fit(store)
+    wall = time.perf_counter() - t
+    walls = np.asarray(est.history_["wall"], float)
+    extra.update(n_iter=est.n_iter, iterations=int(walls.size),
+                 iteration_seconds=float(walls.sum()),
+                 evaluations=[[int(e[0]), float(e[1])] for e in est.evaluations_],
+                 stopping=getattr(est, "stopping_", None))
+    yield int(walls.size), wall, _normalise(est.topic_word_)
+
+
 def train_gensim(corpus, batch, K: int, budgets: list[int], seed: int, stream=None):
     from gensim.models import LdaMulticore
 
@@ -281,7 +310,7 @@ def train_tomotopy(corpus, batch, K: int, budgets: list[int], seed: int):
     wall, done = 0.0, 0
     for b in budgets:
         t = time.perf_counter()
-        model.train(b - done, workers=0)  # 0: all cores; continues the chain
+        model.train(b - done, workers=TOMOTOPY_THREADS)  # continues the chain
         wall += time.perf_counter() - t
         done = b
         yield b, wall, tomotopy_phi(model, corpus.n_words)
@@ -320,8 +349,13 @@ def child(args) -> None:
     K, seed, store = args.topics, args.seed, args.store
     t0 = time.perf_counter()
     one_pass = args.corpus == "big"
-    budgets = BUDGETS["quick" if args.quick else args.corpus]
-    if args.train.startswith("dscir-"):
+    budgets = dict(BUDGETS["quick" if args.quick else args.corpus])
+    if args.tomotopy_budgets:
+        budgets["tomotopy"] = args.tomotopy_budgets
+    system, extra = args.train.split("@")[0], {}  # "tomotopy@2": a second run, alternating
+    if system == "dscir-fit":
+        gen = train_fit(store, K, seed, extra)
+    elif system.startswith("dscir-"):
         corpus = None
         if one_pass:
             from dscir.corpus import Corpus
@@ -330,7 +364,7 @@ def child(args) -> None:
             steps = sorted({max(1, round(f * n_iter)) for f in budgets["one_pass"]})
         else:
             steps = args.dscir_budgets or budgets["dscir"]
-        gen = train_dscir(args.train.split("-", 1)[1], store, K, steps, seed, args.policy,
+        gen = train_dscir(system.split("-", 1)[1], store, K, steps, seed, args.policy,
                           dscir_sweeps(args.policy, args.sweeps), args.warm_start)
     else:
         from dscir.corpus import Corpus
@@ -340,10 +374,10 @@ def child(args) -> None:
             n = corpus.train_docs().size
             cuts = [0] + [round(f * n) for f in budgets["one_pass"]]
             # Pass "done" of this loop streams segment "done" of the single pass.
-            if args.train == "gensim":
+            if system == "gensim":
                 gen = train_gensim(corpus, None, K, list(range(1, len(cuts))), seed,
                                    stream=lambda j: _GensimStream(corpus, cuts[j], cuts[j + 1]))
-            elif args.train == "sklearn":
+            elif system == "sklearn":
                 train = corpus.train_docs()
                 gen = train_sklearn(
                     corpus, None, K, list(range(1, len(cuts))), seed,
@@ -351,12 +385,12 @@ def child(args) -> None:
                                            corpus.n_words)
                                       for lo in range(cuts[j], cuts[j + 1], 4096)))
             else:
-                raise SystemExit(f"{args.train} is not a streaming system")
+                raise SystemExit(f"{system} is not a streaming system")
         else:
             corpus, batch = _train_docs(store, seed)
             fn = {"gensim": train_gensim, "sklearn": train_sklearn,
-                  "tomotopy": train_tomotopy, "lda": train_lda}[args.train]
-            gen = fn(corpus, batch, K, budgets[args.train], seed)
+                  "tomotopy": train_tomotopy, "lda": train_lda}[system]
+            gen = fn(corpus, batch, K, budgets[system], seed)
     snaps, points = {}, []
     setup = None
     for j, (budget, seconds, phi) in enumerate(gen):
@@ -367,7 +401,7 @@ def child(args) -> None:
     out = Path(args.out)
     np.savez(out / f"{args.train}.npz", **snaps)
     (out / f"{args.train}.json").write_text(json.dumps(
-        {"points": points, "setup_seconds": setup}))
+        {"points": points, "setup_seconds": setup, **extra}))
 
 
 # -- the parent: run, measure, score, summarise ----------------------------------
@@ -409,7 +443,9 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
                ["--sweeps", str(args.sweeps)] if args.sweeps else []) + (
                ["--warm-start"] if args.warm_start else []) + (
                ["--dscir-budgets", ",".join(map(str, args.dscir_budgets))]
-               if args.dscir_budgets else [])
+               if args.dscir_budgets else []) + (
+               ["--tomotopy-budgets", ",".join(map(str, args.tomotopy_budgets))]
+               if getattr(args, "tomotopy_budgets", None) else [])
     print(f"== {system}", flush=True)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=HERE)
@@ -546,7 +582,7 @@ def plot(metas: list[dict], summary: dict, corpus: str, K: int, path: Path) -> N
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--corpus", choices=["wiki", "ap", "big"], default="wiki")
+    p.add_argument("--corpus", choices=["wiki", "ap", "kos", "news", "big"], default="wiki")
     p.add_argument("--systems", default=None,
                    help="comma-separated subset (default: all; for big the streaming ones)")
     p.add_argument("--topics", type=int, default=None, help="K (default: wiki/big 100, ap 50)")
@@ -562,6 +598,8 @@ def main() -> None:
                    help="dscir's documents start each visit from their last one's assignments")
     p.add_argument("--dscir-budgets", default="",
                    help="dscir's snapshot iterations (the last is n_iter; default: the corpus's)")
+    p.add_argument("--tomotopy-budgets", default="",
+                   help="tomotopy's snapshot iterations (default: the corpus's)")
     p.add_argument("--tag", default="", help="suffix of the result files")
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     p.add_argument("--train", default=None, help=argparse.SUPPRESS)
@@ -569,6 +607,7 @@ def main() -> None:
     args = p.parse_args()
     args.topics = args.topics or TOPICS[args.corpus]
     args.dscir_budgets = sorted(int(x) for x in args.dscir_budgets.split(",") if x)
+    args.tomotopy_budgets = sorted(int(x) for x in args.tomotopy_budgets.split(",") if x)
     if args.train:
         child(args)
         return

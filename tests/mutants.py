@@ -544,6 +544,15 @@ MUTANTS = [
            "                t = z[-1 - t]\n                phi_t = rows[w, s]\n",
            (SPARSE_TOKEN, SPARSE_JOINT)),
     # -- LDA's default policy (issue 16, item 3) --
+    Mutant("auto-scir-step-ignores-the-coverage", "dscir/models/lda/policy.py",
+           'return "lazy" if big and sparse else "dense"', 'return "lazy" if big else "dense"',
+           (POLICY + "::test_auto_scir_step_is_lazy_only_where_k_w_is_large_and_the_minibatch_"
+                     "sparse",)),
+    Mutant("auto-scir-step-on-small-states", "dscir/models/lda/policy.py",
+           "big = n_topics * size.n_words >= LAZY_FROM_ENTRIES",
+           "big = n_topics * size.n_words >= 0",
+           (POLICY + "::test_auto_scir_step_is_lazy_only_where_k_w_is_large_and_the_minibatch_"
+                     "sparse",)),
     Mutant("policy-prior-not-scaled-by-w", "dscir/models/lda/policy.py",
            "PRIOR_SHARE * per_topic / size.n_words", "PRIOR_SHARE * per_topic",
            (POLICY + "::test_the_topic_prior_never_swamps_the_tokens_a_topic_gets",

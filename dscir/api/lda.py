@@ -12,6 +12,7 @@ from dscir.api.base import Estimator
 from dscir.api.memory import check_driver_memory
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
+from dscir.api.lda_corpus import corpus_size, on_corpus
 from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
@@ -19,20 +20,9 @@ from dscir.corpus.temporary import csr_arrays, store_path
 from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
-from dscir.models.lda.policy import CorpusSize, choose, choose_batch, choose_sweeps, needs_corpus
-from dscir.models.lda.placement import resolve_placement
+from dscir.models.lda.policy import choose, choose_batch, choose_sweeps, needs_corpus
 
 LDA_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
-
-
-def corpus_size(store: str) -> CorpusSize:
-    """The default policy's view of a store: training documents, words and the
-    training tokens (the store's tokens times the training documents' share)."""
-    from dscir.corpus import Corpus
-
-    c = Corpus.open(store)
-    train = int(c.train_docs().size)
-    return CorpusSize(train, int(c.n_words), round(int(c.meta["n_tokens"]) * train / c.n_docs))
 
 
 @declare
@@ -85,10 +75,7 @@ class LDA(LDAScikitLearn, Estimator):
             burn_in=self._burn_in(), stopping=self._stopping_rule(), sampler_options={k: v if isinstance(v, str) else float(v)
                              for k, v in options.items()})
         config = LDAConfig(**values)
-        if store is None:
-            return config
-        # "auto" is resolved on the corpus, so the run records the placement that ran.
-        return dataclasses.replace(config, placement=resolve_placement(config, size.n_words))
+        return config if store is None else on_corpus(config, store, size)
 
     def _stopping_rule(self) -> dict | None:
         """The ``config="stopping"`` parameters and the scoring cadence with

@@ -99,10 +99,12 @@ PARAMS: tuple[Param, ...] = (
           "by the workers; not with warm starts) or 'auto' (workers from K x W = "
           f"{WORKERS_FROM_ENTRIES:.0e}). The run records the placement that ran."),
     Param("scir_step", Options(SCIR_STEPS), "dense",
-          "SCIR's step: 'dense' (every K x W entry each iteration) or 'lazy' (only the "
+          "SCIR's step: 'dense' (every K x W entry each iteration), 'lazy' (only the "
           "minibatch's words; the others caught up exactly when next touched: O(K x "
           "minibatch words) per iteration; sampler='scir' only, not with control "
-          "variates; either placement; docs/lazy_scir.md)."),
+          "variates; either placement; docs/lazy_scir.md) or 'auto' (lazy from K x W = "
+          "1e7 when a minibatch's tokens are under a tenth of W, else dense; "
+          "dscir.models.lda.policy.choose_scir_step). The run records the step that ran."),
     Param("block_entries", Interval(Int, 1), BLOCK_ENTRIES,
           "parameters per vocabulary block with placement='workers' (and of the lazy "
           "SCIR step's blocks in either placement)."),

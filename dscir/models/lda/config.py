@@ -120,7 +120,7 @@ class LDAConfig:
         return dataclasses.asdict(self)
 
 
-SCIR_STEPS = ("dense", "lazy")
+SCIR_STEPS = ("auto", "dense", "lazy")  # "auto": policy.choose_scir_step on the corpus
 
 
 def _check_scir_step(config: LDAConfig) -> None:

@@ -64,6 +64,10 @@ class LDAModel:
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
         self.kernel = resolve_kernel(config.kernel, config.n_topics)
         self.schedule = config.schedule()
+        if config.scir_step == "auto":
+            raise DscirError("scir_step='auto' is chosen on the corpus (dscir.LDA(...)"
+                             ".chain_config(store)); a chain's configuration runs 'dense' "
+                             "or 'lazy'")
         placement = resolve_placement(config, data.n_words)
         states = LAZY_TOPIC_STATES if config.scir_step == "lazy" else TOPIC_STATES
         topics = states[placement]

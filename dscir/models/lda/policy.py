@@ -60,6 +60,8 @@ REFERENCE_SWEEPS = 200  # Gibbs sweeps per visit before the sweeps rule (half bu
 POLICY_SWEEPS = 10  # Gibbs sweeps per visit under "default" (half burn-in)
 TOP_SHARE = 0.05  # a topic's most frequent word's share of its tokens (gSGRHMC's rule)
 GSGRHMC_MARGIN = 1.0  # eps x theta of that word; the Euler friction is unstable beyond 2
+LAZY_FROM_ENTRIES = 10**7  # K x W from which scir_step="auto" may take the lazy step
+LAZY_COVERAGE = 0.1  # ... when a minibatch's tokens are fewer than this share of W
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,23 @@ def choose(policy: str, sampler: str, n_topics: int, batch_size: int,
         out["step_size"] = min(ref["step_size"],
                                GSGRHMC_MARGIN / (TOP_SHARE * top_scale(size, n_topics)))
     return out
+
+
+def choose_scir_step(scir_step: str, sampler: str, control_variates: bool, n_topics: int,
+                     batch_size: int, size: CorpusSize) -> str:
+    """The SCIR step that runs: ``scir_step`` itself, or for ``"auto"`` the lazy step
+    where it pays and can run: sampler "scir" without control variates, K x W >=
+    LAZY_FROM_ENTRIES, and a minibatch whose tokens (|S| x the mean training
+    length, a bound on the words it touches) are fewer than LAZY_COVERAGE x W.
+    Elsewhere the dense step, which steps every entry at a cost the lazy step's
+    bookkeeping only beats when most entries sit out."""
+    if scir_step != "auto":
+        return scir_step
+    if sampler != "scir" or control_variates:
+        return "dense"
+    big = n_topics * size.n_words >= LAZY_FROM_ENTRIES
+    sparse = batch_size * size.mean_length < LAZY_COVERAGE * size.n_words
+    return "lazy" if big and sparse else "dense"
 
 
 def top_scale(size: CorpusSize, n_topics: int) -> float:

@@ -228,7 +228,7 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"scir_step": "fast"}, "scir_step must be one of dense, lazy"),
+    ({"scir_step": "fast"}, "scir_step must be one of auto, dense, lazy"),
     ({"scir_step": "lazy", "sampler": "sgrld"}, "scir_step='lazy' needs sampler='scir'"),
     ({"scir_step": "lazy", "warm_start": True, "control_variates": True},
      "scir_step='lazy' does not support control_variates"),

@@ -12,9 +12,10 @@ from dscir.cli import main
 from dscir.corpus import split_heldout, write_corpus
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
-from dscir.models.lda.policy import (BATCH_CAP, BETA_FLOOR, PASS_ITERATIONS, POLICIES,
+from dscir.models.lda.policy import (BATCH_CAP, BETA_FLOOR, LAZY_COVERAGE,
+                                     LAZY_FROM_ENTRIES, PASS_ITERATIONS, POLICIES,
                                      POLICY_SWEEPS, PRIOR_SHARE, REFERENCE_BATCH, CorpusSize,
-                                     choose, choose_batch, choose_sweeps)
+                                     choose, choose_batch, choose_scir_step, choose_sweeps)
 from dscir.samplers.schedules import polynomial
 
 # (training documents, vocabulary, training tokens): wiki, ap, kos, reuters, a
@@ -249,3 +250,43 @@ def test_gsgrhmc_splitting_runs_the_reference_step():
     stiff = _zipf_row(100, 10**7)
     assert _gsgrhmc_edge(stiff, eps, "euler", 50)[0] == np.inf
     assert _gsgrhmc_edge(stiff, eps, "splitting")[1] < 0.01
+
+
+def test_auto_scir_step_is_lazy_only_where_k_w_is_large_and_the_minibatch_sparse():
+    """scir_step="auto" takes the lazy step at K x W >= LAZY_FROM_ENTRIES with a
+    minibatch of fewer tokens than LAZY_COVERAGE x W, the dense one elsewhere (and
+    always for the other samplers or with control variates, which lazy cannot
+    run); an explicit step is kept. Guards against either bound dropped or
+    reversed (a lazy step on a small state, or on a minibatch touching most words)."""
+    size = CorpusSize(20_000, 100_000, 2_000_000)  # 100 tokens a document
+    edge = LAZY_FROM_ENTRIES // size.n_words  # K at the entries bound: 100
+    batch = int(LAZY_COVERAGE * size.n_words / size.mean_length)  # at the coverage bound: 100
+    assert choose_scir_step("auto", "scir", False, edge, batch - 1, size) == "lazy"
+    assert choose_scir_step("auto", "scir", False, edge - 1, batch - 1, size) == "dense"
+    assert choose_scir_step("auto", "scir", False, edge, batch, size) == "dense"
+    assert choose_scir_step("auto", "scir", False, 1000, 10 * batch, size) == "dense"
+    assert choose_scir_step("auto", "sgrld", False, 1000, 10, size) == "dense"
+    assert choose_scir_step("auto", "scir", True, 1000, 10, size) == "dense"
+    assert choose_scir_step("lazy", "scir", False, 2, 10**6, size) == "lazy"
+    assert choose_scir_step("dense", "scir", False, 1000, 10, size) == "dense"
+
+
+def test_the_estimator_records_the_scir_step_that_runs(tmp_path):
+    """The run records "dense" or "lazy", never "auto"; a configuration that still
+    says "auto" is one clear error where a chain is built from it."""
+    from dataclasses import replace
+
+    from dscir.models.base import Data
+    from dscir.models.lda import LDAModel
+
+    w = 20_000  # 40 documents of 5 tokens: a minibatch of 10 touches 50 words at most
+    rows = np.repeat(np.arange(40), 5)
+    counts = sp.csr_matrix((np.ones(rows.size, np.int64), (rows, np.arange(rows.size) * 97)),
+                           shape=(40, w))
+    store = str(tmp_path / "wide.zarr")
+    write_corpus(store, counts, vocabulary=[f"w{i}" for i in range(w)])
+    dense = dscir.LDA(n_topics=20, batch_size=10, scir_step="auto").chain_config(store)
+    lazy = dscir.LDA(n_topics=500, batch_size=10, scir_step="auto").chain_config(store)
+    assert (dense.scir_step, lazy.scir_step, lazy.placement) == ("dense", "lazy", "driver")
+    with pytest.raises(DscirError, match="scir_step='auto' is chosen on the corpus"):
+        LDAModel(replace(dense, scir_step="auto"), Data.open(store), None)
