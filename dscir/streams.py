@@ -77,6 +77,8 @@ DP_NEW_COMPONENTS     26  dpmm            | (iteration), then row
 MIXTURE_WEIGHTS       30  mixture         | (iteration), then row
 MIXTURE_INIT          31  mixture         | (): initial allocations
 MIXTURE_COLLAPSED     32  mixture         | (): the start; (sweep), then document
+SYNTHETIC             40  corpus          | (): a generated corpus's topics; (block): its
+                                          | documents block by block
 DP_INIT            2**31  dpmm            | (): allocations; (1): sticks; (2): k-means++
                                           | seeds
 """)
@@ -92,7 +94,8 @@ GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPO
 (GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, KSD,
  DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
  DP_SLICE, DP_EXTEND, DP_ALLOCATE, DP_STICKS, DP_COMPONENTS, DP_ALPHA, DP_NEW_COMPONENTS,
- MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, DP_INIT) = (d.number for d in DOMAINS)
+ MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, SYNTHETIC, DP_INIT) = (
+    d.number for d in DOMAINS)
 
 
 def chain_seed(seed: int, chain: int) -> int:
