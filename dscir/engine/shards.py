@@ -51,9 +51,10 @@ RESIDENT_SHARE = 0.25
 
 
 def shards_bytes(corpus: Corpus) -> int:
-    """Bytes a store's shards hold once read: an int32 word id and count per entry,
-    an int64 row pointer and document id per document."""
-    return 8 * corpus.nnz + 16 * corpus.n_docs
+    """Bytes a store's shards hold once read (``read_shard``): an int32 word id and
+    count per entry, an int64 row pointer and document id per document, and one
+    more row pointer per shard."""
+    return 8 * corpus.nnz + 16 * corpus.n_docs + 8 * -(-corpus.n_docs // corpus.chunk_docs)
 
 
 def _host_memory() -> int:
