@@ -194,6 +194,20 @@ def summary(run: dict) -> dict:
             "paused_samples": sum("paus" in r["status"] for r in rows)}
 
 
+def columns(samples: list[dict]) -> dict:
+    """The polled samples as one list per worker and figure (rows -> columns)."""
+    if not samples or "t" not in samples[0]:
+        return samples
+    workers = sorted({k for row in samples for k in row if k != "t"})
+    out = {"t": [round(row["t"], 1) for row in samples]}
+    for addr in workers:
+        rows = [row.get(addr, {}) for row in samples]
+        out[addr] = {key: [r.get(key) for r in rows]
+                     for key in ("rss", "managed", "spilled_disk", "spilled_memory")}
+        out[addr]["paused"] = sum("paus" in str(r.get("status")) for r in rows)
+    return out
+
+
 def plot(result: dict, path: Path) -> None:
     import matplotlib
 
@@ -211,9 +225,8 @@ def plot(result: dict, path: Path) -> None:
     a.legend()
     run = result["full"]
     for addr in run["workers_before"]:
-        t = [s["t"] for s in run["samples"] if addr in s]
-        rss = [(s[addr]["rss"] or 0) / MIB for s in run["samples"] if addr in s]
-        b.plot(t, rss, label=f"worker {addr.rsplit(':', 1)[-1]} RSS")
+        rss = [(x or 0) / MIB for x in run["samples"][addr]["rss"]]
+        b.plot(run["samples"]["t"], rss, label=f"worker {addr.rsplit(':', 1)[-1]} RSS")
     b.axhline(result["worker_mib"], color="k", ls="--", label="memory_limit")
     b.axhline(result["store"]["decoded_bytes"] / MIB / len(run["workers_before"]),
               color="r", ls=":", label="store / workers")
@@ -245,18 +258,34 @@ def main() -> None:
                    help="the full store's chunk: a random minibatch reads the chunks it touches")
     p.add_argument("--dir", default="/tmp/dscir-out-of-core")
     p.add_argument("--tag", default="")
+    p.add_argument("--only-sample", action="store_true",
+                   help="fit the small sample only (out_of_core_sample.json)")
+    p.add_argument("--combine", action="store_true",
+                   help="samples as columns, the sample fit beside, and the figure")
     args = p.parse_args()
+    if args.combine:
+        return combine(args)
     where = Path(args.dir)
     where.mkdir(parents=True, exist_ok=True)
     sample = make_store(where / "sample.zarr", args.sample_docs, args)
     per_doc = sample["decoded_bytes"] / args.sample_docs
     memory = args.workers * args.worker_mib * MIB
     n_docs = int(np.ceil(args.ratio * memory / per_doc / 4096)) * 4096
+    train = n_docs - n_docs // args.heldout_every
+    n_iter = int(round(args.passes * train / args.batch))
+    if args.only_sample:
+        small = fit(sample["path"], args, n_iter)
+        small["samples"] = columns(small["samples"])
+        out = RESULTS / f"out_of_core_sample{args.tag}.json"
+        out.write_text(json.dumps({"command": COMMAND + " --only-sample",
+                                   "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+                                   "sample": {**small, "summary": summary_columns(small)},
+                                   "sample_store": sample, "args": vars(args)},
+                                  indent=1, default=str))
+        return None
     store = make_store(where / "full.zarr", n_docs, args, args.chunk_docs)
     print(json.dumps({k: store[k] for k in ("n_docs", "nnz", "decoded_bytes",
                                             "on_disk_bytes", "write_seconds")}), flush=True)
-    train = n_docs - n_docs // args.heldout_every
-    n_iter = int(round(args.passes * train / args.batch))
     full = fit(store["path"], args, n_iter)
     print(json.dumps({"full_seconds": full["seconds"], "evals": full["evaluations"]}),
           flush=True)
@@ -291,6 +320,39 @@ def record(args, store, sample, memory, train, n_iter, full, small) -> dict:
         plot(result, out.with_suffix(".png"))
     print(f"wrote {out}", flush=True)
     return result
+
+
+COMMAND = "nice -n 5 python benchmarks/out_of_core.py"
+
+
+def summary_columns(run: dict) -> dict:
+    """``summary`` of a run whose samples are columns."""
+    workers = [v for a, v in run["samples"].items() if a != "t"]
+
+    def worst(key: str) -> float:
+        return max((x or 0 for v in workers for x in v[key]), default=0)
+
+    return {"max_spilled_disk_bytes": worst("spilled_disk"),
+            "max_spilled_memory_bytes": worst("spilled_memory"),
+            "max_managed_bytes": worst("managed"), "max_polled_rss_mib": worst("rss") / MIB,
+            "paused_samples": sum(v["paused"] for v in workers)}
+
+
+def combine(args) -> None:
+    """out_of_core.json with its samples as columns, the sample fit of
+    out_of_core_sample.json beside it (when the sample ran on its own), and the figure."""
+    out = RESULTS / f"out_of_core{args.tag}.json"
+    result = json.loads(out.read_text())
+    result["command"] = COMMAND
+    result["full"]["samples"] = columns(result["full"]["samples"])
+    alone = RESULTS / f"out_of_core_sample{args.tag}.json"
+    if result.get("sample") is None and alone.exists():
+        result["sample"] = json.loads(alone.read_text())["sample"]
+        result["sample_ran"] = f"on its own ({COMMAND} --only-sample), beside the full fit"
+    elif result.get("sample") is not None:
+        result["sample"]["samples"] = columns(result["sample"]["samples"])
+    out.write_text(json.dumps(result, indent=1, default=str))
+    plot(result, out.with_suffix(".png"))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Placement on a Dask cluster: documents resident on the workers, tasks beside them, keys.
 
 The driver owns the chain; workers own data. With ``resident`` (LDA's
-default) the corpus is held on the workers in shards, each read from the Zarr
+default when the store's shards fit a share of the workers' memory limits,
+``shards.choose_reads``: a larger store is streamed; the choice is logged and
+kept in ``reads``) the corpus is held on the workers in shards, each read from the Zarr
 store once (``dscir.engine.shards``), and ``read`` groups documents by the
 worker holding their shards into parts (one per worker thread: each task
 costs milliseconds of scheduler round trip, as much as a few hundred
