@@ -216,6 +216,8 @@ def plot(result: dict, path: Path) -> None:
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     for name, run in (("full store", result["full"]), ("small sample", result["sample"])):
+        if run is None:
+            continue
         ev = np.array(run["evaluations"])
         if ev.size:
             a.plot(ev[:, 0], ev[:, 1], "o-", label=f"{name} ({run['reads']['reads']})")
@@ -351,6 +353,8 @@ def combine(args) -> None:
         result["sample_ran"] = f"on its own ({COMMAND} --only-sample), beside the full fit"
     elif result.get("sample") is not None:
         result["sample"]["samples"] = columns(result["sample"]["samples"])
+    if result.get("sample") is None:
+        result["sample_ran"] = "no: stopped at the session's deadline before it finished"
     out.write_text(json.dumps(result, indent=1, default=str))
     plot(result, out.with_suffix(".png"))
 
