@@ -196,7 +196,7 @@ def summary(run: dict) -> dict:
 
 def columns(samples: list[dict]) -> dict:
     """The polled samples as one list per worker and figure (rows -> columns)."""
-    if not samples or "t" not in samples[0]:
+    if not isinstance(samples, list) or not samples or "t" not in samples[0]:
         return samples
     workers = sorted({k for row in samples for k in row if k != "t"})
     out = {"t": [round(row["t"], 1) for row in samples]}
@@ -345,7 +345,10 @@ def combine(args) -> None:
     out_of_core_sample.json beside it (when the sample ran on its own), and the figure."""
     out = RESULTS / f"out_of_core{args.tag}.json"
     result = json.loads(out.read_text())
-    result["command"] = COMMAND
+    a = result["args"]
+    result["command"] = (f"{COMMAND} --passes {a['passes']:g} --eval-every {a['eval_every']}"
+                         f" --batch {a['batch']} --worker-mib {a['worker_mib']} --ratio "
+                         f"{a['ratio']:g}; then {COMMAND} --combine")
     result["full"]["samples"] = columns(result["full"]["samples"])
     alone = RESULTS / f"out_of_core_sample{args.tag}.json"
     if result.get("sample") is None and alone.exists():
