@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -140,7 +141,7 @@ def main() -> None:
                     print(json.dumps(rows[-1]), flush=True)
     out = RESULTS / "iteration_model.json"
     out.write_text(json.dumps({
-        "command": "nice -n 5 python benchmarks/iteration_model.py",
+        "command": " ".join(["nice -n 5 python benchmarks/iteration_model.py", *sys.argv[1:]]),
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                     "contended": "shared with other developers' jobs: seconds are contended"},
         "validated": "no: constants only, no prediction was checked",
