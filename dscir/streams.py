@@ -79,6 +79,8 @@ MIXTURE_INIT          31  mixture         | (): initial allocations
 MIXTURE_COLLAPSED     32  mixture         | (): the start; (sweep), then document
 STREAM_START          33  mixture, dpmm   | (iteration): the allocations partial_fit's
                                           | new documents start from
+SYNTHETIC             40  corpus          | (): a generated corpus's topics; (block): its
+                                          | documents block by block
 DP_INIT            2**31  dpmm            | (): allocations; (1): sticks; (2): k-means++
                                           | seeds
 """)
@@ -94,7 +96,7 @@ GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPO
 (GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, KSD,
  DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
  DP_SLICE, DP_EXTEND, DP_ALLOCATE, DP_STICKS, DP_COMPONENTS, DP_ALPHA, DP_NEW_COMPONENTS,
- MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, STREAM_START, DP_INIT) = (
+ MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, STREAM_START, SYNTHETIC, DP_INIT) = (
     d.number for d in DOMAINS)
 
 

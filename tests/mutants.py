@@ -87,6 +87,9 @@ STEIN_UNBIASED = STEIN + "::test_minibatch_count_estimate_is_unbiased_for_the_fu
 WARM = "tests/models/lda/test_warm_start.py"
 SHARDS = "tests/engine/test_shards.py"
 LOCAL = "tests/engine/test_local_state.py"
+OUT_OF_CORE = "tests/engine/test_out_of_core.py"
+OUT_OF_CORE_FIT = (OUT_OF_CORE + "::test_a_store_larger_than_the_workers_memory_is_streamed"
+                   "_and_the_chain_unchanged")
 CV = "tests/models/lda/test_control_variates.py"
 PRIVATE = "tests/engine/test_private_cluster.py"
 UNFINISHED = "tests/runs/test_unfinished_runs.py"
@@ -856,6 +859,21 @@ MUTANTS = [
            "lambda s: (shard_key, s)) if resident else None",
            "lambda s: (shard_key, s)) if False else None",
            (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
+    # -- a store larger than the workers' memory is streamed (issue 35) --
+    Mutant("out-of-core-resident-regardless", "dscir/engine/shards.py",
+           '"resident" if need <= RESIDENT_SHARE * have else "streamed"',
+           '"resident" if True else "streamed"', (OUT_OF_CORE_FIT,)),
+    Mutant("out-of-core-host-memory-not-the-workers", "dscir/engine/shards.py",
+           "shards_bytes(Corpus.open(store, cache_bytes=0)), workers_memory(client)",
+           "shards_bytes(Corpus.open(store, cache_bytes=0)), _host_memory()",
+           (OUT_OF_CORE_FIT,)),
+    Mutant("out-of-core-one-workers-memory", "dscir/engine/shards.py",
+           'return sum(int(w.get("memory_limit") or host[a])',
+           'return max(int(w.get("memory_limit") or host[a])', (OUT_OF_CORE_FIT,)),
+    Mutant("out-of-core-word-ids-only", "dscir/engine/shards.py",
+           "return 8 * corpus.nnz + 16 * corpus.n_docs",
+           "return 4 * corpus.nnz + 16 * corpus.n_docs",
+           (OUT_OF_CORE + "::test_shards_bytes_is_what_the_shards_hold",)),
     Mutant("lda-lazy-catch-up-skipped", LDA_LAZY_TOPICS,
            "self.blocks[b] = touch_block(self.blocks[b], self._u, self.versions, beta, key)",
            "self.blocks[b] = self.blocks[b]._replace(version=self.blocks[b].version + 1)",

@@ -1,7 +1,9 @@
 """Placement on a Dask cluster: documents resident on the workers, tasks beside them, keys.
 
 The driver owns the chain; workers own data. With ``resident`` (LDA's
-default) the corpus is held on the workers in shards, each read from the Zarr
+default when the store's shards fit a share of the workers' memory limits,
+``shards.choose_reads``: a larger store is streamed; the choice is logged and
+kept in ``reads``) the corpus is held on the workers in shards, each read from the Zarr
 store once (``dscir.engine.shards``), and ``read`` groups documents by the
 worker holding their shards into parts (one per worker thread: each task
 costs milliseconds of scheduler round trip, as much as a few hundred
@@ -21,6 +23,7 @@ iteration it belongs to, and no two submissions share a key.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -31,7 +34,7 @@ from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.parts import Parts, TaskTime, Timing, split
-from dscir.engine.shards import ResidentBatch, Shards, packed
+from dscir.engine.shards import ResidentBatch, Shards, choose_reads, packed
 from dscir.errors import DscirError
 from dscir.models import column_blocks
 from dscir.runs.checkpoint import absolute_store
@@ -42,9 +45,19 @@ from dscir.runs.checkpoint import absolute_store
 # documents (not in document order) cannot change their chains.
 RESIDENT_MODELS = frozenset({"lda"})
 
+log = logging.getLogger(__name__)
+
 
 def _resident(parts: Parts) -> bool:
     return bool(parts.batches) and isinstance(parts.batches[0], ResidentBatch)
+
+
+def _why(reads: dict) -> str:
+    """The figures ``choose_reads`` compared, as one phrase."""
+    sign = "<=" if reads["reads"] == "resident" else ">"
+    mib = {k: f"{reads[k] / 2**20:,.0f} MiB" for k in ("shards_bytes", "workers_memory_bytes")}
+    return (f"its shards would take {mib['shards_bytes']}, {sign} {reads['resident_share']:g}"
+            f" x the workers' memory limits together, {mib['workers_memory_bytes']}")
 
 
 class DaskExecutor:
@@ -59,8 +72,13 @@ class DaskExecutor:
         self._token = uuid.uuid4().hex[:8]
         self._serial = itertools.count()
         shard_key = f"dscir-{model}-shard-{self._token}"
-        if resident is None:
-            resident = model in RESIDENT_MODELS
+        #: how the documents reach the tasks, and why (``shards.choose_reads``)
+        self.reads: dict = {"reads": "resident" if resident else "streamed",
+                            "given": resident is not None}
+        if resident is None and model in RESIDENT_MODELS:
+            self.reads = choose_reads(client, self.store)
+            log.info("%s: documents %s (%s)", self.store, self.reads["reads"], _why(self.reads))
+        resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
         self.whole_shards = False  # parts of whole shards (a chain with local state)
 
@@ -151,6 +169,7 @@ class DaskExecutor:
         about ``block_entries`` entries (``dscir.engine.blocks``)."""
         # Not yet with resident shards: this executor's reads are tasks again.
         self.shards = None
+        self.reads = {**self.reads, "reads": "streamed", "placement": "workers"}
         return blocks.BlockedState(self, column_blocks.block_bounds(n_rows, n_cols, block_entries))
 
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],

@@ -24,6 +24,11 @@ on the number of workers. A shard lost with its worker is rebuilt by Dask
 from its read task (it depends only on the store); the driver's map of
 holders is a placement hint, refreshed when a task ran on another worker
 than planned, never a condition of correctness.
+
+Shards hold the whole corpus in worker memory, and so does the driver's index
+of word ids: ``choose_reads`` keeps them for a store whose entries take at most
+``RESIDENT_SHARE`` of the workers' memory limits together, and a larger store
+is streamed (each part read from the store by a task, every iteration).
 """
 
 from __future__ import annotations
@@ -36,6 +41,46 @@ import numpy as np
 from distributed import wait
 
 from dscir.corpus import Corpus, CSRBatch
+
+
+#: Documents are resident only when their shards take at most this share of the
+#: workers' memory limits together: Dask spills from 60 % of a worker's limit,
+#: the scheduler may place the shards unevenly, and the tasks (batches, Gibbs
+#: assignments, columns) need the rest.
+RESIDENT_SHARE = 0.25
+
+
+def shards_bytes(corpus: Corpus) -> int:
+    """Bytes a store's shards hold once read (``read_shard``): an int32 word id and
+    count per entry, an int64 row pointer and document id per document, and one
+    more row pointer per shard."""
+    return 8 * corpus.nnz + 16 * corpus.n_docs + 8 * -(-corpus.n_docs // corpus.chunk_docs)
+
+
+def _host_memory() -> int:
+    """On a worker: its host's memory (cgroup limits counted), Dask's own figure."""
+    from distributed.system import MEMORY_LIMIT
+
+    return int(MEMORY_LIMIT)
+
+
+def workers_memory(client) -> int:
+    """The memory limits of ``client``'s workers together (bytes); a worker without
+    a limit counts its host's memory."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    unlimited = [a for a, w in info.items() if not w.get("memory_limit")]
+    host = client.run(_host_memory, workers=unlimited) if unlimited else {}
+    return sum(int(w.get("memory_limit") or host[a]) for a, w in info.items())
+
+
+def choose_reads(client, store: str) -> dict:
+    """How ``store``'s documents reach the tasks on ``client``'s workers:
+    ``"resident"`` if its shards take at most ``RESIDENT_SHARE`` of the workers'
+    memory, else ``"streamed"``; with the figures compared."""
+    need, have = shards_bytes(Corpus.open(store, cache_bytes=0)), workers_memory(client)
+    return {"reads": "resident" if need <= RESIDENT_SHARE * have else "streamed",
+            "shards_bytes": need, "workers_memory_bytes": have,
+            "resident_share": RESIDENT_SHARE}
 
 
 class ResidentBatch(NamedTuple):
