@@ -948,6 +948,11 @@ MUTANTS = [
     Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/text.py",
            "delimiter=delimiter, strict=True)", "delimiter=delimiter)",
            ("tests/corpus/test_corpus.py::test_bad_text_is_rejected_and_leaves_nothing",)),
+    Mutant("forgotten-gathers-hide-other-failures", "dscir/engine/cluster.py",
+           'all(s == "forgotten" for s in states.values())',
+           'any(s == "forgotten" for s in states.values())',
+           ("tests/engine/test_clusters.py::test_the_schedulers_forgotten_gathers_are_dropped"
+            "_and_no_other_error",)),
     # -- one command-line convention (issue 31, deliverables 2, 4 and 5) --
     Mutant("cli-option-without-help", "dscir/cli/runs.py",
            """                    help="words per topic (or cluster)")""", ")",

@@ -59,11 +59,26 @@ class _AbandonedGathers(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], AllExit))
 
 
+class _ForgottenGathers(logging.Filter):
+    """Drops the scheduler's "Couldn't gather keys" when every key is forgotten:
+    the driver released them (an interrupted fit unwinding) while its gather was
+    on the way. Any gather that fails also fails in the caller, with its error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        states = record.args  # a record of one mapping argument holds the mapping itself
+        return not (str(record.msg).startswith("Couldn't gather keys")
+                    and isinstance(states, dict) and states
+                    and all(s == "forgotten" for s in states.values()))
+
+
 def _quiet_abandoned_gathers() -> None:
-    """Install ``_AbandonedGathers`` on asyncio's logger (once)."""
-    log = logging.getLogger("asyncio")
-    if not any(isinstance(f, _AbandonedGathers) for f in log.filters):
-        log.addFilter(_AbandonedGathers())
+    """Install ``_AbandonedGathers`` on asyncio's logger and ``_ForgottenGathers``
+    on the scheduler's (once)."""
+    for name, kind in (("asyncio", _AbandonedGathers),
+                       ("distributed.scheduler", _ForgottenGathers)):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in log.filters):
+            log.addFilter(kind())
 
 
 def _worker_env(threads: int) -> dict[str, str]:

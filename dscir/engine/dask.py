@@ -77,7 +77,10 @@ class DaskExecutor:
                             "given": resident is not None}
         if resident is None and model in RESIDENT_MODELS:
             self.reads = choose_reads(client, self.store)
-            log.info("%s: documents %s (%s)", self.store, self.reads["reads"], _why(self.reads))
+            # the usual case is a debug message; streaming (slower) is worth telling
+            level = logging.DEBUG if self.reads["reads"] == "resident" else logging.INFO
+            log.log(level, "%s: documents %s (%s)", self.store, self.reads["reads"],
+                    _why(self.reads))
         resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
         self.whole_shards = False  # parts of whole shards (a chain with local state)

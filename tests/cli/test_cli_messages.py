@@ -54,7 +54,7 @@ FAMILIES = {
     "top-fit": (["fit", "dpmm", "S", "--top", "-1"], "--top"),
     "sweeps": (["evaluate", "RUN", "--sweeps", "0"], "--sweeps"),
     "sweeps-transform": (["transform", "RUN", "S", "-o", "T", "--sweeps", "1"], "--sweeps"),
-    "sweeps-fit": (["fit", "lda", "S", "--sweeps", "1"], "--sweeps"),
+    "sweeps-fit": (["fit", "lda", "S", "--sweeps", "0"], "--sweeps"),
     "thin": (["fit", "lda", "S", "--thin", "0"], "--thin"),
     "thin-mixture": (["fit", "mixture", "S", "--clusters", "3", "--thin", "0"], "--thin"),
     "every-checkpoint": (["fit", "lda", "S", "--checkpoint-every", "-1"], "--checkpoint-every"),

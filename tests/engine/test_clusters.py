@@ -6,6 +6,7 @@ this test suite does not have, so their files are only checked to parse."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -426,3 +427,20 @@ def test_a_cluster_without_workers_is_refused_before_it_starts(n_workers, monkey
         with cluster_module.dask_client(n_workers=n_workers):
             pass
     assert started == []
+
+
+def test_the_schedulers_forgotten_gathers_are_dropped_and_no_other_error():
+    """An interrupted fit's released keys make the scheduler log "Couldn't gather
+    keys" with every key forgotten: dropped. Guards against hiding a gather that
+    failed for another reason (a key erred or still waiting) or another error."""
+    from dscir.engine.cluster import _ForgottenGathers
+
+    def record(msg, *args):
+        return logging.LogRecord("distributed.scheduler", logging.ERROR, __file__, 1, msg,
+                                 args, None)
+
+    keep = _ForgottenGathers().filter
+    assert not keep(record("Couldn't gather keys: %s", {("a", 1): "forgotten"}))
+    assert keep(record("Couldn't gather keys: %s", {("a", 1): "forgotten", "b": "erred"}))
+    assert keep(record("Couldn't gather keys: %s", {}))
+    assert keep(record("Some other error: %s", {("a", 1): "forgotten"}))
