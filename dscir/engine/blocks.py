@@ -182,6 +182,11 @@ class BlockedState:
         for path in names.values():
             group.create_array(path, shape=shape, chunks=chunks, dtype="float64",
                                overwrite=True, **integrity.array_options())
-        self.executor.gather([
-            self.executor.submit(what, write_block, f, lo, hi, root, names, fn, *args, j=j)
-            for (j, lo, hi), f in zip(self.spans(), self.futures)])
+        writes = [self.executor.submit(what, write_block, f, lo, hi, root, names, fn, *args,
+                                       j=j)
+                  for (j, lo, hi), f in zip(self.spans(), self.futures)]
+        try:
+            self.executor.gather(writes)
+        except BaseException:  # interrupted: the caller may remove root once no task writes
+            self.executor.settle(writes)
+            raise

@@ -44,6 +44,8 @@ from dscir.runs.checkpoint import absolute_store
 # exactly in any order, so grouping a minibatch by the workers holding its
 # documents (not in document order) cannot change their chains.
 RESIDENT_MODELS = frozenset({"lda"})
+#: How long an interrupted driver waits for its tasks in flight to end.
+SETTLE_SECONDS = 60.0
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,17 @@ class DaskExecutor:
             fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
         return self.client.submit(fn, *args, key=self._key(what)(j), **where)
+
+    def settle(self, futures: Sequence[Any], timeout: float = SETTLE_SECONDS) -> None:
+        """Wait (at most ``timeout`` s) until ``futures`` are no longer running, whatever
+        their outcome: after an interrupt, so that no task writes into what the driver
+        then removes (an interrupted checkpoint's directory)."""
+        from distributed import wait
+
+        try:
+            wait(list(futures), timeout=timeout)
+        except Exception:  # a timeout, a lost scheduler: nothing more to wait for
+            pass
 
     def holders(self, futures: Sequence[Any]) -> list[str | None]:
         """The worker holding each future's result now (None: not in memory)."""
