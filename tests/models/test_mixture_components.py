@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from dscir import DPMixture, Mixture
-from dscir.engine.chain import Chain
 from dscir.engine.dask import DaskExecutor
 from dscir.models import mixture_components
 from dscir.models.column_blocks import block_bounds
@@ -25,7 +24,7 @@ from dscir.models.mixture_blocks import sparse_allocation
 from dscir.models.mixture_components import WorkerComponents, resolve_placement
 from dscir.rng import derive
 from dscir.samplers import get_sampler
-from support.runs import assert_same_stored_run
+from support.runs import assert_same_stored_run, interrupt_after
 
 K, W, ENTRIES = 4, 30, 40  # blocks of 10 columns: 3 blocks
 
@@ -147,20 +146,6 @@ def test_workers_chain_same_on_one_and_two_workers(dpmm_store, one_worker, two_w
     assert a.score() == b.score()
     driver = make(placement="driver").fit(path, client=two_workers)
     assert not np.array_equal(driver.components_, b.components_)  # another chain
-
-
-def interrupt_after(monkeypatch, n: int) -> None:
-    """Make the n+1-th chain step raise, as a crash would."""
-    steps = {"n": 0}
-    real = Chain.step
-
-    def step(self, prefetch=True):
-        steps["n"] += 1
-        if steps["n"] > n:
-            raise KeyboardInterrupt
-        return real(self, prefetch)
-
-    monkeypatch.setattr(Chain, "step", step)
 
 
 @pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])

@@ -5,7 +5,22 @@ from __future__ import annotations
 import numpy as np
 import zarr
 
+from dscir.engine.chain import Chain
 from dscir.runs import Run, read_arrays, read_checkpoint, store as runstore
+
+def interrupt_after(monkeypatch, n: int) -> None:
+    """Make the n+1-th chain step raise ``KeyboardInterrupt``, as a crash would."""
+    steps = {"n": 0}
+    real = Chain.step
+
+    def step(self, prefetch=True):
+        steps["n"] += 1
+        if steps["n"] > n:
+            raise KeyboardInterrupt
+        return real(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step)
+
 
 class Interrupt(Exception):
     pass

@@ -7,30 +7,15 @@ import pytest
 
 from dscir import DPMixture
 from dscir.cli import main
-from dscir.engine.chain import Chain
 from dscir.runs import read_arrays, read_checkpoint
 from dscir.errors import DscirError
-from support.runs import assert_same_stored_run as assert_same_run
+from support.runs import assert_same_stored_run as assert_same_run, interrupt_after
 
 def mixture(**kw) -> DPMixture:
     base = dict(batch_size=100, n_iter=12, eval_every=4, burn_in=2, thin=2, seed=4,
                 progress=False)
     base.update(kw)
     return DPMixture(**base)
-
-
-def interrupt_after(monkeypatch, n: int) -> None:
-    """Make the n+1-th step of any DP driver raise, as a crash would."""
-    steps = {"n": 0}
-    real = Chain.step
-
-    def step(self, prefetch=True):
-        steps["n"] += 1
-        if steps["n"] > n:
-            raise KeyboardInterrupt
-        return real(self, prefetch)
-
-    monkeypatch.setattr(Chain, "step", step)
 
 
 @pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
