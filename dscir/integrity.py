@@ -12,7 +12,9 @@ damage is found by the consistency checks of the readers, where it can be.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ import zarr
 from dscir.errors import EXIT_DATA, DscirError
 
 CHECKSUM = "crc32c"
+#: How long removing an unfinished store waits for zarr's writes in flight.
+SETTLE_SECONDS = 60.0
 
 
 def array_options() -> dict[str, Any]:
@@ -208,3 +212,32 @@ def walk_arrays(group: zarr.Group, prefix: str = ""):
             yield prefix + name, node
         else:
             yield from walk_arrays(node, prefix + name + "/")
+
+
+def remove_unfinished(path: str | Path, timeout: float = SETTLE_SECONDS) -> None:
+    """Remove ``path``, a store whose writing was interrupted or failed, once zarr's
+    writes in flight have ended. Ctrl-C raised while the main thread waits on zarr
+    leaves that write running in zarr's IO thread; landing after the removal, it
+    would recreate part of the store (an array without its chunks)."""
+    _settle_writes(timeout)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _settle_writes(timeout: float) -> None:
+    """Wait (at most ``timeout`` s) until zarr's event loop runs no other task."""
+    from zarr.core import sync
+
+    loop = sync.loop[0]
+    if loop is None or loop.is_closed():
+        return
+
+    async def others_done() -> None:
+        me = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not me]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    try:
+        asyncio.run_coroutine_threadsafe(others_done(), loop).result(timeout + 1.0)
+    except Exception:  # a timeout, a loop closed meanwhile: remove what is there
+        pass

@@ -174,10 +174,14 @@ MUTANTS = [
            ("tests/api/test_sklearn.py::test_partial_fit_continues_after_a_pickle_round_trip",
             MIX_STREAM + "::test_partial_fit_is_a_function_of_the_seed")),
     Mutant("interrupted-checkpoint-write-leaves-its-partial-entry", "dscir/runs/checkpoint.py",
-           "            shutil.rmtree(tmp, ignore_errors=True)\n            raise\n",
+           "            integrity.remove_unfinished(tmp)\n            raise\n",
            "            raise\n",
            ("tests/runs/test_resume.py::test_a_checkpoint_write_interrupted_by_ctrl_c_leaves_"
             "no_partial_entry",)),
+    Mutant("unfinished-store-removed-before-zarrs-writes-end", "dscir/integrity.py",
+           "    _settle_writes(timeout)\n    shutil.rmtree(", "    shutil.rmtree(",
+           ("tests/runs/test_integrity.py::test_an_unfinished_store_is_removed_after_zarrs_"
+            "writes_in_flight",)),
     Mutant("python-interrupt-logs-nothing", "dscir/api/interrupted.py",
            "    if not isinstance(exc, (KeyboardInterrupt, Terminated)) or on_command_line():",
            "    if True:",

@@ -196,7 +196,7 @@ class CorpusWriter:
     def abort(self) -> None:
         """Remove the partial store."""
         self._open = False
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        integrity.remove_unfinished(self._tmp)
 
 
 def warn_merged(n: int, where) -> None:

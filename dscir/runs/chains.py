@@ -58,7 +58,7 @@ class ChainsWriter:
         return self.path
 
     def abort(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        integrity.remove_unfinished(self.tmp)
 
 
 def chains_meta(path: str | Path) -> dict[str, Any] | None:

@@ -191,7 +191,7 @@ def write_checkpoint(run: str | Path, ckpt: Checkpoint) -> Path:
             g.attrs[ATTR] = {"format_version": FORMAT_VERSION, **meta}
             tmp.rename(final)
         except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: the run stays verifiable
-            shutil.rmtree(tmp, ignore_errors=True)
+            integrity.remove_unfinished(tmp)
             raise
     if ckpt.held is not None:
         ckpt.held.restart(held_arrays(final, ckpt.held.names))

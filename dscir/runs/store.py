@@ -159,7 +159,7 @@ class RunWriter:
     def abort(self) -> None:
         """Remove what a failed fit wrote, except a run that a checkpoint can resume."""
         if not self._checkpointed:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            integrity.remove_unfinished(self.tmp)
 
 
 def _planned(n_iter: int | None) -> dict[str, int]:

@@ -328,3 +328,26 @@ def test_disk_full_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys
     _one_error(code, err, "No space left on device", status=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.ldac", "vocab.txt"]
     monkeypatch.setattr(writer.CorpusWriter, "_flush", real)
+
+
+def test_an_unfinished_store_is_removed_after_zarrs_writes_in_flight(tmp_path):
+    """Ctrl-C raised while the main thread waits on zarr leaves the write running in
+    zarr's IO thread. Guards against removing the store at once: the write lands
+    after the removal and recreates an array without its chunks (a damaged
+    ``.partial`` entry in the run)."""
+    import asyncio
+
+    from zarr.core import sync
+
+    tmp = tmp_path / ".000000000004.partial-0"
+    zarr.open_group(str(tmp), mode="w")
+
+    async def late_write():
+        await asyncio.sleep(0.3)
+        await zarr.api.asynchronous.create_array(store=str(tmp / "state" / "log_theta"),
+                                                 shape=(2, 3), dtype="float64")
+
+    in_flight = asyncio.run_coroutine_threadsafe(late_write(), sync._get_loop())
+    integrity.remove_unfinished(tmp)
+    in_flight.result(timeout=30)
+    assert not tmp.exists()
