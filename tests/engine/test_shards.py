@@ -159,7 +159,7 @@ def test_every_worker_lost_at_once_costs_a_rebuild_not_the_chain(
     for pid in two_workers.run(os.getpid).values():
         os.kill(pid, signal.SIGKILL)
     run_chain(disturbed, 3, progress=False)
-    two_workers.wait_for_workers(2, timeout=120)
+    two_workers.wait_for_workers(2, timeout=300)
     assert np.array_equal(disturbed.model.topics.state_.log_theta,
                           undisturbed.model.topics.state_.log_theta)
     assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
