@@ -285,3 +285,23 @@ def nonzero_by_column(m):
                 cols[i], rows[i], values[i] = c, r, v
                 at[c] = i + 1
     return cols, rows, values
+
+
+@nb.njit(cache=True, nogil=True)
+def shifted_log_columns(log_theta, log_norm, words, out):
+    """out[k, i] = c[k, i] - max_k c[k, i] with c[k, i] = log_theta[k, words[i]] -
+    log_norm[k]: the log phi columns of ``words``, each shifted by its maximum, in
+    the float operations of ``kernels.phi_columns`` on ``log_theta - log_norm``
+    (a NaN in a column makes the column NaN, as NumPy's max does)."""
+    n_topics, n = log_theta.shape[0], words.size
+    top = np.full(n, -np.inf)
+    for k in range(n_topics):
+        row, lk = log_theta[k], log_norm[k]
+        for i in range(n):
+            v = row[words[i]] - lk
+            out[k, i] = v
+            if v > top[i] or np.isnan(v):
+                top[i] = v
+    for k in range(n_topics):
+        for i in range(n):
+            out[k, i] -= top[i]
