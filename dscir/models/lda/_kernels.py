@@ -305,3 +305,20 @@ def shifted_log_columns(log_theta, log_norm, words, out):
     for k in range(n_topics):
         for i in range(n):
             out[k, i] -= top[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def add_entries(counts, rows, cols, values):
+    """counts[rows[i], cols[i]] += values[i] (values=None: set to 0) for every i
+    in range; returns how many (row, col) pairs fall outside ``counts`` (skipped)."""
+    n_rows, n_cols = counts.shape
+    bad = 0
+    for i in range(rows.size):
+        r, c = rows[i], cols[i]
+        if not (0 <= r < n_rows and 0 <= c < n_cols):
+            bad += 1
+        elif values is None:
+            counts[r, c] = 0
+        else:
+            counts[r, c] += values[i]
+    return bad

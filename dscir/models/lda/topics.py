@@ -26,6 +26,8 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from dscir import streams
+from dscir.errors import DscirError
+from dscir.models.lda._kernels import add_entries
 from dscir.models.lda.kernels import phi_columns_of_state
 from dscir.models.lda.tasks import GibbsResult, SparseCounts, gibbs_sparse_counts
 from dscir.models.lda.topics_blocked import WorkerTopics
@@ -91,19 +93,27 @@ def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
 
 
 def add_sparse_counts(counts: np.ndarray, results: list[SparseCounts]) -> np.ndarray:
-    """Add tasks' nonzero integer counts into the K x W total (exact in any order;
-    a (topic, word) entry occurs once in a result)."""
+    """Add tasks' nonzero integer counts into the K x W total (exact in any order):
+    O(nonzero entries), numba."""
     for r in results:
-        counts[r.topics, r.word_ids] += r.values
+        _entries(counts, r.topics, r.word_ids, r.values)
     return counts
+
+
+def _entries(counts: np.ndarray, rows, cols, values) -> None:
+    """``_kernels.add_entries`` with one clear error for entries outside ``counts``."""
+    bad = add_entries(counts, rows, cols, values)
+    if bad:
+        raise DscirError(f"{bad} Gibbs count entries lie outside the {counts.shape[0]} x "
+                         f"{counts.shape[1]} topic-word matrix")
 
 
 def clear_counts(counts: np.ndarray, results: list[Any]) -> None:
     """Zero the entries of ``counts`` that ``results`` (``GibbsResult`` or
     ``SparseCounts``) were added to: O(their size), not O(K x W)."""
     for r in results:
-        if isinstance(r, SparseCounts):
-            counts[r.topics, r.word_ids] = 0
+        if isinstance(r, SparseCounts):  # entries outside were never added
+            add_entries(counts, r.topics, r.word_ids, None)
         else:
             counts[:, r.words] = 0
 

@@ -106,3 +106,12 @@ def test_dense_results_are_cleared_too_and_a_failed_step_leaves_no_counts():
     with pytest.raises(DscirError, match="step_size"):
         t.step(None, 1, [dense], [words], 10.0, -1.0)
     assert not t._counts.any()
+
+
+def test_counts_outside_the_matrix_are_one_clear_error():
+    t = _topics()
+    bad = SparseCounts(np.array([2, W], np.int32), np.array([0, 1], np.int32),
+                       np.array([3, 4]), 5, 10)
+    with pytest.raises(DscirError, match="1 Gibbs count entries lie outside the 6 x 400"):
+        _step(t, 0, [bad])
+    assert not t._counts.any()
