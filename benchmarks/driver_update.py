@@ -11,7 +11,9 @@ LocalCluster, kept samples every ``thin`` iterations from the start (burn-in
 * the driver process's CPU seconds (``time.process_time``, all its threads:
   numba's and the client's too), less sensitive to the load than wall time;
 * a cProfile of the driver (self time per function, the waits on the
-  workers left out): the breakdown of ``update``;
+  workers left out): the breakdown of ``update``, and the topics' part of it
+  (the SCIR transition, the rest of the step, the phi columns, the divergence
+  check, the kept samples; cumulative);
 * load-immune counts in-process (``tracemalloc``): the driver's peak of
   transient memory in an iteration above what it held before, in units of
   K x W float64 arrays, and the number of K x W float64 arrays' worth of bytes
@@ -59,6 +61,23 @@ def profile_rows(pr: cProfile.Profile, n: int, top: int) -> list[dict]:
                      "calls_per_iteration": ncalls / n, "ms_per_iteration": 1e3 * tt / n})
     rows.sort(key=lambda r: -r["ms_per_iteration"])
     return rows[:top]
+
+
+def breakdown(pr: cProfile.Profile, n: int) -> dict[str, float]:
+    """Cumulative ms per iteration of the topics' parts of the driver's update
+    (names common to main and the branch): the SCIR transition kernel, the rest
+    of ``DriverTopics.step`` (counts, scale), the phi columns, the divergence
+    check and the kept samples."""
+    out = dict.fromkeys(("transition", "step_without_transition", "columns", "finite",
+                         "keep"), 0.0)
+    for (file, _, name), (_, _, _, ct, _) in pstats.Stats(pr).stats.items():
+        base = Path(file).name
+        if base == "cir.py" and name.startswith("_transition_"):
+            out["transition"] += ct
+        elif base == "topics.py" and name in ("step", "columns", "finite", "keep"):
+            out["step_without_transition" if name == "step" else name] += ct
+    out["step_without_transition"] -= out["transition"]
+    return {k: 1e3 * v / n for k, v in out.items()}
 
 
 def memory_counts(chain, n: int, kw_bytes: int) -> dict:
@@ -112,6 +131,7 @@ def run(args) -> dict:
             chain.step()
         pr.disable()
         out["profile"] = profile_rows(pr, args.profiled, args.top)
+        out["topics_breakdown_ms"] = breakdown(pr, args.profiled)
         kw = cfg.n_topics * chain.data.n_words * 8
         out["memory"] = memory_counts(chain, args.counted, kw)
         out["iterations_run"] = chain.iteration
@@ -163,9 +183,9 @@ def main() -> None:
     args = p.parse_args()
     r = run(args)
     r["command"] = "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
-    print(args.label, json.dumps({k: r[k] for k in ("per_iteration_ms",
-                                                    "driver_cpu_ms_per_iteration", "memory",
-                                                    "state_digest", "load_before")}))
+    keys = ("per_iteration_ms", "driver_cpu_ms_per_iteration", "topics_breakdown_ms", "memory",
+            "state_digest", "load_before")
+    print(args.label, json.dumps({k: r[k] for k in keys}))
     base = RESULTS / args.output
     path = base.with_suffix(".json")
     result = json.loads(path.read_text()) if path.exists() else {

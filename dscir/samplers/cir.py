@@ -201,7 +201,7 @@ def _check_key(key) -> int:
     return int(key)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _log_poisson_gamma(s, a, log_lam, d, c, inv_a):
     """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)) (see the module
     notes). For a >= 1/2 the sum (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) is
@@ -224,13 +224,13 @@ def _log_poisson_gamma(s, a, log_lam, d, c, inv_a):
     return lg if lg > _LOG_FLOOR else _LOG_FLOOR
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _boost_constants(a):
     d = a + 2.0 / 3.0
     return d, 1.0 / np.sqrt(9.0 * d), 1.0 / a
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _transition_row(log_theta, prior, counts, factor, log_scale, log_ratio, s, out):
     """One row of the transition from stream ``s``; returns the number of bad shapes."""
     n_bad = 0

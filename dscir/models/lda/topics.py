@@ -12,7 +12,13 @@ conditional unchanged and keeps beta = 1e-4 topics from underflowing) and
 runs the Gibbs kernel on its worker; the returned integer counts are added
 into a K x W matrix (exact in any order, so the result does not depend on the
 number of workers or on which task finishes first), scaled by D / |S| /
-n_kept, and the sampler steps with a_hat = beta + counts. With ``warm_start``
+n_kept, and the sampler steps with a_hat = beta + counts. The driver's own
+work beside the step's K x W transition: the counts go into one reused buffer
+cleared entry by entry (O(minibatch)), SCIR forms a_hat inside its transition
+(``Sampler.step_scaled``), and the columns are cut from log theta and the K row
+normalisers (log phi over all W words is formed only for a kept sample), in
+the float operations of the plain computation, so the chain is unchanged bit
+for bit. With ``warm_start``
 the tasks start each document from its assignments at its last visit
 (``dscir.models.lda.warm``; the engine stores them); with
 ``control_variates`` a_hat is ``control_variate``'s estimate from those
