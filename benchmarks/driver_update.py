@@ -190,6 +190,8 @@ def main() -> None:
     path = base.with_suffix(".json")
     result = json.loads(path.read_text()) if path.exists() else {
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count()}, "runs": {}}
+    result["command"] = ("python benchmarks/driver_update.py --label LABEL, once per tree "
+                         "measured (PYTHONPATH; each run records its package and command)")
     result["runs"][args.label] = r
     path.write_text(json.dumps(result, indent=1))
     plot(result, base.with_suffix(".png"))
