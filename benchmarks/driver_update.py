@@ -14,6 +14,8 @@ LocalCluster, kept samples every ``thin`` iterations from the start (burn-in
   workers left out): the breakdown of ``update``, and the topics' part of it
   (the SCIR transition, the rest of the step, the phi columns, the divergence
   check, the kept samples; cumulative);
+* CPU ms of the topics' parts (``cpu_counts``): the transition, and the
+  driver's bookkeeping around it in the main thread's CPU time;
 * load-immune counts in-process (``tracemalloc``): the driver's peak of
   transient memory in an iteration above what it held before, in units of
   K x W float64 arrays, and the number of K x W float64 arrays' worth of bytes
@@ -80,6 +82,47 @@ def breakdown(pr: cProfile.Profile, n: int) -> dict[str, float]:
     return {k: 1e3 * v / n for k, v in out.items()}
 
 
+def cpu_counts(chain, n: int) -> dict[str, float]:
+    """CPU ms per iteration of the topics' parts, by wrapping them on this chain
+    (the same names in both trees): the transition (``cir._run``, process CPU:
+    numba's threads too) and the driver's bookkeeping around it (the rest of
+    ``step``, ``columns``, ``finite``, ``keep``; the main thread's CPU, which
+    other processes' load does not add to)."""
+    from dscir.samplers import cir
+
+    topics, spent = chain.model.topics, dict.fromkeys(("transition", "bookkeeping"), 0.0)
+    run = cir._run
+
+    def timed_run(*a, **kw):
+        start, thread = time.process_time(), time.thread_time()
+        try:
+            return run(*a, **kw)
+        finally:
+            spent["transition"] += time.process_time() - start
+            spent["bookkeeping"] -= time.thread_time() - thread
+
+    def wrap(method):
+        def timed(*a, **kw):
+            start = time.thread_time()
+            try:
+                return method(*a, **kw)
+            finally:
+                spent["bookkeeping"] += time.thread_time() - start
+        return timed
+
+    cir._run = timed_run
+    for name in ("step", "columns", "finite", "keep"):
+        setattr(topics, name, wrap(getattr(topics, name)))
+    try:
+        for _ in range(n):
+            chain.step()
+    finally:
+        cir._run = run
+        for name in ("step", "columns", "finite", "keep"):
+            delattr(topics, name)
+    return {k: 1e3 * v / n for k, v in spent.items()}
+
+
 def memory_counts(chain, n: int, kw_bytes: int) -> dict:
     """Peak transient driver memory per iteration (in K x W float64 arrays) and the
     number of allocations of at least one K x W array, by tracemalloc."""
@@ -132,6 +175,7 @@ def run(args) -> dict:
         pr.disable()
         out["profile"] = profile_rows(pr, args.profiled, args.top)
         out["topics_breakdown_ms"] = breakdown(pr, args.profiled)
+        out["topics_cpu_ms"] = cpu_counts(chain, args.iterations)
         kw = cfg.n_topics * chain.data.n_words * 8
         out["memory"] = memory_counts(chain, args.counted, kw)
         out["iterations_run"] = chain.iteration
@@ -148,7 +192,7 @@ def plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     labels = list(result["runs"])
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(14, 4))
     colors = {"compute": "#4c72b0", "transfer": "#dd8452", "queue": "#8c8c8c",
               "update": "#55a868"}
     for j, label in enumerate(labels):
@@ -157,13 +201,21 @@ def plot(result: dict, path: Path) -> None:
             v = r["per_iteration_ms"][part]
             a1.bar(j, v, bottom=bottom, color=c, label=part if j == 0 else None)
             bottom += v
-        a2.bar(j, r["memory"]["peak_transient_KxW_arrays"], color="#55a868")
+        cpu = r["topics_cpu_ms"]
+        a2.bar(j - 0.2, cpu["transition"], 0.4, color="#c44e52",
+               label="transition (process CPU)" if j == 0 else None)
+        a2.bar(j + 0.2, cpu["bookkeeping"], 0.4, color="#55a868",
+               label="bookkeeping (main thread CPU)" if j == 0 else None)
+        a3.bar(j, r["memory"]["peak_transient_KxW_arrays"], color="#55a868")
     tick = [f"{k}\nload {result['runs'][k]['load_before'][0]:.1f}" for k in labels]
-    a1.set_xticks(range(len(labels)), tick)
+    a1.set_xticks(range(len(labels)), tick, fontsize=8)
     a1.set_ylabel("ms per iteration (mean, contended)")
     a1.legend(fontsize=8)
-    a2.set_xticks(range(len(labels)), labels)
-    a2.set_ylabel("driver's peak transient memory (K x W arrays)")
+    a2.set_xticks(range(len(labels)), labels, fontsize=8)
+    a2.set_ylabel("topics' CPU ms per iteration")
+    a2.legend(fontsize=8)
+    a3.set_xticks(range(len(labels)), labels, fontsize=8)
+    a3.set_ylabel("driver's peak transient memory (K x W arrays)")
     fig.suptitle("LDA on ap, default policy, 2 workers: the driver's update", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -183,8 +235,8 @@ def main() -> None:
     args = p.parse_args()
     r = run(args)
     r["command"] = "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
-    keys = ("per_iteration_ms", "driver_cpu_ms_per_iteration", "topics_breakdown_ms", "memory",
-            "state_digest", "load_before")
+    keys = ("per_iteration_ms", "driver_cpu_ms_per_iteration", "topics_breakdown_ms",
+            "topics_cpu_ms", "memory", "state_digest", "load_before")
     print(args.label, json.dumps({k: r[k] for k in keys}))
     base = RESULTS / args.output
     path = base.with_suffix(".json")
