@@ -287,7 +287,7 @@ def nonzero_by_column(m):
     return cols, rows, values
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True)  # the driver's: sub-millisecond, so it keeps the GIL
 def shifted_log_columns(log_theta, log_norm, words, out):
     """out[k, i] = c[k, i] - max_k c[k, i] with c[k, i] = log_theta[k, words[i]] -
     log_norm[k]: the log phi columns of ``words``, each shifted by its maximum, in
@@ -307,7 +307,7 @@ def shifted_log_columns(log_theta, log_norm, words, out):
             out[k, i] -= top[i]
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True)  # the driver's: sub-millisecond, so it keeps the GIL
 def add_entries(counts, rows, cols, values):
     """counts[rows[i], cols[i]] += values[i] (values=None: set to 0) for every i
     in range; returns how many (row, col) pairs fall outside ``counts`` (skipped)."""
