@@ -120,6 +120,8 @@ SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_forc
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/models/lda/test_lda_policy.py"
 DIVERGED = "tests/models/lda/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
+SCALED = "tests/samplers/test_cir_scaled.py"
+DRIVER_TOPICS = "tests/models/lda/test_driver_topics.py"
 LAYERS = "tests/test_layers.py"
 SESSION = "tests/api/test_session.py"
 
@@ -220,8 +222,8 @@ MUTANTS = [
            "scale = self.n_documents / (parts.docs.size + 1)\n",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("lda-scale-dropped", "dscir/models/lda/topics.py",
-           "a_hat = counts * (scale / results[0].n_kept)",
-           "a_hat = counts * (1 / results[0].n_kept)",
+           "scale / results[0].n_kept, h, key)",
+           "1 / results[0].n_kept, h, key)",
            (SCALE + "::test_lda_counts_are_scaled_by_d_over_minibatch_over_kept_sweeps",)),
     Mutant("dp-scale-dropped", "dscir/models/dpmm/model.py",
            "scale = self.n_documents / users.size", "scale = 1.0",
@@ -641,8 +643,8 @@ MUTANTS = [
            "    return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]",
            "    return choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))",
            ("tests/models/dpmm/test_dpmm_text.py::test_seeds_read_by_workers_equal_the_in_memory_seeds",)),
-    Mutant("lda-sparse-counts-overwritten", "dscir/models/lda/topics.py",
-           "counts[r.topics, r.word_ids] += r.values", "counts[r.topics, r.word_ids] = r.values",
+    Mutant("lda-sparse-counts-overwritten", "dscir/models/lda/_kernels.py",
+           "counts[r, c] += values[i]", "counts[r, c] = values[i]",
            ("tests/models/lda/test_lda_driver.py::test_sparse_reduction_is_the_dense_one",)),
     Mutant("lda-log-phi-cached-past-its-state", "dscir/models/lda/topics.py",
            "if self._log_phi_of is not self.state_:", "if self._log_phi_of is None:",
@@ -1041,6 +1043,30 @@ MUTANTS = [
            "return [np.ascontiguousarray(self.log_phi()[:, w]) for w in words]",
            ("tests/api/test_mixture_graphs.py::"
             "test_iteration_bytes_do_not_grow_with_the_vocabulary",)),
+    # -- the driver's update at the cost of its minibatch (issue 30) --
+    Mutant("scir-scaled-step-factor-dropped", "dscir/samplers/cir.py",
+           "aj = prior + counts[j] * factor", "aj = prior + counts[j]",
+           (SCALED + "::test_scaled_step_is_the_step_on_the_product_bit_for_bit",)),
+    Mutant("lda-counts-buffer-not-cleared", "dscir/models/lda/topics.py",
+           "            clear_counts(self._counts, results)\n", "            pass\n",
+           (DRIVER_TOPICS + "::test_steps_are_the_sampler_step_on_fresh_counts_each_time",)),
+    Mutant("lda-counts-buffer-cleared-in-one-row", "dscir/models/lda/topics.py",
+           "add_entries(counts, r.topics, r.word_ids, None)",
+           "add_entries(counts, 0 * r.topics, r.word_ids, None)",
+           (DRIVER_TOPICS + "::test_steps_are_the_sampler_step_on_fresh_counts_each_time",)),
+    Mutant("lda-dense-counts-not-cleared", "dscir/models/lda/topics.py",
+           "            counts[:, r.words] = 0\n", "            pass\n",
+           (DRIVER_TOPICS + "::test_dense_results_are_cleared_too_and_a_failed_step_leaves_"
+            "no_counts",)),
+    Mutant("lda-columns-without-row-normaliser", "dscir/models/lda/_kernels.py",
+           "v = row[words[i]] - lk", "v = row[words[i]]",
+           (DRIVER_TOPICS + "::test_columns_and_log_phi_are_the_plain_ones_bit_for_bit",)),
+    Mutant("lda-columns-nan-dropped", "dscir/models/lda/_kernels.py",
+           "if v > top[i] or np.isnan(v):", "if v > top[i]:",
+           (DRIVER_TOPICS + "::test_shifted_columns_follow_numpy_at_infinities_and_nan",)),
+    Mutant("lda-row-stats-cached-past-their-state", "dscir/models/lda/topics.py",
+           "if self._rows_of is not self.state_:", "if self._rows_of is None:",
+           ("tests/test_chain_digests.py::test_lda_chain_digest[scir]",)),
 ]
 
 

@@ -44,6 +44,9 @@ class Sampler:
     log_scale: bool = False  # the state holds log theta (values below a double's range)
     row_totals: bool = True
     hyperparameters: Mapping[str, float | str] = field(default_factory=dict)
+    # step(..., counts x factor, ...) with the product formed inside the step (None:
+    # formed first); for samplers without hyperparameters.
+    _step_scaled: Callable[..., Any] | None = None
 
     def step(self, state, prior, counts: np.ndarray, step_size: float, key: int,
              totals: np.ndarray | None = None):
@@ -52,6 +55,17 @@ class Sampler:
         extra = {"totals": totals} if totals is not None and self.row_totals else {}
         return self._step(state, prior, counts, step_size, key, **extra,
                           **self.hyperparameters)
+
+    def step_scaled(self, state, prior, counts: np.ndarray, factor: float, step_size: float,
+                    key: int):
+        """``step`` with counts = ``counts`` x ``factor`` (integer minibatch counts and
+        their scale to the full data): the same state bit for bit; a sampler with
+        a fused step (SCIR, a number as ``prior``) forms the product entry by entry
+        instead of as a K x W array."""
+        fused = self._step_scaled is not None and not self.hyperparameters
+        if fused and np.ndim(prior) == 0:
+            return self._step_scaled(state, prior, counts, factor, step_size, key)
+        return self.step(state, prior, counts * factor, step_size, key)
 
     def init_log(self, log_theta0: np.ndarray):
         """A state at theta = exp(``log_theta0``); a linear-scale sampler floors
@@ -110,7 +124,8 @@ class Sampler:
 SAMPLERS: dict[str, Sampler] = {
     s.name: s for s in (
         Sampler("scir", "stochastic CIR: exact Gamma transitions (Baker et al. 2018)",
-                cir.State, cir.init, cir.step, log_scale=True, row_totals=False),
+                cir.State, cir.init, cir.step, log_scale=True, row_totals=False,
+                _step_scaled=cir.step_scaled),
         Sampler("sgrld", "Riemannian Langevin, expanded mean (Patterson & Teh 2013)",
                 sgrld.State, sgrld.init, sgrld.step),
         Sampler("gsgrhmc", "Riemannian HMC from the complete recipe (Ma et al. 2015)",

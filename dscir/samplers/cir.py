@@ -121,6 +121,26 @@ def step(state: State, prior, counts: np.ndarray, step_size: float, key: int) ->
     return State(_run(log_theta, 0.0, prior + counts, step_size, key))
 
 
+def step_scaled(state: State, prior: float, counts: np.ndarray, factor: float,
+                step_size: float, key: int) -> State:
+    """``step`` with counts = ``counts`` x ``factor`` (integer minibatch counts and
+    their scale to the full data), formed entry by entry inside the transition:
+    the same draws as ``step(state, prior, counts * factor, ...)`` bit for bit,
+    without that K x W product. ``prior`` is a number (> 0, finite)."""
+    log_theta = np.asarray(state.log_theta, dtype=np.float64)
+    prior = float(prior)
+    if not (math.isfinite(prior) and prior > 0):
+        raise DscirError("SCIR prior must be positive and finite")
+    counts = np.asarray(counts)
+    if counts.shape != log_theta.shape or counts.dtype.kind not in "iu":
+        raise DscirError(f"SCIR counts must be integers of the state's shape "
+                         f"{log_theta.shape}, got {counts.dtype} of shape {counts.shape}")
+    factor = float(factor)
+    if not (math.isfinite(factor) and factor >= 0):
+        raise DscirError(f"SCIR counts' factor must be finite and >= 0, got {factor!r}")
+    return State(_run(log_theta, prior, counts, step_size, key, factor))
+
+
 def transition(log_theta: np.ndarray, a, h: float, key: int) -> np.ndarray:
     """log theta' after the exact CIR transition over time ``h`` with shape ``a``
     (> 0 and finite, broadcastable to ``log_theta``); any shape; inputs untouched.
@@ -144,8 +164,10 @@ def sample_stationary(a, key: int) -> np.ndarray:
     return _run(np.zeros(a.shape), 0.0, a, math.inf, key)
 
 
-def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key) -> np.ndarray:
-    """The transition with a = prior + counts elementwise (counts of log_theta's shape)."""
+def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key,
+         factor: float = 1.0) -> np.ndarray:
+    """The transition with a = prior + counts x factor elementwise (counts of
+    log_theta's shape; x 1.0 leaves every float as it is)."""
     h = _check_step(h)
     key = _check_key(key)
     shape = log_theta.shape
@@ -158,7 +180,7 @@ def _run(log_theta: np.ndarray, prior: float, counts: np.ndarray, h, key) -> np.
     log_scale = math.log(-math.expm1(-h))  # log(1 - e^{-h})
     log_ratio = -h - log_scale  # log(e^{-h} / (1 - e^{-h}))
     kernel = _transition_parallel if lt2.size >= _PARALLEL_MIN_SIZE else _transition_serial
-    n_bad = kernel(lt2, prior, c2, log_scale, log_ratio, np.uint64(key), out)
+    n_bad = kernel(lt2, prior, c2, factor, log_scale, log_ratio, np.uint64(key), out)
     if n_bad:
         raise DscirError(
             f"SCIR shape a = prior + counts must be positive and finite; {n_bad} "
@@ -179,7 +201,7 @@ def _check_key(key) -> int:
     return int(key)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _log_poisson_gamma(s, a, log_lam, d, c, inv_a):
     """log G for G ~ Gamma(a + P, 1), P ~ Poisson(exp(log_lam)) (see the module
     notes). For a >= 1/2 the sum (Z + sqrt(2 lam))^2 / 2 + Gamma(a - 1/2) is
@@ -202,20 +224,20 @@ def _log_poisson_gamma(s, a, log_lam, d, c, inv_a):
     return lg if lg > _LOG_FLOOR else _LOG_FLOOR
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _boost_constants(a):
     d = a + 2.0 / 3.0
     return d, 1.0 / np.sqrt(9.0 * d), 1.0 / a
 
 
-@nb.njit(cache=True, _nrt=False)
-def _transition_row(log_theta, prior, counts, log_scale, log_ratio, s, out):
+@nb.njit(cache=True, _nrt=False, inline="always")
+def _transition_row(log_theta, prior, counts, factor, log_scale, log_ratio, s, out):
     """One row of the transition from stream ``s``; returns the number of bad shapes."""
     n_bad = 0
     cached = -1.0  # the small shape whose constants d, c, inv_a are current
     d = c = inv_a = 0.0
     for j in range(log_theta.size):
-        aj = prior + counts[j]
+        aj = prior + counts[j] * factor
         if not (0.0 < aj < np.inf):
             out[j] = np.nan
             n_bad += 1
@@ -228,18 +250,20 @@ def _transition_row(log_theta, prior, counts, log_scale, log_ratio, s, out):
 
 
 @nb.njit(cache=True, parallel=True)
-def _transition_parallel(log_theta, prior, counts, log_scale, log_ratio, key, out):
+def _transition_parallel(log_theta, prior, counts, factor, log_scale, log_ratio, key, out):
     n_bad = 0
     for r in nb.prange(log_theta.shape[0]):
         s = new_state(mix_in(key, r))
-        n_bad += _transition_row(log_theta[r], prior, counts[r], log_scale, log_ratio, s, out[r])
+        n_bad += _transition_row(log_theta[r], prior, counts[r], factor, log_scale, log_ratio, s,
+                                 out[r])
     return n_bad
 
 
 @nb.njit(cache=True)
-def _transition_serial(log_theta, prior, counts, log_scale, log_ratio, key, out):
+def _transition_serial(log_theta, prior, counts, factor, log_scale, log_ratio, key, out):
     n_bad = 0
     for r in range(log_theta.shape[0]):
         s = new_state(mix_in(key, r))
-        n_bad += _transition_row(log_theta[r], prior, counts[r], log_scale, log_ratio, s, out[r])
+        n_bad += _transition_row(log_theta[r], prior, counts[r], factor, log_scale, log_ratio, s,
+                                 out[r])
     return n_bad

@@ -31,6 +31,11 @@ class RecordingSampler:
         self.counts.append(np.array(counts, dtype=np.float64))
         return self._sampler.step(state, prior, counts, step_size, key)
 
+    def step_scaled(self, state, prior, counts, factor, step_size, key):
+        """The fused step records the counts it forms: ``counts`` x ``factor``."""
+        self.counts.append(np.asarray(counts) * factor)
+        return self._sampler.step_scaled(state, prior, counts, factor, step_size, key)
+
 
 def minibatch(data: Data, size: int) -> np.ndarray:
     return np.sort(np.random.default_rng(1).choice(data.train, size=size, replace=False))

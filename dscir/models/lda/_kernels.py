@@ -285,3 +285,40 @@ def nonzero_by_column(m):
                 cols[i], rows[i], values[i] = c, r, v
                 at[c] = i + 1
     return cols, rows, values
+
+
+@nb.njit(cache=True)  # the driver's: sub-millisecond, so it keeps the GIL
+def shifted_log_columns(log_theta, log_norm, words, out):
+    """out[k, i] = c[k, i] - max_k c[k, i] with c[k, i] = log_theta[k, words[i]] -
+    log_norm[k]: the log phi columns of ``words``, each shifted by its maximum, in
+    the float operations of ``kernels.phi_columns`` on ``log_theta - log_norm``
+    (a NaN in a column makes the column NaN, as NumPy's max does)."""
+    n_topics, n = log_theta.shape[0], words.size
+    top = np.full(n, -np.inf)
+    for k in range(n_topics):
+        row, lk = log_theta[k], log_norm[k]
+        for i in range(n):
+            v = row[words[i]] - lk
+            out[k, i] = v
+            if v > top[i] or np.isnan(v):
+                top[i] = v
+    for k in range(n_topics):
+        for i in range(n):
+            out[k, i] -= top[i]
+
+
+@nb.njit(cache=True)  # the driver's: sub-millisecond, so it keeps the GIL
+def add_entries(counts, rows, cols, values):
+    """counts[rows[i], cols[i]] += values[i] (values=None: set to 0) for every i
+    in range; returns how many (row, col) pairs fall outside ``counts`` (skipped)."""
+    n_rows, n_cols = counts.shape
+    bad = 0
+    for i in range(rows.size):
+        r, c = rows[i], cols[i]
+        if not (0 <= r < n_rows and 0 <= c < n_cols):
+            bad += 1
+        elif values is None:
+            counts[r, c] = 0
+        else:
+            counts[r, c] += values[i]
+    return bad

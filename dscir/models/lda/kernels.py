@@ -181,6 +181,18 @@ def phi_columns(log_phi: np.ndarray, words: np.ndarray) -> np.ndarray:
     return np.exp(cols - cols.max(axis=0, keepdims=True))
 
 
+def phi_columns_of_state(log_theta: np.ndarray, log_norm: np.ndarray,
+                         words: np.ndarray) -> np.ndarray:
+    """``phi_columns(log_theta - log_norm, words)`` bit for bit (log_norm: each
+    row's log sum of theta, K values) without forming log phi over all W words:
+    K x U reads and one K x U array (numba), then NumPy's exp in place."""
+    log_theta = np.ascontiguousarray(log_theta, dtype=np.float64)
+    out = np.empty((log_theta.shape[0], len(words)))
+    _k.shifted_log_columns(log_theta, np.ascontiguousarray(log_norm, dtype=np.float64).ravel(),
+                           np.asarray(words), out)
+    return np.exp(out, out=out)
+
+
 def document_topics(indptr, indices, data, log_phi: np.ndarray, alpha: float, sweeps: int,
                     key: int, docs=None) -> np.ndarray:
     """Topic proportions (n x K) of documents under fixed phi: the Gibbs kernel's

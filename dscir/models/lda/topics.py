@@ -12,7 +12,13 @@ conditional unchanged and keeps beta = 1e-4 topics from underflowing) and
 runs the Gibbs kernel on its worker; the returned integer counts are added
 into a K x W matrix (exact in any order, so the result does not depend on the
 number of workers or on which task finishes first), scaled by D / |S| /
-n_kept, and the sampler steps with a_hat = beta + counts. With ``warm_start``
+n_kept, and the sampler steps with a_hat = beta + counts. The driver's own
+work beside the step's K x W transition: the counts go into one reused buffer
+cleared entry by entry (O(minibatch)), SCIR forms a_hat inside its transition
+(``Sampler.step_scaled``), and the columns are cut from log theta and the K row
+normalisers (log phi over all W words is formed only for a kept sample), in
+the float operations of the plain computation, so the chain is unchanged bit
+for bit. With ``warm_start``
 the tasks start each document from its assignments at its last visit
 (``dscir.models.lda.warm``; the engine stores them); with
 ``control_variates`` a_hat is ``control_variate``'s estimate from those
@@ -26,12 +32,13 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from dscir import streams
-from dscir.models.lda.kernels import phi_columns
+from dscir.errors import DscirError
+from dscir.models.lda._kernels import add_entries
+from dscir.models.lda.kernels import phi_columns_of_state
 from dscir.models.lda.tasks import GibbsResult, SparseCounts, gibbs_sparse_counts
 from dscir.models.lda.topics_blocked import WorkerTopics
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
-from dscir.samplers.simplex import normalize_log
 
 
 class TopicState(Protocol):
@@ -92,11 +99,29 @@ def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
 
 
 def add_sparse_counts(counts: np.ndarray, results: list[SparseCounts]) -> np.ndarray:
-    """Add tasks' nonzero integer counts into the K x W total (exact in any order;
-    a (topic, word) entry occurs once in a result)."""
+    """Add tasks' nonzero integer counts into the K x W total (exact in any order):
+    O(nonzero entries), numba."""
     for r in results:
-        counts[r.topics, r.word_ids] += r.values
+        _entries(counts, r.topics, r.word_ids, r.values)
     return counts
+
+
+def _entries(counts: np.ndarray, rows, cols, values) -> None:
+    """``_kernels.add_entries`` with one clear error for entries outside ``counts``."""
+    bad = add_entries(counts, rows, cols, values)
+    if bad:
+        raise DscirError(f"{bad} Gibbs count entries lie outside the {counts.shape[0]} x "
+                         f"{counts.shape[1]} topic-word matrix")
+
+
+def clear_counts(counts: np.ndarray, results: list[Any]) -> None:
+    """Zero the entries of ``counts`` that ``results`` (``GibbsResult`` or
+    ``SparseCounts``) were added to: O(their size), not O(K x W)."""
+    for r in results:
+        if isinstance(r, SparseCounts):  # entries outside were never added
+            add_entries(counts, r.topics, r.word_ids, None)
+        else:
+            counts[:, r.words] = 0
 
 
 def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored: np.ndarray,
@@ -127,15 +152,35 @@ class DriverTopics:
         self.n_samples = 0
         self.stored = self._zeros() if config.control_variates else None
         self._log_phi, self._log_phi_of = None, None
+        # The minibatch's counts, zero between steps (only the entries a step added
+        # to are reset), and scratch space for the row normalisers.
+        self._counts = self._zeros()
+        self._scratch = np.empty(self.phi_sum.shape)
+        self._rows, self._rows_of = None, None
 
     def _zeros(self) -> np.ndarray:
         return np.zeros(self.phi_sum.shape, np.int64)
 
+    def _row_stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(log theta, its row maxima, log sum_w theta_kw per row) of the current
+        state, computed once per state in ``simplex.normalize_log``'s float
+        operations (so log phi = log theta - the last, bit for bit)."""
+        if self._rows_of is not self.state_:
+            log_theta = self.state_.log_theta
+            top = log_theta.max(axis=1, keepdims=True)
+            shifted = np.subtract(log_theta, top, out=self._scratch)
+            total = np.exp(shifted, out=shifted).sum(axis=1, keepdims=True)
+            self._rows = (log_theta, top, top + np.log(total))
+            self._rows_of = self.state_
+        return self._rows
+
     def log_phi(self) -> np.ndarray:
-        """log phi of the current state (read-only; computed once per state: a kept
-        iteration's sample and the next step's columns share it)."""
+        """log phi of the current state over all W words (read-only; computed once
+        per state: a kept sample, the mean's fallback). The next step's columns
+        come from the row normalisers alone (``columns``)."""
         if self._log_phi_of is not self.state_:
-            self._log_phi = normalize_log(self.state_.log_theta, axis=1)
+            log_theta, _, log_norm = self._row_stats()
+            self._log_phi = log_theta - log_norm
             self._log_phi.flags.writeable = False
             self._log_phi_of = self.state_
         return self._log_phi
@@ -147,8 +192,8 @@ class DriverTopics:
         return self.phi_sum / self.n_samples
 
     def columns(self, words, near=None) -> list[np.ndarray]:
-        lphi = self.log_phi()
-        return [phi_columns(lphi, w) for w in words]
+        log_theta, _, log_norm = self._row_stats()
+        return [phi_columns_of_state(log_theta, log_norm, w) for w in words]
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
         """The parts' Gibbs results on the driver: sparse counts, or with warm
@@ -168,14 +213,18 @@ class DriverTopics:
         cfg = self.config
         # Integer sums: exact whatever order the tasks finished or are added in.
         add = add_counts if cfg.warm_start else add_sparse_counts
-        counts = add(self._zeros(), results)
         stats = {"n_tokens": int(sum(r.n_tokens for r in results))}
-        if cfg.control_variates:
-            a_hat, stats["cv_clipped"] = self._control_variate(counts, results, scale)
-        else:
-            a_hat = counts * (scale / results[0].n_kept)
-        self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h,
-                                        derive(cfg.seed, streams.SAMPLER, m))
+        key = derive(cfg.seed, streams.SAMPLER, m)
+        try:
+            counts = add(self._counts, results)
+            if cfg.control_variates:
+                a_hat, stats["cv_clipped"] = self._control_variate(counts, results, scale)
+                self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h, key)
+            else:  # a_hat = beta + counts x (scale / n_kept), formed inside the step
+                self.state_ = self.sampler.step_scaled(self.state_, cfg.beta, counts,
+                                                       scale / results[0].n_kept, h, key)
+        finally:
+            clear_counts(self._counts, results)
         return stats
 
     def _control_variate(self, counts, results, scale) -> tuple[np.ndarray, float]:
@@ -195,7 +244,7 @@ class DriverTopics:
         """From log max_w theta_kw per row: O(K W) compares and only K logs for a
         linear-scale state (its ``log_theta`` would take K W)."""
         if self.sampler.log_scale:
-            row_max = self.state_.log_theta.max(axis=1)
+            row_max = self._row_stats()[1]
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 row_max = np.log(self.state_.theta.max(axis=1))
