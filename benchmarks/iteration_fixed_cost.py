@@ -184,6 +184,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--before", help="a tree of the base commit (git archive)")
     p.add_argument("--before-commit", default="")
+    p.add_argument("--after", default=str(HERE.parent), help="the tree measured as 'after'")
     p.add_argument("--configs", default=",".join(CONFIGS))
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
@@ -198,7 +199,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from _common import cpu_model
 
-    versions = {"before": args.before, "after": str(HERE.parent)}
+    versions = {"before": args.before, "after": args.after}
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_before": os.getloadavg(),
                        "note": "timings contended: 2 cores shared with other developers"},
