@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dask.sizeof import sizeof
 from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
@@ -224,28 +225,33 @@ class DaskExecutor:
     def _run_local(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
                    local: local_state.LocalState) -> list[Any]:
         """``run`` with local state: each part's task (``local_state.visit``) takes
-        its shards' states and returns their new ones, kept as a future beside the
-        shards (``local_state.ShardRef``); the driver gathers only the results."""
+        its shards' states and returns their new ones beside its result; that
+        future stays on its worker as the shards' state (``local_state.ShardRef``)
+        and the driver gathers only the results, through one small task per part
+        (Dask fetches a task's whole value: the states would travel with it).
+        The visit's value keeps its result too until the shards' next visits,
+        so the results count towards the lineage budget with the columns."""
         if not _resident(parts) or not self.whole_shards:
             raise DscirError("local state (warm starts) needs the documents resident on "
                              "the workers, in parts of whole shards")
         local.create()
-        key, results, states = self._key(what), self._key("result"), self._key("states")
+        key, results = self._key(what), self._key("result")
         out, shards = [], []
         for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args)):
             held, targs = local_state.part_args(
                 local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
             task = self._beside(b, key(j), local_state.visit, w, *targs)
             out.append(self.client.submit(worker.result_of, task, key=results(j)))
-            shards.append((held, self.client.submit(worker.states_of, task, key=states(j))))
+            shards.append((held, task))
             local.lineage += local_state.args_bytes(a)
         start = time.time()
         out = self.client.gather(out)
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
-        for held, future in shards:
+        local.lineage += sum(sizeof(o[0]) for o in out)
+        for held, task in shards:
             for i, s in enumerate(held):
-                local.refs[s] = local_state.ShardRef(future, i)
+                local.refs[s] = local_state.ShardRef(task, i)
         if local.lineage > local_state.LINEAGE_BYTES:
             self.flush(local)
         return [o[0] for o in out]

@@ -55,8 +55,3 @@ def result_of(out: tuple) -> tuple:
     """A ``timed_at`` visit's (result, TaskTime, worker), without its new local state."""
     (result, _), *stamps = out
     return (result, *stamps)
-
-
-def states_of(out: tuple) -> tuple:
-    """A ``timed_at`` visit's new local states (they stay on its worker)."""
-    return out[0][1]
