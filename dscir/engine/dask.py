@@ -22,6 +22,7 @@ iteration it belongs to, and no two submissions share a key.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -45,6 +46,8 @@ from dscir.runs.checkpoint import absolute_store
 # exactly in any order, so grouping a minibatch by the workers holding its
 # documents (not in document order) cannot change their chains.
 RESIDENT_MODELS = frozenset({"lda"})
+#: A local-state visit whose result's count matrices are kept and sent as nonzeros.
+COMPACT_VISIT = functools.partial(worker.compact_visit, local_state.visit)
 #: How long an interrupted driver waits for its tasks in flight to end.
 SETTLE_SECONDS = 60.0
 
@@ -240,7 +243,7 @@ class DaskExecutor:
         for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args)):
             held, targs = local_state.part_args(
                 local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
-            task = self._beside(b, key(j), local_state.visit, w, *targs)
+            task = self._beside(b, key(j), COMPACT_VISIT, w, *targs)
             out.append(self.client.submit(worker.result_of, task, key=results(j)))
             shards.append((held, task))
             local.lineage += local_state.args_bytes(a)
@@ -254,7 +257,7 @@ class DaskExecutor:
                 local.refs[s] = local_state.ShardRef(task, i)
         if local.lineage > local_state.LINEAGE_BYTES:
             self.flush(local)
-        return [o[0] for o in out]
+        return [worker.expand(o[0]) for o in out]
 
     def flush(self, local: local_state.LocalState) -> None:
         """Write every shard's state changed since the last flush as one chunk (one

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from distributed import get_task_stream
 
-from dscir.engine import local_state
+from dscir.engine import local_state, worker
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.local import LocalExecutor
 from dscir.engine.local_state import LocalState, Stored, visit
@@ -142,12 +142,20 @@ def _kinds(stream) -> Counter:
 
 
 def test_a_warm_iteration_is_a_visit_and_its_results_task_per_part(synthetic_store,
-                                                                   two_workers):
+                                                                   two_workers, monkeypatch):
     """Guards against a second task per part coming back beside the one that brings
     the result to the driver (a task taking the new states out of the visit's
     value): after the shards' first reads, every task of 6 iterations is a visit
-    or its result's, one each per part (5 shards, 2 workers: 1 to 5 parts)."""
+    or its result's, one each per part (5 shards, 2 workers: 1 to 5 parts); and
+    against the counts coming back dense: each arrives as its nonzeros."""
     store, _ = synthetic_store
+    arrived, expand = [], worker.expand
+
+    def arrive(result):
+        arrived.append(result)
+        return expand(result)
+
+    monkeypatch.setattr(worker, "expand", arrive)
     two_workers.wait_for_workers(2, timeout=120)
     chain = lda_chain(two_workers, store, small_config(**WARM))
     run_chain(chain, 1, progress=False)
@@ -156,6 +164,8 @@ def test_a_warm_iteration_is_a_visit_and_its_results_task_per_part(synthetic_sto
     kinds = _kinds(ts.data)
     assert set(kinds) == {"gibbs", "result"}
     assert 6 <= kinds["gibbs"] == kinds["result"] <= 6 * 5
+    assert len(arrived) >= 7
+    assert all(isinstance(r.topic_word, worker.Nonzeros) for r in arrived)
 
 
 def test_the_results_kept_with_the_states_count_towards_the_lineage_budget(
