@@ -28,7 +28,8 @@ critical path, transfer, queue, the driver's update). The final state's
 digest shows both versions ran the same chain. Writes
 results/iteration_fixed_cost.json and .png.
 
-    python benchmarks/iteration_fixed_cost.py --before /tmp/base [--iterations 30]
+    git archive BASE dscir | tar -x -C /tmp/base
+    python benchmarks/iteration_fixed_cost.py --before /tmp/base --before-commit BASE [--iterations 30]
 """
 
 from __future__ import annotations
@@ -185,6 +186,7 @@ def main() -> None:
     p.add_argument("--before", help="a tree of the base commit (git archive)")
     p.add_argument("--before-commit", default="")
     p.add_argument("--after", default=str(HERE.parent), help="the tree measured as 'after'")
+    p.add_argument("--after-commit", default="")
     p.add_argument("--configs", default=",".join(CONFIGS))
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
@@ -204,7 +206,7 @@ def main() -> None:
                        "load_before": os.getloadavg(),
                        "note": "timings contended: 2 cores shared with other developers"},
            "command": "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-           "before_commit": args.before_commit,
+           "before_commit": args.before_commit, "after_commit": args.after_commit,
            "settings": {"store": STORE, "n_topics": 20, "iterations": args.iterations,
                         "warmup": args.warmup, "repeats": args.repeats, "workers": 2},
            "runs": {}}
