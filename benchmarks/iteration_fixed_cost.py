@@ -76,7 +76,8 @@ def _outgoing(dask_worker=None) -> list[tuple[str, int]]:
 
 
 class CountingClient:
-    """The client, with the bytes of every submitted task's arguments added up."""
+    """The client, with the bytes of every submitted task's arguments added up
+    (``submit``, or ``get`` of a graph of tasks)."""
 
     def __init__(self, client):
         self._client, self.sent = client, 0
@@ -86,6 +87,12 @@ class CountingClient:
 
         self.sent += int(sizeof(args))
         return self._client.submit(fn, *args, **kwargs)
+
+    def get(self, graph, keys, **kwargs):
+        from dask.sizeof import sizeof
+
+        self.sent += sum(int(sizeof(task)) for task in graph.values())
+        return self._client.get(graph, keys, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._client, name)

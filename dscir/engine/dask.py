@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dask._task_spec import Task, TaskRef, parse_input
 from dask.sizeof import sizeof
 from distributed import Client
 
@@ -178,11 +179,21 @@ class DaskExecutor:
             self.timing.add_round(start, time.time(), tasks_of(out))
         return out
 
-    def _beside(self, batch: ResidentBatch, key, fn: Callable, *args: Any) -> Any:
-        """``worker.timed_at(fn, batch, *args)``, drawn to the worker holding ``batch``'s
-        shards by its dependencies on them (no restriction: see ``dscir.engine.shards``)."""
+    @staticmethod
+    def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Task:
+        """The task ``worker.timed_at(fn, batch, *args)``, drawn to the worker holding
+        ``batch``'s shards by its dependencies on them (no restriction: see
+        ``dscir.engine.shards``); submitted with others by ``_submit``."""
         fn, args = packed(fn, (batch, *args))
-        return self.client.submit(worker.timed_at, fn, *args, key=key)
+        return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
+
+    def _submit(self, tasks: Sequence[Task]) -> list[Any]:
+        """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
+        to the scheduler as one graph: one message for a round, not one per task."""
+        if not tasks:
+            return []
+        return self.client.get({t.key: t for t in tasks}, [t.key for t in tasks],
+                               sync=False)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
@@ -200,8 +211,8 @@ class DaskExecutor:
             return self._run_local(what, fn, parts, args, local)
         key = self._key(what)
         if _resident(parts):
-            futures = [self._beside(b, key(j), fn, w, *a)
-                       for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+            futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
+                                    in enumerate(zip(parts.batches, parts.words, args))])
         else:  # the words stay on the workers as futures: no second gather
             futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
                        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
@@ -239,20 +250,21 @@ class DaskExecutor:
                              "the workers, in parts of whole shards")
         local.create()
         key, results = self._key(what), self._key("result")
-        out, shards = [], []
+        tasks, shards = [], []
         for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args)):
             held, targs = local_state.part_args(
                 local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
-            task = self._beside(b, key(j), COMPACT_VISIT, w, *targs)
-            out.append(self.client.submit(worker.result_of, task, key=results(j)))
-            shards.append((held, task))
+            tasks += [self._beside(b, key(j), COMPACT_VISIT, w, *targs),
+                      Task(results(j), worker.result_of, TaskRef(key(j)))]
+            shards.append(held)
             local.lineage += local_state.args_bytes(a)
+        futures = self._submit(tasks)
         start = time.time()
-        out = self.client.gather(out)
+        out = self.client.gather(futures[1::2])
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
         local.lineage += sum(sizeof(o[0]) for o in out)
-        for held, task in shards:
+        for held, task in zip(shards, futures[0::2]):
             for i, s in enumerate(held):
                 local.refs[s] = local_state.ShardRef(task, i)
         if local.lineage > local_state.LINEAGE_BYTES:
