@@ -91,7 +91,8 @@ class CountingClient:
     def get(self, graph, keys, **kwargs):
         from dask.sizeof import sizeof
 
-        self.sent += sum(int(sizeof(task)) for task in graph.values())
+        tasks = graph.operand("dsk") if hasattr(graph, "operand") else graph
+        self.sent += sum(int(sizeof(task)) for task in tasks.values())
         return self._client.get(graph, keys, **kwargs)
 
     def __getattr__(self, name):

@@ -473,8 +473,7 @@ MUTANTS = [
            "lambda t: t, f, key=self._key('states')(i)) for i, f in enumerate(futures[0::2])]\n",
            (LOCAL + "::test_a_warm_iteration_is_a_visit_and_its_results_task_per_part",)),
     Mutant("round-submitted-task-by-task", "dscir/engine/dask.py",
-           "        return self.client.get({t.key: t for t in tasks}, [t.key for t in tasks],\n"
-           "                               sync=False)",
+           "        return self.client.get(graph, [t.key for t in tasks], sync=False)",
            "        return [self.client.get({t.key: t}, t.key, sync=False) for t in tasks]",
            (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",)),
     Mutant("warm-results-not-in-lineage", "dscir/engine/dask.py",

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dask._expr import LLGExpr
 from dask._task_spec import Task, TaskRef, parse_input
 from dask.sizeof import sizeof
 from distributed import Client
@@ -192,8 +193,10 @@ class DaskExecutor:
         to the scheduler as one graph: one message for a round, not one per task."""
         if not tasks:
             return []
-        return self.client.get({t.key: t for t in tasks}, [t.key for t in tasks],
-                               sync=False)
+        # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
+        # tokenized, hashing the columns inside the tasks on every round
+        graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
+        return self.client.get(graph, [t.key for t in tasks], sync=False)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
