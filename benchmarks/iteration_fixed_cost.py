@@ -18,8 +18,8 @@ records, counted in-process (not spoiled by the machine's load):
 
 * tasks run, by kind (the key's ``what``), from the scheduler's transitions
   processing -> memory (a plugin on the in-process scheduler);
-* bytes sent by the driver inside task arguments (``dask.sizeof`` of each
-  submitted task's arguments) and bytes the workers sent to the driver and to
+* bytes sent by the driver inside tasks (each task's function and arguments
+  pickled, as ``CountingClient`` sees them) and bytes the workers sent to the driver and to
   each other (the workers' ``transfer_outgoing_log``, Dask's size estimates);
 
 and, contended (2 shared cores: the load average is recorded), the chain's
@@ -76,23 +76,23 @@ def _outgoing(dask_worker=None) -> list[tuple[str, int]]:
 
 
 class CountingClient:
-    """The client, with the bytes of every submitted task's arguments added up
-    (``submit``, or ``get`` of a graph of tasks)."""
+    """The client, with the pickled bytes of every task it sends added up
+    (``submit``, or ``get`` of a graph of tasks; futures pickle as their keys)."""
 
     def __init__(self, client):
         self._client, self.sent = client, 0
 
     def submit(self, fn, *args, **kwargs):
-        from dask.sizeof import sizeof
+        import cloudpickle
 
-        self.sent += int(sizeof(args))
+        self.sent += len(cloudpickle.dumps((fn, args)))
         return self._client.submit(fn, *args, **kwargs)
 
     def get(self, graph, keys, **kwargs):
-        from dask.sizeof import sizeof
+        import cloudpickle
 
         tasks = graph.operand("dsk") if hasattr(graph, "operand") else graph
-        self.sent += sum(int(sizeof(task)) for task in tasks.values())
+        self.sent += len(cloudpickle.dumps(tasks))
         return self._client.get(graph, keys, **kwargs)
 
     def __getattr__(self, name):
