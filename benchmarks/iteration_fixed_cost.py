@@ -17,7 +17,8 @@ PYTHONPATH): ``before``, a copy of the base commit's tree (``--before``), and
 records, counted in-process (not spoiled by the machine's load):
 
 * tasks run, by kind (the key's ``what``), from the scheduler's transitions
-  processing -> memory (a plugin on the in-process scheduler);
+  processing -> memory, and the graphs the driver sent (messages the
+  scheduler handles: ``update_graph``), by a plugin on the in-process scheduler;
 * bytes sent by the driver inside tasks (each task's function and arguments
   pickled, as ``CountingClient`` sees them) and bytes the workers sent to the driver and to
   each other (the workers' ``transfer_outgoing_log``, Dask's size estimates);
@@ -54,7 +55,8 @@ CONFIGS = {"warm-2": (True, 2), "warm-197": (True, 197), "cold-2": (False, 2)}
 
 
 def task_counter():
-    """A scheduler plugin counting tasks that ran (processing -> memory) by kind."""
+    """A scheduler plugin counting tasks that ran (processing -> memory) by kind,
+    and the graphs clients sent (a ``submit`` is one, a ``get`` of many tasks one)."""
     from distributed.diagnostics.plugin import SchedulerPlugin
 
     class TaskCounter(SchedulerPlugin):
@@ -62,6 +64,10 @@ def task_counter():
 
         def __init__(self):
             self.kinds: Counter = Counter()
+            self.graphs = 0
+
+        def update_graph(self, scheduler, **kwargs):
+            self.graphs += 1
 
         def transition(self, key, start, finish, *args, **kwargs):
             if start == "processing" and finish == "memory":
@@ -120,7 +126,7 @@ def one_run(config: str, iterations: int, warmup: int) -> dict:
         chain = Chain(LDAModel, cfg, STORE, executor)
         for i in range(warmup):
             chain.step(prefetch=True)
-        kinds0, sent0 = Counter(counter.kinds), counting.sent
+        kinds0, sent0, graphs0 = Counter(counter.kinds), counting.sent, counter.graphs
         logs0 = {w: len(v) for w, v in client.run(_outgoing).items()}
         for i in range(iterations):
             chain.step(prefetch=i + 1 < iterations)
@@ -137,6 +143,7 @@ def one_run(config: str, iterations: int, warmup: int) -> dict:
             "state_digest": digest,
             "tasks_per_iteration": {k: v / iterations for k, v in sorted(kinds.items())},
             "tasks_per_iteration_total": sum(kinds.values()) / iterations,
+            "graphs_per_iteration": (counter.graphs - graphs0) / iterations,
             "bytes_per_iteration": {"driver_to_workers": (counting.sent - sent0) / iterations,
                                     **{k: v / iterations for k, v in moved.items()}},
             "ms_per_iteration": {f: 1e3 * float(np.mean([s[f] for s in h])) for f in SPLIT},
