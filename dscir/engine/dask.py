@@ -22,6 +22,7 @@ iteration it belongs to, and no two submissions share a key.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -30,6 +31,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dask._expr import LLGExpr
+from dask._task_spec import Task, TaskRef, parse_input
+from dask.sizeof import sizeof
 from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
@@ -44,6 +48,8 @@ from dscir.runs.checkpoint import absolute_store
 # exactly in any order, so grouping a minibatch by the workers holding its
 # documents (not in document order) cannot change their chains.
 RESIDENT_MODELS = frozenset({"lda"})
+#: A local-state visit whose result's count matrices are kept and sent as nonzeros.
+COMPACT_VISIT = functools.partial(worker.compact_visit, local_state.visit)
 #: How long an interrupted driver waits for its tasks in flight to end.
 SETTLE_SECONDS = 60.0
 
@@ -174,11 +180,23 @@ class DaskExecutor:
             self.timing.add_round(start, time.time(), tasks_of(out))
         return out
 
-    def _beside(self, batch: ResidentBatch, key, fn: Callable, *args: Any) -> Any:
-        """``worker.timed_at(fn, batch, *args)``, drawn to the worker holding ``batch``'s
-        shards by its dependencies on them (no restriction: see ``dscir.engine.shards``)."""
+    @staticmethod
+    def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Task:
+        """The task ``worker.timed_at(fn, batch, *args)``, drawn to the worker holding
+        ``batch``'s shards by its dependencies on them (no restriction: see
+        ``dscir.engine.shards``); submitted with others by ``_submit``."""
         fn, args = packed(fn, (batch, *args))
-        return self.client.submit(worker.timed_at, fn, *args, key=key)
+        return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
+
+    def _submit(self, tasks: Sequence[Task]) -> list[Any]:
+        """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
+        to the scheduler as one graph: one message for a round, not one per task."""
+        if not tasks:
+            return []
+        # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
+        # tokenized, hashing the columns inside the tasks on every round
+        graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
+        return self.client.get(graph, [t.key for t in tasks], sync=False)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
@@ -196,8 +214,8 @@ class DaskExecutor:
             return self._run_local(what, fn, parts, args, local)
         key = self._key(what)
         if _resident(parts):
-            futures = [self._beside(b, key(j), fn, w, *a)
-                       for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+            futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
+                                    in enumerate(zip(parts.batches, parts.words, args))])
         else:  # the words stay on the workers as futures: no second gather
             futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
                        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
@@ -224,31 +242,37 @@ class DaskExecutor:
     def _run_local(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
                    local: local_state.LocalState) -> list[Any]:
         """``run`` with local state: each part's task (``local_state.visit``) takes
-        its shards' states and returns their new ones, kept as a future beside the
-        shards (``local_state.ShardRef``); the driver gathers only the results."""
+        its shards' states and returns their new ones beside its result; that
+        future stays on its worker as the shards' state (``local_state.ShardRef``)
+        and the driver gathers only the results, through one small task per part
+        (Dask fetches a task's whole value: the states would travel with it).
+        The visit's value keeps its result too until the shards' next visits,
+        so the results count towards the lineage budget with the columns."""
         if not _resident(parts) or not self.whole_shards:
             raise DscirError("local state (warm starts) needs the documents resident on "
                              "the workers, in parts of whole shards")
         local.create()
-        key, results, states = self._key(what), self._key("result"), self._key("states")
-        out, shards = [], []
+        key, results = self._key(what), self._key("result")
+        tasks, shards = [], []
         for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args)):
             held, targs = local_state.part_args(
                 local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
-            task = self._beside(b, key(j), local_state.visit, w, *targs)
-            out.append(self.client.submit(worker.result_of, task, key=results(j)))
-            shards.append((held, self.client.submit(worker.states_of, task, key=states(j))))
+            tasks += [self._beside(b, key(j), COMPACT_VISIT, w, *targs),
+                      Task(results(j), worker.result_of, TaskRef(key(j)))]
+            shards.append(held)
             local.lineage += local_state.args_bytes(a)
+        futures = self._submit(tasks)
         start = time.time()
-        out = self.client.gather(out)
+        out = self.client.gather(futures[1::2])
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
-        for held, future in shards:
+        local.lineage += sum(sizeof(o[0]) for o in out)
+        for held, task in zip(shards, futures[0::2]):
             for i, s in enumerate(held):
-                local.refs[s] = local_state.ShardRef(future, i)
+                local.refs[s] = local_state.ShardRef(task, i)
         if local.lineage > local_state.LINEAGE_BYTES:
             self.flush(local)
-        return [o[0] for o in out]
+        return [worker.expand(o[0]) for o in out]
 
     def flush(self, local: local_state.LocalState) -> None:
         """Write every shard's state changed since the last flush as one chunk (one

@@ -60,7 +60,9 @@ class Stored(NamedTuple):
 
 
 class ShardRef(NamedTuple):
-    """A shard's state on Dask: item ``index`` of the future ``states``."""
+    """A shard's state on Dask: new state ``index`` of the visit whose future is
+    ``states`` (its value is ``worker.timed_at``'s of ``visit``: ((result, new
+    states), stamp, worker))."""
 
     states: Any
     index: int
@@ -239,10 +241,11 @@ def rows_of(local: LocalState, states: list[np.ndarray | None],
 
 
 def resolve(state: Any) -> np.ndarray | None:
-    """A state argument as it reaches a worker: None, an array, or a visit's
-    states and this shard's index in them (``ShardRef`` travels as a list)."""
+    """A state argument as it reaches a worker: None, an array, or a timed visit's
+    value and this shard's index in its new states (``ShardRef`` travels as a list)."""
     if isinstance(state, list):
-        return state[0][state[1]]
+        (_, states), *_ = state[0]
+        return states[state[1]]
     return state
 
 

@@ -1,7 +1,10 @@
 """The generic functions that run on workers: open a store once, read, time a task.
 
 A worker opens a store once and keeps it (``open_store``), so a task carries
-only a path and document ids, never documents.
+only a path and document ids, never documents. A result's integer matrices
+that are mostly zeros (a part's topic-word counts: at most tokens x kept
+sweeps of K x U entries are nonzero) travel as their nonzeros (``compact``)
+and are rebuilt exactly on the driver (``expand``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,6 +60,67 @@ def result_of(out: tuple) -> tuple:
     return (result, *stamps)
 
 
-def states_of(out: tuple) -> tuple:
-    """A ``timed_at`` visit's new local states (they stay on its worker)."""
-    return out[0][1]
+class Nonzeros(NamedTuple):
+    """An integer array as its nonzero entries: flat positions and values, each in
+    the narrowest integer type that holds them (``expand`` restores ``dtype``)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    at: np.ndarray
+    values: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.at.nbytes + self.values.nbytes
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """``a`` (integers) in the narrowest signed integer type holding its values."""
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    kind = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+    return a.astype(kind)
+
+
+def nonzeros(a: np.ndarray) -> Nonzeros | np.ndarray:
+    """``a`` as ``Nonzeros`` where that takes fewer bytes, else ``a`` itself."""
+    at = np.flatnonzero(a)
+    out = Nonzeros(a.shape, a.dtype.str, _narrow(at), _narrow(a.ravel()[at]))
+    return out if out.nbytes < a.nbytes else a
+
+
+def dense(a: Nonzeros | np.ndarray) -> np.ndarray:
+    """The array ``nonzeros`` was given, exactly."""
+    if not isinstance(a, Nonzeros):
+        return a
+    out = np.zeros(a.shape, np.dtype(a.dtype))
+    out.ravel()[a.at.astype(np.int64)] = a.values
+    return out
+
+
+def _is_matrix(a: Any) -> bool:
+    return isinstance(a, np.ndarray) and a.ndim == 2 and a.dtype.kind == "i"
+
+
+def compact(result: Any) -> Any:
+    """A named-tuple result with each integer matrix field as ``nonzeros`` of it
+    (any other result unchanged): fewer bytes kept and sent back."""
+    if not hasattr(result, "_replace"):
+        return result
+    return result._replace(**{f: nonzeros(v) for f, v in result._asdict().items()
+                              if _is_matrix(v)})
+
+
+def expand(result: Any) -> Any:
+    """``compact``'s result as it was."""
+    if not hasattr(result, "_replace"):
+        return result
+    return result._replace(**{f: dense(v) for f, v in result._asdict().items()
+                              if isinstance(v, Nonzeros)})
+
+
+def compact_visit(visit, *args: Any) -> tuple[Any, Any]:
+    """``visit(*args)`` (a local-state visit: its result and new states) with its
+    result ``compact``."""
+    result, states = visit(*args)
+    return compact(result), states

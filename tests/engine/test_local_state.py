@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from distributed import get_task_stream
 
-from dscir.engine import local_state
+from dscir.engine import local_state, worker
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.local import LocalExecutor
 from dscir.engine.local_state import LocalState, Stored, visit
@@ -132,3 +134,80 @@ def test_states_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(
     two_workers.wait_for_workers(2, timeout=120)
     assert victim not in two_workers.nthreads()
     _same(disturbed, undisturbed)
+
+
+def _kinds(stream) -> Counter:
+    """Tasks by kind: the ``what`` of their keys (``dscir.engine.dask``)."""
+    return Counter(str(t["key"][0]).split("-")[2] for t in stream)
+
+
+def test_a_warm_iteration_is_a_visit_and_its_results_task_per_part(synthetic_store,
+                                                                   two_workers, monkeypatch):
+    """Guards against a second task per part coming back beside the one that brings
+    the result to the driver (a task taking the new states out of the visit's
+    value): after the shards' first reads, every task of 6 iterations is a visit
+    or its result's, one each per part (5 shards, 2 workers: 1 to 5 parts); and
+    against the counts coming back dense: each arrives as its nonzeros."""
+    store, _ = synthetic_store
+    arrived, expand = [], worker.expand
+
+    def arrive(result):
+        arrived.append(result)
+        return expand(result)
+
+    monkeypatch.setattr(worker, "expand", arrive)
+    two_workers.wait_for_workers(2, timeout=120)
+    chain = lda_chain(two_workers, store, small_config(**WARM))
+    run_chain(chain, 1, progress=False)
+    with get_task_stream(two_workers) as ts:
+        run_chain(chain, 6, progress=False)
+    kinds = _kinds(ts.data)
+    assert set(kinds) == {"gibbs", "result"}
+    assert 6 <= kinds["gibbs"] == kinds["result"] <= 6 * 5
+    assert len(arrived) >= 7
+    assert all(isinstance(r.topic_word, worker.Nonzeros) for r in arrived)
+
+
+class _Graphs:
+    """A scheduler plugin counting the graphs clients send (``update_graph``)."""
+
+    name = "dscir-test-graphs"
+
+    def __init__(self):
+        self.n = 0
+
+    def update_graph(self, scheduler, **kwargs):
+        self.n += 1
+
+
+def test_a_warm_iteration_is_one_message_to_the_scheduler(synthetic_store, two_workers):
+    """Guards against a submit per task (each a message the driver sends and the
+    scheduler handles): after the first iterations, each of 5 warm iterations sends
+    its parts' visits and results as one graph."""
+    store, _ = synthetic_store
+    two_workers.wait_for_workers(2, timeout=120)
+    chain = lda_chain(two_workers, store, small_config(**WARM))
+    run_chain(chain, 2, progress=False)
+    graphs = _Graphs()
+    scheduler = two_workers.cluster.scheduler
+    scheduler.add_plugin(graphs)
+    try:
+        run_chain(chain, 5, progress=False)
+    finally:
+        scheduler.remove_plugin(graphs.name)
+    assert graphs.n == 5
+
+
+def test_the_results_kept_with_the_states_count_towards_the_lineage_budget(
+        synthetic_store, two_workers, monkeypatch):
+    """A visit's value keeps its result until its shards' next visits: with the
+    columns not counted, the results alone pass a budget of 1 byte and every
+    state visited is flushed (guards against workers filling with results)."""
+    store, _ = synthetic_store
+    monkeypatch.setattr(local_state, "args_bytes", lambda args: 0)
+    monkeypatch.setattr(local_state, "LINEAGE_BYTES", 1)
+    two_workers.wait_for_workers(2, timeout=120)
+    chain = lda_chain(two_workers, store, small_config(**WARM))
+    run_chain(chain, 2, progress=False)
+    visited = [r for r in chain.local.refs if r is not None]
+    assert visited and all(isinstance(r, Stored) for r in visited)
