@@ -62,6 +62,7 @@ INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diver
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
 LOG_FLOW = "tests/samplers/test_log_flow.py"
+RESUME_INTEGRATOR = "tests/api/test_resume_integrator.py"
 KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
@@ -366,6 +367,14 @@ MUTANTS = [
     Mutant("sghmc-splitting-asymmetric", "dscir/samplers/sghmc.py",
            "lead = 0.5 * eps  #", "lead = eps  #",
            (INTEGRATORS + "::test_sghmc_joint_law_where_euler_diverges",)),
+    Mutant("integrator-not-recorded", "dscir/api/lda.py",
+           'if k in options or k == "integrator"}', "if k in options}",
+           (RESUME_INTEGRATOR + "::test_a_resume_keeps_the_default_it_ran_when_the_default_"
+            "changes",)),
+    Mutant("resume-ignores-the-recorded-integrator", "dscir/api/lda.py",
+           "options = resumed_options(self.sampler, self.sampler_options, resume)",
+           "options = self.sampler_options",
+           (RESUME_INTEGRATOR + "::test_a_resume_continues_with_the_recorded_integrator",)),
     # -- gSGRHMC piece by piece (issue 20) --
     Mutant("gsgrhmc-naive-drift", "dscir/samplers/sgrhmc.py",
            "drift = (a - 0.5) / st", "drift = (a - 1.0) / st", (GSGRHMC_DRIFT,)),
