@@ -37,23 +37,30 @@ GILES_FROM = -16.0
 
 
 @nb.njit(cache=True)
-def log_flow(s, r, c, t):
+def log_flow(s, r, c, t, rate=math.nan):
     """(s, r) after time t of ds = r dt, dr = -c/s dt, reflected at 0 (s > 0, c >= 0,
-    t >= 0)."""
+    t >= 0); ``rate``: ``log_rate(c, t)`` if the caller has it (NaN: computed)."""
     if c < C_FREE:
         v = s + t * r
         return (-v, -r) if v < 0.0 else (v, r)
-    return _attractive(s, r, c, t)
+    return _attractive(s, r, c, t, log_rate(c, t) if math.isnan(rate) else rate)
 
 
 @nb.njit(cache=True)
-def _attractive(s, r, c, t):
+def log_rate(c, t):
+    """log(sqrt(2c/pi) t): the erfc phase grows by e^this / M over t (a step's entries
+    of one c share it)."""
+    return math.log(math.sqrt(2.0 * c / math.pi) * t)
+
+
+@nb.njit(cache=True)
+def _attractive(s, r, c, t, rate):
     """The erfc phase x = erfc(q) grows by sqrt(2c/pi) t / M. Falling (q < 0) it is
     kept as y = 2 - x = erfc(-q), so the approach to 0 keeps its digits."""
     k = math.sqrt(2.0 * c)
     q0 = r / k
     log_m = math.log(s) + q0 * q0
-    ld = math.log(math.sqrt(2.0 * c / math.pi) * t) - log_m
+    ld = rate - log_m
     mid = s + 0.5 * t * r  # the leapfrog's q: Newton's first guess
     guess = (r - t * c / mid) / k if mid > 0.0 else math.nan
     if q0 < 0.0:
