@@ -17,8 +17,9 @@ default is the splitting integrator, docs/integrators.md); the labels
 "sghmc splitting" and "gsgrhmc splitting" run them at the same settings with it.
 
 ``--gsgrhmc-steps 0.005,0.05,...`` adds gSGRHMC chains (first seed only) at
-other constant step sizes, run in the same lockstep (a step-size sweep, drawn in
-the figure's second panel). The JSON is rewritten after every scoring round.
+other constant step sizes (``--sweep-integrator``: the paper's Euler step or the
+splitting), run in the same lockstep (a step-size sweep, drawn in the figure's
+second panel). The JSON is rewritten after every scoring round.
 
     python benchmarks/ma_fig3.py [--iterations 200] [--seeds 3]
 """
@@ -51,7 +52,9 @@ def make_specs(args) -> list[dict]:
     common = {"n_topics": args.topics, "sweeps": args.sweeps, "eval_sweeps": args.eval_sweeps}
     named = {**{s: (s, PAPER[s]) for s in PAPER}, **VARIANTS}
     runs = [(s, *named[s], range(args.seeds)) for s in args.samplers.split(",")]
-    runs += [(f"gsgrhmc eps={e:g}", "gsgrhmc", {**PAPER["gsgrhmc"], "step_size": e}, [0])
+    sweep = {**PAPER["gsgrhmc"], "sampler_options": {"integrator": args.sweep_integrator}}
+    tag = "" if args.sweep_integrator == "euler" else f" {args.sweep_integrator}"
+    runs += [(f"gsgrhmc{tag} eps={e:g}", "gsgrhmc", {**sweep, "step_size": e}, [0])
              for e in map(float, filter(None, args.gsgrhmc_steps.split(",")))]
     return [{"label": label, "seed": seed, "params": {**common, "sampler": s, **params}}
             for label, s, params, seeds in runs for seed in seeds]
@@ -102,6 +105,8 @@ def main() -> None:
                    help="labels of PAPER, or 'sghmc splitting', 'gsgrhmc splitting'")
     p.add_argument("--gsgrhmc-steps", default="",
                    help="comma-separated extra constant step sizes for gSGRHMC (seed 0)")
+    p.add_argument("--sweep-integrator", choices=("euler", "splitting"), default="euler",
+                   help="the integrator of the --gsgrhmc-steps chains")
     p.add_argument("--out", default="ma_fig3")
     args = p.parse_args()
 

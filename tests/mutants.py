@@ -62,6 +62,7 @@ INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diver
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
 LOG_FLOW = "tests/samplers/test_log_flow.py"
+RESUME_INTEGRATOR = "tests/api/test_resume_integrator.py"
 KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_loop"
 KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
@@ -357,6 +358,13 @@ MUTANTS = [
            "return _on_orbit(log_m, -inv_log_erfc(math.log(2.0 - x), math.nan), k)",
            "return _on_orbit(log_m, inv_log_erfc(math.log(2.0 - x), math.nan), k)",
            (LOG_FLOW + "::test_reflected_flow_keeps_the_energy_and_is_reversible",)),
+    Mutant("log-flow-newton-instead-of-halley", "dscir/samplers/_log_flow.py",
+           "return max(p + step / (1.0 + 0.5 * step * (1.0 / inv_g - 2.0 * p)), 0.0)",
+           "return max(p + step, 0.0)",
+           (LOG_FLOW + "::test_the_inverse_is_the_root_to_rounding",)),
+    Mutant("log-flow-halley-sign", "dscir/samplers/_log_flow.py",
+           "(1.0 + 0.5 * step * (1.0 / inv_g", "(1.0 - 0.5 * step * (1.0 / inv_g",
+           (LOG_FLOW + "::test_the_inverse_is_the_root_to_rounding",)),
     Mutant("gsgrhmc-splitting-flow-above-one-half", "dscir/samplers/sgrhmc.py",
            "if half < 0.0:  # singular", "if half < 1e9:  # singular",
            (INTEGRATORS_DIRICHLET,)),
@@ -368,6 +376,14 @@ MUTANTS = [
     Mutant("sghmc-splitting-asymmetric", "dscir/samplers/sghmc.py",
            "lead = 0.5 * eps  #", "lead = eps  #",
            (INTEGRATORS + "::test_sghmc_joint_law_where_euler_diverges",)),
+    Mutant("integrator-not-recorded", "dscir/api/lda.py",
+           'if k in options or k == "integrator"}', "if k in options}",
+           (RESUME_INTEGRATOR + "::test_a_resume_keeps_the_default_it_ran_when_the_default_"
+            "changes",)),
+    Mutant("resume-ignores-the-recorded-integrator", "dscir/api/lda.py",
+           "options = resumed_options(self.sampler, self.sampler_options, resume)",
+           "options = self.sampler_options",
+           (RESUME_INTEGRATOR + "::test_a_resume_continues_with_the_recorded_integrator",)),
     # -- gSGRHMC piece by piece (issue 20) --
     Mutant("gsgrhmc-naive-drift", "dscir/samplers/sgrhmc.py",
            "drift = (a - 0.5) / st", "drift = (a - 1.0) / st", (GSGRHMC_DRIFT,)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import html
 
@@ -13,7 +14,7 @@ from dscir.api.memory import check_driver_memory
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_corpus import corpus_size, on_corpus
-from dscir.api.lda_params import PARAMS, POLICY_CHOSEN
+from dscir.api.lda_params import PARAMS, POLICY_CHOSEN, resumed_options
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
@@ -71,11 +72,22 @@ class LDA(LDAScikitLearn, Estimator):
         declared = self._parameter_constraints
         values.update({k: declared[k].coerce(chosen[k]) for k in POLICY_CHOSEN
                        if values[k] == AUTO})
-        values.update(
-            burn_in=self._burn_in(), stopping=self._stopping_rule(), sampler_options={k: v if isinstance(v, str) else float(v)
-                             for k, v in options.items()})
+        # The integrator is recorded even when unset, so a resume keeps it (resumed_options).
+        ran = {k: v for k, v in sampler.hyperparameters.items() if k in options or k == "integrator"}
+        values.update(burn_in=self._burn_in(), stopping=self._stopping_rule(),
+                      sampler_options={k: v if isinstance(v, str) else float(v)
+                                       for k, v in ran.items()})
         config = LDAConfig(**values)
         return config if store is None else on_corpus(config, store, size)
+
+    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
+                 named: bool = True):
+        """Resuming, the sampler options are completed by the run's (``resumed_options``)."""
+        options = resumed_options(self.sampler, self.sampler_options, resume)
+        est = self if options is self.sampler_options else copy.copy(self)
+        est.sampler_options = options
+        return super(LDA, est)._prepare(corpus, out, checkpoint_every, resume, overwrite,
+                                        named=named)
 
     def _stopping_rule(self) -> dict | None:
         """The ``config="stopping"`` parameters and the scoring cadence with

@@ -14,6 +14,7 @@ import numbers
 
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
 from dscir.engine.stopping import EVAL_EVERY, Plateau
+from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
@@ -121,3 +122,26 @@ SAMPLER_OPTIONS: tuple[Param, ...] = (
           "gSGRHMC's and SGHMC's integrator: 'splitting' (default, exact friction) or "
           "'euler' (the papers' step; docs/integrators.md).", config="sampler_options"),
 )
+
+
+def resumed_options(sampler: str, options, run) -> dict | None:
+    """``options`` (``sampler_options``) for a fit resuming ``run``: the integrator the
+    run recorded where none is given, so a resumed chain keeps its integrator whatever
+    dscir's default; one clear error for a different explicit one, or for a run
+    checkpointed before the integrator was recorded (which one ran is unknown)."""
+    from dscir.runs.checkpoint import started_with
+    from dscir.samplers.base import SAMPLERS
+
+    chosen = SAMPLERS.get(sampler)
+    if run is None or chosen is None or "integrator" not in chosen.hyperparameters or \
+            not isinstance(options, (dict, type(None))) or started_with(run, "sampler") != sampler:
+        return options  # nothing to continue, or one the configuration's check refuses
+    ran = (started_with(run, "sampler_options") or {}).get("integrator")
+    given = (options or {}).get("integrator")
+    if ran is None:
+        raise DscirError(f"{run} was checkpointed before dscir recorded {sampler}'s "
+                         f"integrator, so which one ran is unknown; fit it again")
+    if given is not None and given != ran:
+        raise DscirError(f"{run} ran {sampler} with integrator={ran!r}, this fit asks for "
+                         f"integrator={given!r}; resume with integrator={ran!r} or unset")
+    return {**(options or {}), "integrator": ran}

@@ -32,26 +32,35 @@ S_MIN = 1e-150
 LOG_S_MIN = math.log(S_MIN)
 C_FREE = 1e-8
 PHASE_LOST = 2.0**40
+HALLEY_FROM = 2e-6
+GILES_FROM = -16.0
 
 
 @nb.njit(cache=True)
-def log_flow(s, r, c, t):
+def log_flow(s, r, c, t, rate=math.nan):
     """(s, r) after time t of ds = r dt, dr = -c/s dt, reflected at 0 (s > 0, c >= 0,
-    t >= 0)."""
+    t >= 0); ``rate``: ``log_rate(c, t)`` if the caller has it (NaN: computed)."""
     if c < C_FREE:
         v = s + t * r
         return (-v, -r) if v < 0.0 else (v, r)
-    return _attractive(s, r, c, t)
+    return _attractive(s, r, c, t, log_rate(c, t) if math.isnan(rate) else rate)
 
 
 @nb.njit(cache=True)
-def _attractive(s, r, c, t):
+def log_rate(c, t):
+    """log(sqrt(2c/pi) t): the erfc phase grows by e^this / M over t (a step's entries
+    of one c share it)."""
+    return math.log(math.sqrt(2.0 * c / math.pi) * t)
+
+
+@nb.njit(cache=True)
+def _attractive(s, r, c, t, rate):
     """The erfc phase x = erfc(q) grows by sqrt(2c/pi) t / M. Falling (q < 0) it is
     kept as y = 2 - x = erfc(-q), so the approach to 0 keeps its digits."""
     k = math.sqrt(2.0 * c)
     q0 = r / k
     log_m = math.log(s) + q0 * q0
-    ld = math.log(math.sqrt(2.0 * c / math.pi) * t) - log_m
+    ld = rate - log_m
     mid = s + 0.5 * t * r  # the leapfrog's q: Newton's first guess
     guess = (r - t * c / mid) / k if mid > 0.0 else math.nan
     if q0 < 0.0:
@@ -102,18 +111,49 @@ def log_erfc(q):
 
 @nb.njit(cache=True)
 def inv_log_erfc(ell, guess):
-    """p >= 0 with log erfc(p) = ell (ell <= 0), by Newton from ``guess`` (NaN or
-    negative: sqrt(-ell), right of the root as erfc(p) <= e^{-p^2}). log erfc is
-    concave and decreasing, so after the first step the iterates decrease to the
-    root; a step below 1e-8 leaves an error of order its square."""
+    """p >= 0 with log erfc(p) = ell (ell <= 0), by Newton from Giles' approximation
+    (``_giles_erfcinv``) or, for ell below ``GILES_FROM``, from ``guess`` (NaN or
+    negative: the asymptotic root), finished by one Halley step; the start decides
+    only how many steps are taken. With g = -d log erfc/dp = 2 e^{-p^2}/(sqrt(pi) erfc(p)),
+    g' = g (g - 2p), and 0 < g - 2p <= 2 / sqrt(pi): log erfc is concave and
+    decreasing, so after the first Newton step the iterates decrease to the root;
+    once the Newton step d is below ``HALLEY_FROM`` the Halley step
+    d / (1 + d (g - 2p) / 2) (cubic: its error is of order d^3, below 1e-17) ends
+    it, one evaluation of erfc sooner than a Newton step below 1e-8 would."""
     if ell == -math.inf:
         return math.inf
-    p = guess if guess >= 0.0 else math.sqrt(-ell)
+    if ell >= GILES_FROM:
+        p = _giles_erfcinv(ell)
+    else:
+        # erfc(p) ~ e^{-p^2} / (sqrt(pi) p): p^2 ~ -ell - log(pi (-ell)) / 2
+        p = guess if guess >= 0.0 else math.sqrt(-ell - 0.5 * math.log(-math.pi * ell))
     for _ in range(100):
         le = log_erfc(p)
-        # -f / f', f' = -2 / (sqrt(pi) erfcx(p)) = -2 e^{-p^2} / (sqrt(pi) erfc(p))
-        step = (le - ell) * SQRT_PI * 0.5 * math.exp(p * p + le)
+        inv_g = SQRT_PI * 0.5 * math.exp(p * p + le)
+        step = (le - ell) * inv_g
+        if abs(step) <= HALLEY_FROM:
+            return max(p + step / (1.0 + 0.5 * step * (1.0 / inv_g - 2.0 * p)), 0.0)
         p = max(p + step, 0.0)
-        if abs(step) <= 1e-8 * (1.0 + p):
-            break
     return p
+
+
+@nb.njit(cache=True)
+def _giles_erfcinv(ell):
+    """erfc^-1(e^ell) within 3.2e-7 for ell >= ``GILES_FROM`` (Giles 2012's
+    single-precision erfinv of y = 1 - e^ell, w = -log(1 - y^2) taken from ell
+    without cancellation): a start from which the Halley step ends the inversion."""
+    y = -math.expm1(ell)  # valid while w = -log(1 - y^2) stays in float32's range
+    w = -ell - math.log1p(y)
+    if w < 5.0:
+        w -= 2.5
+        p = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+            p = c + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+            p = c + p * w
+    return p * y

@@ -44,7 +44,7 @@ import numpy as np
 from dscir.rng import ziggurat_normal
 from dscir.samplers._expanded import (MomentumState, init_momentum, momentum_step, positive,
                                       reflect, row_start)
-from dscir.samplers._log_flow import log_flow
+from dscir.samplers._log_flow import log_flow, log_rate
 
 
 State = MomentumState
@@ -87,12 +87,17 @@ def _splitting(theta, r, prior, counts, eps, key, totals):
     for i in nb.prange(theta.shape[0]):
         s, total_c, total_t = row_start(key, totals, i)
         ratio = total_c / total_t
+        c_last = rate_lead = rate_rest = np.nan  # the flows' log rates at c_last
         for w in range(theta.shape[1]):
             half = prior[i, w] + counts[i, w] - 0.5  # a - 1/2: the Gamma term's share
             st = np.sqrt(theta[i, w])
             u = 2.0 * st
+            if half < 0.0 and -2.0 * half != c_last:
+                c_last = -2.0 * half
+                rate_lead, rate_rest = log_rate(c_last, lead), log_rate(c_last, eps - lead)
             if half < 0.0:  # singular force: in the exact flow in u = 2 sqrt(theta)
-                u, m = log_flow(u, r[i, w] - eps * st * (1.0 + ratio), -2.0 * half, lead)
+                u, m = log_flow(u, r[i, w] - eps * st * (1.0 + ratio), -2.0 * half, lead,
+                                rate_lead)
                 v = positive(0.25 * u * u)
             else:
                 m = r[i, w] + eps * (half / st - st * (1.0 + ratio))
@@ -100,7 +105,7 @@ def _splitting(theta, r, prior, counts, eps, key, totals):
                 v = positive(v)
             m = np.exp(-eps * v) * m + np.sqrt(-np.expm1(-2.0 * eps * v)) * ziggurat_normal(s)
             if half < 0.0:
-                u, r_out[i, w] = log_flow(u, m, -2.0 * half, eps - lead)
+                u, r_out[i, w] = log_flow(u, m, -2.0 * half, eps - lead, rate_rest)
                 t_out[i, w] = positive(0.25 * u * u)
             else:
                 v, r_out[i, w] = reflect(v + (eps - lead) * np.sqrt(v) * m, m)

@@ -76,7 +76,7 @@ def test_concat_and_head_keep_every_field():
 def test_lda_sampler_options_reach_the_model(tmp_path):
     cfg = dscir.LDA(sampler="sghmc", sampler_options={"friction": 3.0},
                     policy="reference").chain_config()
-    assert cfg.sampler_options == {"friction": 3.0}
+    assert cfg.sampler_options == {"friction": 3.0, "integrator": "splitting"}  # default recorded
     with pytest.raises(DscirError, match="has no option"):
         dscir.LDA(sampler="scir", sampler_options={"friction": 3.0},
                   policy="reference").chain_config()

@@ -9,7 +9,8 @@ Guarantees, each with the bug it guards against (tests/mutants.py, killed):
 - through reflections (attractive, where the path hits 0) it keeps H exactly
   and is reversible: flow, flip r, flow again returns to the start; a
   reflection that kept falling, or a phase wrapped at the wrong end, fails it;
-- log erfc (beyond erfc's underflow too) and its inverse match scipy.
+- log erfc (beyond erfc's underflow too) and its inverse match scipy, the inverse
+  to rounding (a closing Newton step in place of the Halley step fails it).
 """
 
 from __future__ import annotations
@@ -74,3 +75,15 @@ def test_log_erfc_and_its_inverse_match_scipy():
     np.testing.assert_allclose([log_erfc(q) for q in qs], ref, rtol=1e-13)
     for p in np.linspace(0.0, 40.0, 81):
         assert inv_log_erfc(log_erfc(p), math.nan) == pytest.approx(p, abs=1e-12)
+
+
+def test_the_inverse_is_the_root_to_rounding():
+    """From Giles' start (ell >= -16), the asymptotic one or a given guess, the
+    inversion ends at erfc's root to rounding (scipy's erfcinv): guards against a
+    Newton step in place of the closing Halley step, or a Halley step of the wrong
+    sign (errors near 1e-13 there)."""
+    ells = -(10.0 ** np.linspace(-10.0, math.log10(700.0), 3000))
+    ref = special.erfcinv(np.exp(ells))
+    for guess in (math.nan, 1.001):
+        got = np.array([inv_log_erfc(e, r * guess) for e, r in zip(ells, ref)])
+        assert np.max(np.abs(got - ref) / (1.0 + ref)) < 4e-15
