@@ -663,8 +663,8 @@ MUTANTS = [
            (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
     # -- fitted topics that stay where the workers wrote them (issue 36) --
     Mutant("fitted-topics-gathered", "dscir/api/fitted.py",
-           'if model.placement != "workers" or k * w <= DENSE_MAX_ENTRIES:',
-           'if True:',
+           "    if write is None or n_entries <= DENSE_MAX_ENTRIES:\n",
+           "    if True:\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("fitted-topics-read-whole", "dscir/api/fitted.py",
            "    if not is_lazy(topics):\n        return np.asarray(topics)[:, words]\n",

@@ -1,12 +1,20 @@
-"""What the mixture estimators share: kept samples, the held-out score and its report."""
+"""What the mixture estimators share: kept samples, the fitted components where
+they are stored (``dscir.api.fitted``), the held-out score and its report."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+
+from dscir.api import fitted
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import store_path
 from dscir.errors import DscirError, spell
+
+
+#: The run's array of the final sample's components (phi, K x W).
+COMPONENTS = "components"
 
 
 class HeldoutPredictive:
@@ -16,11 +24,66 @@ class HeldoutPredictive:
     _unit: ClassVar[str] = "documents"
 
     def _collect_samples(self, model) -> None:
-        self._final = model.sample()
+        """The kept samples, the final one and ``components_``: NumPy, or with the
+        components on the workers above ``fitted.DENSE_MAX_ENTRIES`` entries a dask
+        array over what the blocks wrote (the final sample then without its phi)."""
         self._samples = list(model.kept.samples)
         self._average = model.kept.average
+        self._final = model.weights_sample()
 
-    def _predictive(self, executor, docs, samples) -> float:
+        def dense() -> np.ndarray:
+            self._final = model.sample()
+            return np.exp(self._final.log_phi)
+
+        write, n_entries = None, 0
+        if model.workers_hold_components:
+            write, n_entries = model.write_components, model.held.n_rows * model.data.n_words
+        self.components_ = fitted.collect_stored(dense, write, n_entries,
+                                                 getattr(self, "_fit_run", None), COMPONENTS)
+
+    def _load_components(self, run, final_sample) -> None:
+        """``components_`` and the final sample of a run: lazy as ``fitted.read_topics``."""
+        self.components_ = fitted.read_topics(f"{run.path}/{COMPONENTS}")
+        self._final = final_sample(not fitted.is_lazy(self.components_))
+
+    def materialize_components(self) -> np.ndarray:
+        """``components_`` as a NumPy array, K x W float64 on the driver (large
+        fitted components are a dask array over the run store)."""
+        self._fitted("components_")
+        return fitted.materialize(self.components_)
+
+    def _columns(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(column of each entry, log phi columns) of documents' word ids
+        ``indices``: the final sample's log phi, or for lazy components the log of
+        the columns of the words used, read a stored chunk at a time."""
+        if self._final.log_phi is not None:
+            return indices, self._final.log_phi
+        words = np.unique(indices)
+        return np.searchsorted(words, indices), fitted.log_columns(self.components_, words)
+
+    def _score_columns(self, executor):
+        """Where the final sample's log phi columns come from for scoring: None (from
+        it), or for lazy components tasks reading them on the workers (Dask) or
+        reads of the stored chunks here."""
+        if self._final.log_phi is not None:
+            return None
+        return fitted.worker_log_columns(self.components_, executor) if hasattr(
+            executor, "blocked") else (lambda words: [fitted.log_columns(self.components_, w)
+                                                      for w in words])
+
+    def _top_words_table(self, n: int, vocabulary, sizes: np.ndarray):
+        """The ``n`` most probable words of each occupied cluster, largest first
+        (``fitted.top_entries``: lazy components a stored chunk at a time)."""
+        from dscir.corpus import Corpus
+        from dscir.display import TopicTable
+
+        if vocabulary is None:
+            vocabulary = Corpus.open(self._own_store()).vocabulary
+        order = [int(k) for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0]
+        return TopicTable.from_top(*fitted.top_entries(self.components_, n), vocabulary,
+                                   order=order, label="cluster")
+
+    def _predictive(self, executor, docs, samples, columns) -> float:
         raise NotImplementedError
 
     def _score(self, X, client, cluster) -> float:
@@ -41,7 +104,10 @@ class HeldoutPredictive:
             local = local or (client is None and not cluster)
             with executor_for(self._model_name, store, client, local=local,
                               **cluster) as executor:
-                return self._predictive(executor, docs, self._samples or [self._final])
+                if self._samples:
+                    return self._predictive(executor, docs, self._samples, None)
+                return self._predictive(executor, docs, [self._final],
+                                        self._score_columns(executor))
 
     def heldout_report(self, corpus=None, client=None, *, sweeps: int | None = None,
                        **cluster) -> str:
