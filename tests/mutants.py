@@ -66,6 +66,7 @@ KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_lo
 KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
 FITTED = "tests/api/test_fitted_topics.py"
+FITTED_MIX = "tests/api/test_fitted_components.py"
 PYLDAVIS = "tests/api/test_pyldavis.py"
 STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
@@ -666,6 +667,29 @@ MUTANTS = [
            "    if write is None or n_entries <= DENSE_MAX_ENTRIES:\n",
            "    if True:\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
+    Mutant("mixture-components-gathered", "dscir/api/heldout.py",
+           "            write, n_entries = model.write_components, model.held.n_rows * "
+           "model.data.n_words\n",
+           "            write, n_entries = None, 0\n",
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[mixture]",
+            FITTED_MIX + "::test_the_driver_keeps_no_k_by_w")),
+    Mutant("mixture-columns-read-whole", "dscir/api/heldout.py",
+           "        words = np.unique(indices)\n        return np.searchsorted(words, indices), "
+           "fitted.log_columns(self.components_, words)\n",
+           "        return indices, np.log(fitted.materialize(self.components_))\n",
+           (FITTED_MIX + "::test_the_driver_keeps_no_k_by_w",)),
+    Mutant("mixture-top-words-gathered", "dscir/api/heldout.py",
+           "TopicTable.from_top(*fitted.top_entries(self.components_, n),",
+           "TopicTable.from_top(*fitted.top_entries(fitted.materialize(self.components_), n),",
+           (FITTED_MIX + "::test_the_driver_keeps_no_k_by_w",)),
+    Mutant("mixture-final-sample-gathered", "dscir/api/heldout.py",
+           "self._final = final_sample(not fitted.is_lazy(self.components_))",
+           "self._final = final_sample(True)",
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[dpmm]",)),
+    Mutant("mixture-block-components-unnormalised", "dscir/models/mixture_blocks.py",
+           'out["components"] = np.exp(block_log_phi(block, norm))',
+           'out["components"] = np.exp(np.asarray(block.state.log_theta))',
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[dpmm]",)),
     Mutant("fitted-topics-read-whole", "dscir/api/fitted.py",
            "    if not is_lazy(topics):\n        return np.asarray(topics)[:, words]\n",
            "    if True:\n        return np.asarray(topics)[:, words]\n",
