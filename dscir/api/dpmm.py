@@ -34,6 +34,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
 
     _model_name = "dpmm"
     _unit = "users"
+    _state_group = "theta"
     _diagnosable = True
     _score_note = "mean log predictive"
     _ksd_count, _ksd_unit = "n_sticks", "users"

@@ -14,7 +14,7 @@ documents whose columns fit in ``COLUMN_ENTRIES``), ``worker_log_columns``
 (held-out scoring and the store transform: the columns read on the workers).
 ``materialize`` is the call that builds the K x W array on the driver. The DP
 and finite mixtures' ``components_`` go the same way (``collect_stored``, their
-blocks writing ``components``), read by ``log_columns``.
+blocks writing ``components`` and their state), read by ``topic_columns``.
 """
 
 from __future__ import annotations
@@ -161,13 +161,6 @@ def topic_columns(topics, words: np.ndarray) -> np.ndarray:
         if b > a:
             out[:, a:b] = stored[:, lo:hi][:, words[a:b] - lo]
     return out
-
-
-def log_columns(array, words: np.ndarray) -> np.ndarray:
-    """float64 [K, len(words)]: log of the columns of ``words`` (sorted, distinct)
-    of a fitted array, NumPy or lazy (``topic_columns``)."""
-    with np.errstate(divide="ignore"):
-        return np.log(topic_columns(array, words))
 
 
 def document_groups(indptr: np.ndarray, indices: np.ndarray, n_words: int,

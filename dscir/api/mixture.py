@@ -31,7 +31,8 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final
     state (NumPy, or with the components on the workers above
     ``dscir.api.fitted.DENSE_MAX_ENTRIES`` entries a dask array over the run
-    store; ``materialize_components()``), ``labels_`` (every document's last cluster, -1 if held out),
+    store; ``materialize_components()``),
+    ``labels_`` (every document's last cluster, -1 if held out),
     ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``,
     ``vocabulary_``, ``n_documents_seen_``. ``partial_fit(X_new)`` learns from new
     documents (``dscir.api.streaming``).

@@ -114,10 +114,6 @@ class MixtureBase(ModelDefaults):
     def workers_hold_components(self) -> bool:
         return getattr(self.held, "placement", None) == "workers"
 
-    def write_components(self, root: str) -> None:
-        """Have the workers' blocks write phi as ``components`` into the group ``root``."""
-        self.held.write_components(root)
-
     @staticmethod
     def sample_arrays(iteration: int, sample) -> dict[str, np.ndarray]:
         raise NotImplementedError

@@ -19,7 +19,7 @@ allocations, step the components, return the occupancy), ``extend`` and
 ``head`` (the DP's new and dropped components), ``log_phi`` and ``fields``
 (dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
 The workers' blocks also write the run's components and state themselves
-(``write_run_arrays``, ``write_components``: never gathered to the driver).
+(``write_run_arrays``: never gathered to the driver).
 """
 
 from __future__ import annotations
@@ -197,10 +197,6 @@ class WorkerComponents:
         """The state's fields as dense K x W arrays on the driver."""
         parts = self.blocks.gather("block-fields", block_fields)
         return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
-
-    def write_components(self, root: str) -> None:
-        """Write phi as ``components`` into the Zarr group ``root`` from the workers."""
-        self.write_run_arrays(root, None)
 
     def write_run_arrays(self, root: str, state_group: str | None) -> None:
         """Write phi (``components``) and, given ``state_group``, the state's fields
