@@ -1,8 +1,11 @@
-"""Driver memory of a finite mixture fitted through the public API with its
-components on the workers: ``Mixture.fit`` then predict, predict_proba, score
-and top words, the fitted components stored (a dask array over what the blocks
-wrote, the default above ``dscir.api.fitted.DENSE_MAX_ENTRIES``) against
-gathered onto the driver (that limit raised past K x W: what a fit did before).
+"""Driver memory of a finite mixture fitted through the public API, its fitted
+components stored by the workers against gathered onto the driver (issue 36).
+
+``Mixture.fit`` with the components on the workers, then predict,
+predict_proba, score and top words: the fitted components stored (a dask array
+over what the blocks wrote, the default above
+``dscir.api.fitted.DENSE_MAX_ENTRIES``) against gathered onto the driver (that
+limit raised past K x W: what a fit did before).
 
 Each case runs in its own process (``est.fit(store, n_workers=2)``: the
 estimator's own 2-worker LocalCluster, whose scheduler lives in the driver's
@@ -29,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import cpu_model  # noqa: E402
 from scale import make_corpus, peak_rss_mb, reset_peak_rss, rss_mb  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "mixture_memory.json"
@@ -89,7 +93,8 @@ def main() -> None:
                                                ("docs", args.docs)])]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
             cases.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    result = {"clusters": args.clusters, "words": args.words,
+    result = {"command": " ".join(["python", "benchmarks/mixture_memory.py", *sys.argv[1:]]),
+              "cpu": cpu_model(), "n_cpus": os.cpu_count(), "clusters": args.clusters, "words": args.words,
               "components_mb": args.clusters * args.words * 8 / 2**20,
               "n_docs": args.n_docs, "iterations": args.iterations,
               "load_average": [load_before, os.getloadavg()[0]],
