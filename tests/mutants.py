@@ -67,6 +67,7 @@ KSD_BRUTE = "tests/diagnostics/test_ksd.py::test_matches_a_brute_force_double_lo
 KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
 FITTED = "tests/api/test_fitted_topics.py"
+FITTED_MIX = "tests/api/test_fitted_components.py"
 PYLDAVIS = "tests/api/test_pyldavis.py"
 STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
@@ -707,9 +708,35 @@ MUTANTS = [
            (BLOCKED + "::test_the_blocks_write_the_runs_arrays",)),
     # -- fitted topics that stay where the workers wrote them (issue 36) --
     Mutant("fitted-topics-gathered", "dscir/api/fitted.py",
-           'if model.placement != "workers" or k * w <= DENSE_MAX_ENTRIES:',
-           'if True:',
+           "    if write is None or n_entries <= DENSE_MAX_ENTRIES:\n",
+           "    if True:\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
+    Mutant("mixture-components-gathered", "dscir/api/heldout.py",
+           "        if model.workers_hold_components:\n",
+           "        if False:\n",
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[mixture]",
+            FITTED_MIX + "::test_the_driver_keeps_no_k_by_w")),
+    Mutant("mixture-columns-read-whole", "dscir/api/heldout.py",
+           "fitted.topic_columns(self._theta, words)) - \\\n",
+           "fitted.materialize(self._theta)[:, words]) - \\\n",
+           (FITTED_MIX + "::test_the_driver_keeps_no_k_by_w",)),
+    Mutant("mixture-columns-from-stored-phi", "dscir/api/heldout.py",
+           "        return log_theta(self._theta, fitted.topic_columns(self._theta, words)) - \\\n"
+           "            self._norm[:, None]\n",
+           "        return np.log(fitted.topic_columns(self.components_, words))\n",
+           (FITTED_MIX + "::test_the_driver_keeps_no_k_by_w",)),
+    Mutant("mixture-top-words-gathered", "dscir/api/heldout.py",
+           "TopicTable.from_top(*fitted.top_entries(self.components_, n),",
+           "TopicTable.from_top(*fitted.top_entries(fitted.materialize(self.components_), n),",
+           (FITTED_MIX + "::test_the_driver_keeps_no_k_by_w",)),
+    Mutant("mixture-final-sample-gathered", "dscir/api/heldout.py",
+           "        self._final = final_sample(not lazy)\n",
+           "        self._final = final_sample(True)\n",
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[dpmm]",)),
+    Mutant("mixture-block-components-unnormalised", "dscir/models/mixture_blocks.py",
+           'out["components"] = np.exp(block_log_phi(block, norm))',
+           'out["components"] = np.exp(np.asarray(block.state.log_theta))',
+           (FITTED_MIX + "::test_lazy_components_are_the_dense_ones[dpmm]",)),
     Mutant("fitted-topics-read-whole", "dscir/api/fitted.py",
            "    if not is_lazy(topics):\n        return np.asarray(topics)[:, words]\n",
            "    if True:\n        return np.asarray(topics)[:, words]\n",

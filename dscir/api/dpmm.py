@@ -34,6 +34,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
 
     _model_name = "dpmm"
     _unit = "users"
+    _state_group = "theta"
     _diagnosable = True
     _score_note = "mean log predictive"
     _ksd_count, _ksd_unit = "n_sticks", "users"
@@ -103,7 +104,6 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         model = chain.model
         self._collect_samples(model)
         self.weights_ = np.exp(self._final.log_w)
-        self.components_ = np.exp(self._final.log_phi)
         self.alpha_ = model.alpha
         self.labels_ = model.labels()
         self.n_documents_seen_ = model.n_documents
@@ -127,10 +127,10 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self.evaluations_ = [self._model_type(self.config_).Evaluation(*row) for row in zip(
             *(ev.get(f, []) for f in ("iteration", "log_predictive", "n_clusters")))]
         alpha = float(run.history["alpha"][-1]) if run.history else cfg["alpha_shape"]
-        self._final = final_sample(self.config_, run.state, alpha)
+        self._load_components(run, lambda phi: final_sample(self.config_, run.state, alpha, phi))
         self._samples = samples_from_arrays(run.samples())
         self._average = None
-        self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.weights_, self.labels_ = run.weights, run.labels
         self.vocabulary_ = run.vocabulary
         self.alpha_ = alpha
         self.n_clusters_ = int(np.count_nonzero(np.bincount(self.labels_[self.labels_ >= 0])))
@@ -144,8 +144,9 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self._fitted("n_clusters_")
         indptr, indices, data = csr_arrays(
             count_matrix(users, "DPMixture", self.n_features_in_), self.n_features_in_)
-        return np.argmax(cluster_log_likelihood(indptr, indices, data, self._final.log_w,
-                                                self._final.log_phi), axis=1)
+        columns, log_phi = self._columns(indices)
+        return np.argmax(cluster_log_likelihood(indptr, columns, data, self._final.log_w,
+                                                log_phi), axis=1)
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Average log predictive probability of held-out users (natural log).
@@ -160,23 +161,17 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         check_y(y)
         return self._score(X, client, cluster)
 
-    def _predictive(self, executor, docs, samples) -> float:
-        return predictive_score(executor, docs, samples, self.config_.a0)
+    def _predictive(self, executor, docs, samples, columns) -> float:
+        return predictive_score(executor, docs, samples, self.config_.a0,
+                                self.components_.shape[1], columns)
 
     def top_words_table(self, n: int = 10, vocabulary=None):
         """The ``n`` most probable areas (words) of each occupied cluster, largest
         cluster first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to
         the corpus store's."""
-        from dscir.corpus import Corpus
-        from dscir.display import TopicTable
-
         self._fitted("n_clusters_")
-        if vocabulary is None:
-            vocabulary = Corpus.open(self._own_store()).vocabulary
         sizes = np.bincount(self.labels_[self.labels_ >= 0], minlength=self.weights_.size)
-        order = [int(j) for j in np.argsort(-sizes, kind="stable") if sizes[j] > 0]
-        return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,
-                                      label="cluster")
+        return self._top_words_table(n, vocabulary, sizes)
 
     def top_words(self, n: int = 10) -> list[list[str]]:
         """The ``n`` most probable areas of each occupied cluster, largest first."""

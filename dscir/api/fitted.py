@@ -1,5 +1,6 @@
-"""LDA's fitted topics where they are stored: NumPy when small, else a dask array
-over the Zarr array the workers wrote.
+"""Fitted K x W parameters where they are stored (LDA's topics, the mixtures'
+components): NumPy when small, else a dask array over the Zarr array the
+workers wrote.
 
 With the topics on the workers (``placement="workers"``) the kept samples' mean
 phi is written by the vocabulary blocks themselves (``WorkerTopics.write_mean``)
@@ -11,7 +12,9 @@ columns at a time, so the driver never holds K x W: ``top_ids`` (top words,
 coherence), ``document_topics`` (the in-process transform, by groups of
 documents whose columns fit in ``COLUMN_ENTRIES``), ``worker_log_columns``
 (held-out scoring and the store transform: the columns read on the workers).
-``materialize`` is the call that builds the K x W array on the driver.
+``materialize`` is the call that builds the K x W array on the driver. The DP
+and finite mixtures' ``components_`` go the same way (``collect_stored``, their
+blocks writing ``components`` and their state), read by ``topic_columns``.
 """
 
 from __future__ import annotations
@@ -80,21 +83,27 @@ def read_topics(path: str):
     return lazy(path)
 
 
-def collect_topics(model, run: str | Path | None):
-    """The fitted topics of an LDA chain's ``model``: its dense mean on the driver
-    when it holds the topics or they are small, else a dask array over
-    ``run``'s ``phi_mean`` (written by its blocks at commit) or over a temporary
-    copy the blocks write now."""
-    k, w = model.config.n_topics, model.data.n_words
-    if model.placement != "workers" or k * w <= DENSE_MAX_ENTRIES:
-        return model.mean_phi()
+def collect_stored(dense, write, n_entries: int, run: str | Path | None, name: str):
+    """A fitted K x W array: ``dense()`` (on the driver) when ``write`` is None (the
+    driver holds it) or it has at most ``DENSE_MAX_ENTRIES`` entries, else a dask
+    array over ``run``'s ``name`` (written by the blocks at commit) or over a
+    temporary copy that ``write(root)`` has the blocks write now."""
+    if write is None or n_entries <= DENSE_MAX_ENTRIES:
+        return dense()
     holder = None
     if run is None:
         holder = TemporaryTopics()
         zarr.open_group(holder.path, mode="w")
-        model.write_mean(holder.path)
+        write(holder.path)
         run = holder.path
-    return lazy(f"{run}/{NAME}", holder)
+    return lazy(f"{run}/{name}", holder)
+
+
+def collect_topics(model, run: str | Path | None):
+    """The fitted topics of an LDA chain's ``model``: its kept mean (``collect_stored``)."""
+    k, w = model.config.n_topics, model.data.n_words
+    write = model.write_mean if model.placement == "workers" else None
+    return collect_stored(model.mean_phi, write, k * w, run, NAME)
 
 
 def is_lazy(topics) -> bool:

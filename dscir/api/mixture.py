@@ -29,7 +29,10 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     Each parameter is declared once in ``dscir.api.mixture_params``.
 
     Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final
-    state, ``labels_`` (every document's last cluster, -1 if held out),
+    state (NumPy, or with the components on the workers above
+    ``dscir.api.fitted.DENSE_MAX_ENTRIES`` entries a dask array over the run
+    store; ``materialize_components()``),
+    ``labels_`` (every document's last cluster, -1 if held out),
     ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``,
     ``vocabulary_``, ``n_documents_seen_``. ``partial_fit(X_new)`` learns from new
     documents (``dscir.api.streaming``).
@@ -61,7 +64,6 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         model = chain.model
         self._collect_samples(model)
         self.weights_ = np.exp(self._final.log_pi)
-        self.components_ = np.exp(self._final.log_phi)
         self.labels_ = model.labels()
         self.n_documents_seen_ = model.n_documents
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
@@ -78,10 +80,10 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         evaluation = model_type(self.config_.sampler).Evaluation
         self.evaluations_ = [evaluation(int(i), float(s), int(n)) for i, s, n in zip(
             *(ev.get(f, []) for f in evaluation._fields))]
-        self._final = final_sample(self.config_, run.state)
+        self._load_components(run, lambda phi: final_sample(self.config_, run.state, phi))
         self._samples = samples_from_arrays(run.samples())
         self._average = None
-        self.weights_, self.components_, self.labels_ = run.weights, run.components, run.labels
+        self.weights_, self.labels_ = run.weights, run.labels
         self.vocabulary_ = run.vocabulary
         self.n_occupied_ = int(np.count_nonzero(np.bincount(
             self.labels_[self.labels_ >= 0], minlength=self.weights_.size)))
@@ -94,8 +96,8 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self._fitted("weights_")
         indptr, indices, data = csr_arrays(
             count_matrix(docs, "Mixture", self.n_features_in_), self.n_features_in_)
-        return allocation_log_weights(indptr, indices, data, self._final.log_pi,
-                                      self._final.log_phi)
+        columns, log_phi = self._columns(indices)
+        return allocation_log_weights(indptr, columns, data, self._final.log_pi, log_phi)
 
     def predict_proba(self, docs) -> np.ndarray:
         """p(z = k | x, pi, phi) of each document under the final sample (n x K)."""
@@ -118,8 +120,8 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         check_y(y)
         return self._score(X, client, cluster)
 
-    def _predictive(self, executor, docs, samples) -> float:
-        return predictive_score(executor, docs, samples)
+    def _predictive(self, executor, docs, samples, columns) -> float:
+        return predictive_score(executor, docs, samples, columns)
 
     def cluster_sizes(self) -> np.ndarray:
         """Training documents in each cluster (by their last allocation)."""
@@ -130,16 +132,8 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         """The ``n`` most probable words of each occupied cluster, largest cluster
         first, as a ``dscir.display.TopicTable``; ``vocabulary`` defaults to the
         corpus store's."""
-        from dscir.corpus import Corpus
-        from dscir.display import TopicTable
-
         self._fitted("weights_")
-        if vocabulary is None:
-            vocabulary = Corpus.open(self._own_store()).vocabulary
-        sizes = self.cluster_sizes()
-        order = [int(k) for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0]
-        return TopicTable.from_matrix(self.components_, vocabulary, n, order=order,
-                                      label="cluster")
+        return self._top_words_table(n, vocabulary, self.cluster_sizes())
 
     def top_words(self, n: int = 10) -> list[list[str]]:
         """The ``n`` most probable words of each occupied cluster, largest first."""

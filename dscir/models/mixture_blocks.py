@@ -26,7 +26,7 @@ from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
 __all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
-           "block_log_phi", "block_lse", "combine", "extend_block", "head_block",
+           "block_log_phi", "block_lse", "block_outputs", "combine", "extend_block", "head_block",
            "row_totals", "sparse_allocation", "step_block"]
 
 
@@ -63,6 +63,14 @@ def block_fields(block: Block) -> dict[str, np.ndarray]:
 def block_log_phi(block: Block, norm: np.ndarray) -> np.ndarray:
     """The block's columns of log phi: log theta less the row normalisers ``norm``."""
     return np.asarray(block.state.log_theta) - norm[:, None]
+
+
+def block_outputs(block: Block, norm: np.ndarray) -> dict[str, np.ndarray]:
+    """The block's columns of the run's arrays: its state fields (``state/<field>``)
+    and the fitted components phi (``components``, exp of ``block_log_phi``)."""
+    out = {f"state/{k}": v for k, v in block_fields(block).items()}
+    out["components"] = np.exp(block_log_phi(block, norm))
+    return out
 
 
 def block_columns(block: Block, words: np.ndarray, norm: np.ndarray) -> np.ndarray:

@@ -57,6 +57,10 @@ class MixtureBase(ModelDefaults):
 
     metric = "log_predictive"
     unit = "documents"  # what the model's rows are, in messages
+    #: The stochastic models' components (``mixture_components``); the Gibbs ones have none.
+    held: Any = None
+    #: The group of the run's ``state/`` arrays that holds the components' fields.
+    state_group: ClassVar[str] = "components"
 
     def __init__(self, config, data: Data, executor, keep_samples: bool = True):
         if data.train.size == 0:
@@ -90,7 +94,25 @@ class MixtureBase(ModelDefaults):
         raise NotImplementedError
 
     def parameters(self) -> dict[str, np.ndarray]:
+        """The state's arrays: ``driver_parameters`` and the components' fields."""
+        out = self.driver_parameters()
+        out.update({f"{self.state_group}/{k}": v for k, v in self.component_fields().items()})
+        return out
+
+    def driver_parameters(self) -> dict[str, np.ndarray]:
+        """The state's arrays other than the K x W components' (weights, labels)."""
         raise NotImplementedError
+
+    def component_fields(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def weights_sample(self):
+        """The current sample without its K x W components (``log_phi`` None)."""
+        raise NotImplementedError
+
+    @property
+    def workers_hold_components(self) -> bool:
+        return getattr(self.held, "placement", None) == "workers"
 
     @staticmethod
     def sample_arrays(iteration: int, sample) -> dict[str, np.ndarray]:
@@ -126,6 +148,18 @@ class MixtureBase(ModelDefaults):
         out = {"weights": np.exp(self.log_weights_of(sample)),
                "components": np.exp(sample.log_phi), "labels": self.labels()}
         out.update({f"state/{k}": v for k, v in self.parameters().items()})
+        return out
+
+    def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
+        """``run_arrays``; with the components on the workers their blocks write
+        ``components`` and the components' state into the run's group ``root``
+        and the driver is left the rest."""
+        if not self.workers_hold_components:
+            return self.run_arrays()
+        self.held.write_run_arrays(root, self.state_group)
+        out = {"weights": np.exp(self.log_weights_of(self.weights_sample())),
+               "labels": self.labels()}
+        out.update({f"state/{k}": v for k, v in self.driver_parameters().items()})
         return out
 
     def report_settings(self) -> dict[str, Any]:

@@ -18,6 +18,8 @@ or futures), ``allocate`` (the parts' tasks), ``advance`` (write the
 allocations, step the components, return the occupancy), ``extend`` and
 ``head`` (the DP's new and dropped components), ``log_phi`` and ``fields``
 (dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
+The workers' blocks also write the run's components and state themselves
+(``write_run_arrays``: never gathered to the driver).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from dscir.errors import DscirError
 from dscir.models.dpmm.sticks import prior_components
 from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
-                                         block_from_arrays, block_log_phi, block_lse, combine,
+                                         block_from_arrays, block_log_phi, block_lse,
+                                         block_outputs, combine,
                                          extend_block, head_block, row_totals,
                                          sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
@@ -194,6 +197,16 @@ class WorkerComponents:
         """The state's fields as dense K x W arrays on the driver."""
         parts = self.blocks.gather("block-fields", block_fields)
         return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+
+    def write_run_arrays(self, root: str, state_group: str | None) -> None:
+        """Write phi (``components``) and, given ``state_group``, the state's fields
+        (``state/<state_group>/<field>``) into the Zarr group ``root`` from the
+        workers: one checksummed chunk per block."""
+        names = {"components": "components"}
+        if state_group is not None:
+            names.update({f"state/{f}": f"state/{state_group}/{f}"
+                          for f in self.sampler.State._fields})
+        self.blocks.write("block-write", root, names, self.n_rows, block_outputs, self.norm)
 
     def load(self, fields: dict[str, Any]) -> None:
         """Blocks from the state's fields: each task carries its columns of dense

@@ -128,6 +128,7 @@ class DPMMModel(_DPMixture):
     workers."""
 
     minibatch = True
+    state_group = "theta"
 
     def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
         super().__init__(config, data, executor, keep_samples)
@@ -158,14 +159,15 @@ class DPMMModel(_DPMixture):
         return int(np.count_nonzero(np.bincount(self.z[self.data.train])))
 
     def sample(self) -> Sample:
+        return self.weights_sample()._replace(log_phi=self.held.log_phi())
+
+    def weights_sample(self) -> Sample:
         log_w, log_rest = log_weights(self.sticks.log_theta)
-        return Sample(log_w, self.held.log_phi(), log_rest, self.alpha)
+        return Sample(log_w, None, log_rest, self.alpha)
 
     def score_current(self) -> np.ndarray:
-        log_w, log_rest = log_weights(self.sticks.log_theta)
-        sample = Sample(log_w, None, log_rest, self.alpha)
-        return user_scores(self.executor, self.data.heldout, sample, self.config.a0,
-                           self.data.n_words, self.held.columns)
+        return user_scores(self.executor, self.data.heldout, self.weights_sample(),
+                           self.config.a0, self.data.n_words, self.held.columns)
 
     def labels(self) -> np.ndarray:
         return self.z
@@ -209,11 +211,13 @@ class DPMMModel(_DPMixture):
         return {"n_clusters": self.n_clusters, "n_components": k, "alpha": self.alpha,
                 "n_docs": int(cfg.batch_size)}
 
-    def parameters(self) -> dict[str, np.ndarray]:
+    def driver_parameters(self) -> dict[str, np.ndarray]:
         state = {f"sticks/{k}": v for k, v in self.sampler.arrays(self.sticks).items()}
-        state.update({f"theta/{k}": v for k, v in self.held.fields().items()})
         state["z"] = self.z
         return state
+
+    def component_fields(self) -> dict[str, np.ndarray]:
+        return self.held.fields()
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays, values = self._bookkeeping()
@@ -247,6 +251,9 @@ class DPGibbsModel(_DPMixture):
 
     def sample(self) -> Sample:
         return self.gibbs.sample()
+
+    def weights_sample(self) -> Sample:
+        return self.sample()._replace(log_phi=None)
 
     def labels(self) -> np.ndarray:
         z = np.full(self.data.n_docs, -1, dtype=np.int32)
@@ -283,12 +290,14 @@ def model_type(sampler: str) -> type[_DPMixture]:
     return DPGibbsModel if sampler == "gibbs" else DPMMModel
 
 
-def predictive_score(executor, users: np.ndarray, samples: list[Sample], a0: float) -> float:
+def predictive_score(executor, users: np.ndarray, samples: list[Sample], a0: float,
+                     n_words: int, columns=None) -> float:
     """Held-out log predictive of ``users`` averaged over ``samples`` (in log space
-    per user, then the mean over users), by ``executor``'s tasks."""
+    per user, then the mean over users), by ``executor``'s tasks (``columns``:
+    where the one sample's log phi columns come from when not from it)."""
     average = PredictiveAverage()
     for sample in samples:
-        average.add(user_scores(executor, users, sample, a0, sample.log_phi.shape[1]))
+        average.add(user_scores(executor, users, sample, a0, n_words, columns))
     return average.mean()
 
 
@@ -305,13 +314,16 @@ def user_scores(executor, users: np.ndarray, sample: Sample, a0: float, n_words:
     return np.concatenate(executor.run("score", user_log_predictive, parts, args))
 
 
-def final_sample(config: DPMMConfig, state: dict[str, np.ndarray], alpha: float) -> Sample:
-    """The sample of a run's final ``state/`` arrays (either sampler's layout)."""
-    if config.sampler == "gibbs":
-        log_sticks, log_theta = state["log_sticks"], state["log_theta"]
-    else:
-        s = get_sampler(config.sampler)
-        log_sticks = s.from_arrays(group(state, "sticks")).log_theta
-        log_theta = s.from_arrays(group(state, "theta")).log_theta
+def final_sample(config: DPMMConfig, state: dict[str, np.ndarray], alpha: float,
+                 with_phi: bool = True) -> Sample:
+    """The sample of a run's final ``state/`` arrays (either sampler's layout);
+    without its K x W log phi (None, not read) unless ``with_phi``."""
+    gibbs = config.sampler == "gibbs"
+    s = None if gibbs else get_sampler(config.sampler)
+    log_sticks = (state["log_sticks"] if gibbs else
+                  s.from_arrays({k: state[f"sticks/{k}"] for k in s.State._fields}).log_theta)
     log_w, log_rest = log_weights(log_sticks)
+    if not with_phi:
+        return Sample(log_w, None, log_rest, alpha)
+    log_theta = state["log_theta"] if gibbs else s.from_arrays(group(state, "theta")).log_theta
     return Sample(log_w, normalize_log(log_theta, axis=1), log_rest, alpha)

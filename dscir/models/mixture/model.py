@@ -72,12 +72,13 @@ def doc_scores(executor, docs: np.ndarray, sample: Sample, columns=None) -> np.n
     return np.concatenate(executor.run("score", doc_log_predictive, parts, args))
 
 
-def predictive_score(executor, docs: np.ndarray, samples: list[Sample]) -> float:
+def predictive_score(executor, docs: np.ndarray, samples: list[Sample], columns=None) -> float:
     """Held-out log predictive of ``docs`` averaged over ``samples`` (in log space
-    per document, then the mean over documents)."""
+    per document, then the mean over documents; ``columns``: where the one
+    sample's log phi columns come from when not from it)."""
     average = PredictiveAverage()
     for sample in samples:
-        average.add(doc_scores(executor, docs, sample))
+        average.add(doc_scores(executor, docs, sample, columns))
     return average.mean()
 
 
@@ -105,7 +106,10 @@ class _FiniteMixture(MixtureBase):
     components: Any
 
     def sample(self) -> Sample:
-        return Sample(normalize_log(self.weights.log_theta), self.log_phi())
+        return self.weights_sample()._replace(log_phi=self.log_phi())
+
+    def weights_sample(self) -> Sample:
+        return Sample(normalize_log(self.weights.log_theta), None)
 
     def log_phi(self) -> np.ndarray:
         return normalize_log(self.components.log_theta, axis=1)
@@ -127,9 +131,8 @@ class _FiniteMixture(MixtureBase):
     def _z(self) -> np.ndarray:
         raise NotImplementedError
 
-    def parameters(self) -> dict[str, np.ndarray]:
+    def driver_parameters(self) -> dict[str, np.ndarray]:
         state = {f"weights/{k}": v for k, v in self.sampler.arrays(self.weights).items()}
-        state.update({f"components/{k}": v for k, v in self.component_fields().items()})
         state["z"] = self._z()
         return state
 
@@ -207,8 +210,8 @@ class MixtureModel(_FiniteMixture):
         self.held.load(self.sampler.arrays(components))
 
     def score_current(self) -> np.ndarray:
-        sample = Sample(normalize_log(self.weights.log_theta), None)
-        return doc_scores(self.executor, self.data.heldout, sample, self.held.columns)
+        return doc_scores(self.executor, self.data.heldout, self.weights_sample(),
+                          self.held.columns)
 
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, docs = self.config, parts.docs
@@ -269,8 +272,14 @@ def model_type(sampler: str) -> type[_FiniteMixture]:
     return MixtureGibbsModel if sampler == "gibbs" else MixtureModel
 
 
-def final_sample(config: MixtureConfig, state: dict[str, np.ndarray]) -> Sample:
-    """The sample of a run's final ``state/`` arrays (either sampler's layout)."""
+def final_sample(config: MixtureConfig, state: dict[str, np.ndarray],
+                 with_phi: bool = True) -> Sample:
+    """The sample of a run's final ``state/`` arrays (either sampler's layout);
+    without its K x W log phi (None, not read) unless ``with_phi``."""
     s = get_sampler("scir" if config.sampler == "gibbs" else config.sampler)
-    return Sample(normalize_log(s.from_arrays(group(state, "weights")).log_theta),
+    weights = {k: state[f"weights/{k}"] for k in s.State._fields}
+    log_pi = normalize_log(s.from_arrays(weights).log_theta)
+    if not with_phi:
+        return Sample(log_pi, None)
+    return Sample(log_pi,
                   normalize_log(s.from_arrays(group(state, "components")).log_theta, axis=1))
