@@ -10,6 +10,7 @@ from dscir.corpus import split_heldout, write_corpus
 from support.daskprocs import DASK, dask_processes
 from support.lda import W as LDA_W, synthetic_lda
 from support.mixtures import W as MIXTURE_W, synthetic_mixture
+from support.zipf import W as ZIPF_W, zipf_counts
 
 
 def _cluster(n_workers: int):
@@ -36,6 +37,16 @@ def synthetic_store(tmp_path_factory):
     write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(LDA_W)], chunk_docs=64)
     split_heldout(path, every=10)
     return str(path), phi
+
+
+@pytest.fixture(scope="session")
+def zipf_store(tmp_path_factory):
+    """200 documents of 100 Zipf-drawn words (support.zipf), every 10th held out."""
+    counts = zipf_counts()
+    path = tmp_path_factory.mktemp("zipf") / "zipf.zarr"
+    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(ZIPF_W)], chunk_docs=64)
+    split_heldout(path, every=10)
+    return str(path), counts
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,11 @@ import tracemalloc
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from dscir import DPMixture, Mixture
 from dscir.api import fitted
 from dscir.models import mixture_components
+from support.zipf import W as ZIPF_W
 
 BLOCK_ENTRIES = 40  # K = 4: blocks of 10 columns
 
@@ -79,26 +79,7 @@ def test_lazy_components_are_the_dense_ones(dpmm_store, two_workers, tmp_path, m
         assert est.score(client=two_workers) == dense.score(client=two_workers)
 
 
-BUDGET_K, BUDGET_W = 100, 200_000  # 2 x 10^7 entries: 160 MB of float64
-
-
-@pytest.fixture(scope="module")
-def zipf_store(tmp_path_factory):
-    """200 documents of 100 Zipf-drawn words over W = 2 x 10^5 (every 10th held out)."""
-    from dscir.corpus import split_heldout, write_corpus
-
-    rng = np.random.default_rng(0)
-    p = (np.arange(BUDGET_W) + 1.0) ** -1.07
-    n_docs, length = 200, 100
-    tokens = rng.choice(BUDGET_W, size=(n_docs, length), p=p / p.sum())
-    rows = np.repeat(np.arange(n_docs), length)
-    counts = sp.csr_matrix((np.ones(rows.size, np.int32), (rows, tokens.ravel())),
-                           shape=(n_docs, BUDGET_W))
-    counts.sum_duplicates()
-    path = tmp_path_factory.mktemp("zipf") / "zipf.zarr"
-    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(BUDGET_W)], chunk_docs=64)
-    split_heldout(path, every=10)
-    return str(path), counts
+BUDGET_K, BUDGET_W = 100, ZIPF_W  # 2 x 10^7 entries: 160 MB of float64
 
 
 def test_the_driver_keeps_no_k_by_w(zipf_store, two_workers, tmp_path):

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from dscir.api import fitted
 from dscir.models.lda.top_words import merge_top, top_entries
 from support.lda import K_TRUE, W
+from support.zipf import W as ZIPF_W
 
 
 @pytest.mark.parametrize("n", [1, 3, 7, 12])
@@ -91,26 +92,7 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
                                       dense.coherence(client=two_workers, top=5).per_topic)
 
 
-BUDGET_K, BUDGET_W = 200, 200_000
-
-
-@pytest.fixture(scope="module")
-def zipf_store(tmp_path_factory):
-    """200 documents of 100 Zipf-drawn words over W = 2 x 10^5 (10 % held out)."""
-    from dscir.corpus import split_heldout, write_corpus
-
-    rng = np.random.default_rng(0)
-    p = (np.arange(BUDGET_W) + 1.0) ** -1.07
-    n_docs, length = 200, 100
-    tokens = rng.choice(BUDGET_W, size=(n_docs, length), p=p / p.sum())
-    rows = np.repeat(np.arange(n_docs), length)
-    counts = sp.csr_matrix((np.ones(rows.size, np.int32), (rows, tokens.ravel())),
-                           shape=(n_docs, BUDGET_W))
-    counts.sum_duplicates()
-    path = tmp_path_factory.mktemp("zipf") / "zipf.zarr"
-    write_corpus(path, counts, vocabulary=[f"w{i}" for i in range(BUDGET_W)], chunk_docs=64)
-    split_heldout(path, every=10)
-    return str(path), counts
+BUDGET_K, BUDGET_W = 200, ZIPF_W
 
 
 def test_the_driver_never_holds_k_by_w(zipf_store, two_workers, tmp_path, monkeypatch):
