@@ -7,6 +7,9 @@ Its seconds are the sum of five terms:
 
 * ``compute``: the busiest part's Gibbs work, tokens per part x sweeps x
   (g0 + g1 K) (the dense kernel is O(K) per token), plus a fixed c0 per round;
+  parts share cores when there are more of them than ``parallel``, the cores
+  the workers really have to themselves (all of them on a dedicated cluster;
+  on a shared machine fewer, fitted);
 * ``update``: the driver's work, u_kw per entry of K x W (the dense SCIR
   step), u_col per column entry cut and added (K x distinct words of every
   part), plus a fixed u0;
@@ -71,6 +74,7 @@ class Constants:
     o_hosts: float = 0.0  # per round, when the processes are on separate hosts
     trips: float = 0.0  # one-way delays per round that nothing overlaps
     bandwidth: float = math.inf  # bytes per second through the driver's link
+    parallel: float = math.inf  # cores the parts run on at once
 
 
 def parts(c: Config) -> int:
@@ -95,20 +99,20 @@ def counts(c: Config) -> dict:
             "bytes": columns * COLUMN_BYTES + nonzero * COUNT_BYTES}
 
 
-def features(c: Config) -> dict:
+def features(c: Config, parallel: float = math.inf) -> dict:
     """Each term's regressors (the constants multiply them)."""
     n = counts(c)
-    sweeps = n["tokens_per_part"] * c.sweeps
+    sweeps = n["tokens_per_part"] * c.sweeps * max(1.0, n["parts"] / parallel)
     return {"compute": {"g0": sweeps, "g1": sweeps * c.K, "c0": 1.0},
             "update": {"u_kw": c.K * c.W / c.scir_parallel, "u_col": n["column_entries"],
                        "u0": 1.0},
             "rest": {"o0": 1.0, "o_task": n["parts"], "o_hosts": float(c.hosts),
-                     "trips": c.delay_ms / 1000.0}}
+                     "trips": c.delay_ms / 1000.0, "inverse_bandwidth": n["bytes"]}}
 
 
 def predict(c: Config, k: Constants) -> dict:
     """Seconds per iteration of ``c`` with constants ``k``: each term and their total."""
-    f, n = features(c), counts(c)
+    f, n = features(c, k.parallel), counts(c)
     terms = {
         "compute": k.g0 * f["compute"]["g0"] + k.g1 * f["compute"]["g1"] + k.c0,
         "update": sum(getattr(k, name) * x for name, x in f["update"].items()),
@@ -119,25 +123,37 @@ def predict(c: Config, k: Constants) -> dict:
     return {**terms, "total": sum(terms.values())}
 
 
-def fit(rows: list[tuple[Config, dict]], bandwidth: float = math.inf) -> Constants:
-    """Constants from measured iterations: ``rows`` of (config, {"compute", "update",
-    "wall"} seconds). The rest (wall less compute and update, less the bytes over
-    ``bandwidth``) is fitted by o0, o_task and trips."""
+def _nnls(rows: list[tuple[Config, dict]], term: str, parallel: float,
+          drop: tuple[str, ...] = ()) -> tuple[dict, float]:
+    """One term's constants by non-negative least squares, and the residual norm."""
     from scipy.optimize import nnls
 
-    values = {}
-    for term, target in (("compute", "compute"), ("update", "update"), ("rest", None)):
-        names = list(features(rows[0][0])[term])
-        a = np.array([[features(c)[term][n] for n in names] for c, _ in rows])
-        if target is None:
-            y = np.array([m["wall"] - m["compute"] - m["update"]
-                          - counts(c)["bytes"] / bandwidth for c, m in rows])
-        else:
-            y = np.array([m[target] for _, m in rows])
-        scale = np.maximum(np.abs(a).max(axis=0), 1e-300)  # columns of one size
-        x, _ = nnls(a / scale, y)
-        values.update(zip(names, (x / scale).tolist()))
-    return Constants(**values, bandwidth=bandwidth)
+    names = [n for n in features(rows[0][0])[term] if n not in drop]
+    a = np.array([[features(c, parallel)[term][n] for n in names] for c, _ in rows])
+    y = np.array([m[term] for _, m in rows])
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-300)  # columns of one size
+    x, residual = nnls(a / scale, y)
+    return dict(zip(names, (x / scale).tolist())), residual
+
+
+def fit(rows: list[tuple[Config, dict]], bandwidth: float | None = None) -> Constants:
+    """Constants from measured iterations: ``rows`` of (config, {"compute", "update",
+    "wall"} seconds). The rest (wall less compute and update) is fitted by o0,
+    o_task, o_hosts, trips and the bytes over the bandwidth (given, or fitted);
+    ``parallel`` is the number of cores (on a grid up to the most parts measured,
+    or unlimited) that fits the compute best."""
+    known = math.inf if bandwidth is None else bandwidth
+    rows = [(c, {**m, "rest": m["wall"] - m["compute"] - m["update"]
+                 - counts(c)["bytes"] / known}) for c, m in rows]
+    most = max(parts(c) for c, _ in rows)
+    grid = [*np.linspace(1.0, most, 10 * (most - 1) + 1).tolist(), math.inf]
+    fits = [(_nnls(rows, "compute", p), p) for p in grid]
+    (compute, _), parallel = min(fits, key=lambda f: f[0][1])
+    rest = _nnls(rows, "rest", math.inf, () if bandwidth is None else ("inverse_bandwidth",))[0]
+    inverse = rest.pop("inverse_bandwidth", 0.0)
+    return Constants(**compute, **_nnls(rows, "update", math.inf)[0], **rest,
+                     bandwidth=bandwidth if bandwidth is not None
+                     else (1.0 / inverse if inverse > 0 else math.inf), parallel=parallel)
 
 
 def as_dict(k: Constants) -> dict:

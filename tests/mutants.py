@@ -1144,6 +1144,9 @@ MUTANTS = [
     Mutant("iteration-model-rest-keeps-the-update", "benchmarks/_iteration_model.py",
            'm["wall"] - m["compute"] - m["update"]', 'm["wall"] - m["compute"]',
            (ITERATION_MODEL + "::test_fit_recovers_the_constants_of_noiseless_measurements",)),
+    Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
+           'max(1.0, n["parts"] / parallel)', "1.0",
+           (ITERATION_MODEL + "::test_fit_finds_the_cores_the_parts_really_ran_on",)),
 ]
 
 

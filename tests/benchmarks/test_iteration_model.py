@@ -69,8 +69,9 @@ def test_fit_recovers_the_constants_of_noiseless_measurements():
     for c in grid:
         p = im.predict(c, TRUE)
         rows.append((c, {"compute": p["compute"], "update": p["update"], "wall": p["total"]}))
-    fitted = im.fit(rows, bandwidth=TRUE.bandwidth)
-    for name in ("g0", "g1", "c0", "u_kw", "u_col", "u0", "o0", "o_task", "o_hosts", "trips"):
+    fitted = im.fit(rows)
+    for name in ("g0", "g1", "c0", "u_kw", "u_col", "u0", "o0", "o_task", "o_hosts", "trips",
+                 "bandwidth"):
         assert getattr(fitted, name) == pytest.approx(getattr(TRUE, name), rel=1e-6), name
     assert all(np.isclose(im.predict(c, fitted)["total"], m["wall"]) for c, m in rows)
 
@@ -86,3 +87,17 @@ def test_constants_survive_their_json_form_with_an_infinite_bandwidth():
 def test_a_bad_configuration_is_one_error_naming_it(field, value):
     with pytest.raises(ValueError, match=field):
         replace(BASE, **{field: value})
+
+
+def test_fit_finds_the_cores_the_parts_really_ran_on():
+    """Two parts on one core take as long as one part of twice the tokens: the fit
+    must say one core, not charge the second worker to a larger cost per token."""
+    shared = replace(TRUE, parallel=1.0)
+    rows = []
+    for k, b, n in [(20, 200, 1), (20, 200, 2), (100, 1000, 1), (100, 1000, 2), (50, 400, 2)]:
+        c = im.Config(K=k, W=2000, batch=b, doc_length=100.0, workers=n)
+        p = im.predict(c, shared)
+        rows.append((c, {"compute": p["compute"], "update": p["update"], "wall": p["total"]}))
+    fitted = im.fit(rows, bandwidth=TRUE.bandwidth)
+    assert fitted.parallel == pytest.approx(1.0)
+    assert (fitted.g0, fitted.g1) == pytest.approx((TRUE.g0, TRUE.g1), rel=1e-6)
