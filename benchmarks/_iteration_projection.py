@@ -3,7 +3,8 @@
 Pure code over ``_iteration_model``: the fitted constants, a 10 Gb/s link,
 8 cores per worker, the Gibbs kernel's measured rate at K = 1,000 (the sparse
 kernel ``kernel="auto"`` takes from K = 400, ``lda_kernel_large_k.json``) and
-the Dask scheduler's cost per task from its documentation. Two placements:
+the Dask scheduler's cost per task from its documentation; the workers' cores
+are their own (``parallel`` unlimited). Two placements:
 ``driver`` (the validated form: SCIR on the driver's one core, every column
 through the driver's link) and ``workers`` (an extrapolation, not validated
 here: SCIR on the column blocks of all cores, columns cut where the blocks
@@ -73,14 +74,17 @@ def tasks(c: im.Config, placement: str) -> int:
 
 
 def project_one(c: im.Config, k: im.Constants, placement: str) -> dict:
-    """Seconds per iteration of ``c`` and its terms, in ``placement``."""
+    """Seconds per iteration of ``c`` and its terms, in ``placement``: the driver
+    placement as validated; the workers placement with the SCIR step over the blocks
+    (at most one core each), the columns cut and serialised on each worker."""
     n = im.counts(c)
     spread = 1 if placement == "driver" else c.workers
+    blocks = math.ceil(c.K * c.W / BLOCK_ENTRIES)
     t = im.predict(replace(c, scir_parallel=1 if placement == "driver"
-                           else c.workers * c.threads), k)
+                           else min(c.workers * c.threads, blocks)), k)
     terms = {"compute": t["compute"],
              "update": t["update"] - k.u_col * n["column_entries"] * (1 - 1 / spread),
-             "bytes": n["bytes"] / spread / LINK,
+             "bytes": n["bytes"] / spread * (1 / LINK + 1 / k.bandwidth),
              "latency": t["latency"],
              "scheduler": k.o0 + tasks(c, placement) * max(SCHEDULER_S_PER_TASK, k.o_task)}
     return {**terms, "total": sum(terms.values()), "tasks": tasks(c, placement),
@@ -90,7 +94,7 @@ def project_one(c: im.Config, k: im.Constants, placement: str) -> dict:
 def projection(k: im.Constants) -> dict:
     """The projection table: each corpus x workers x placement."""
     g = sparse_kernel_seconds()
-    k = replace(k, g0=g, g1=0.0, bandwidth=LINK)
+    k = replace(k, g0=g, g1=0.0, parallel=math.inf)  # dedicated cores
     rows = []
     for name, s in CORPORA.items():
         for workers in (16, 64, 256):
@@ -108,6 +112,7 @@ def projection(k: im.Constants) -> dict:
                     "s_per_iteration": p["total"], "hours_per_pass": per_pass / 3600,
                     "token_sweeps_per_s_per_core":
                         s["tokens"] * c.sweeps / per_pass / (workers * CORES),
+                    "token_sweeps_per_s": s["tokens"] * c.sweeps / per_pass,
                     "wall": p["wall"]})
     return {"projection": rows, "published": PUBLISHED,
             "projection_assumptions": {
@@ -117,6 +122,9 @@ def projection(k: im.Constants) -> dict:
                 "scheduler_s_per_task": SCHEDULER_S_PER_TASK,
                 "scheduler_source": "https://distributed.dask.org/en/latest/ (Motivation: "
                                     "'Each task suffers about 1ms of overhead')",
+                "serialisation_bytes_per_s": k.bandwidth,
+                "bytes": "over the link and serialised at the rate fitted here (the local "
+                         "bandwidth constant, measured under contention)",
                 "distinct_words": "uniform draws: an upper bound for Zipfian text, so bytes "
                                   "and column work are upper bounds",
                 "sweeps": 10}}
