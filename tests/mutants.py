@@ -1146,7 +1146,7 @@ MUTANTS = [
            (ITERATION_MODEL + "::test_fit_recovers_the_constants_of_noiseless_measurements",)),
     Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
            'max(1.0, n["parts"] / parallel)', "1.0",
-           (ITERATION_MODEL + "::test_fit_finds_the_cores_the_parts_really_ran_on",)),
+           (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
 ]
 
 

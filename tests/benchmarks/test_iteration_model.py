@@ -49,10 +49,12 @@ def test_seconds_grow_with_topics_words_minibatch_sweeps_and_delay(field, larger
             > im.predict(BASE, TRUE)["total"])
 
 
-def test_a_second_worker_halves_the_compute_on_the_critical_path():
-    one = im.predict(replace(BASE, workers=1), TRUE)["compute"] - TRUE.c0
-    two = im.predict(BASE, TRUE)["compute"] - TRUE.c0
-    assert two == pytest.approx(one / 2)
+@pytest.mark.parametrize("parallel, ratio", [(math.inf, 0.5), (2.0, 0.5), (1.0, 1.0)])
+def test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own(parallel, ratio):
+    k = replace(TRUE, parallel=parallel)
+    one = im.predict(replace(BASE, workers=1), k)["compute"] - TRUE.c0
+    two = im.predict(BASE, k)["compute"] - TRUE.c0
+    assert two == pytest.approx(one * ratio)
 
 
 def test_distinct_words_saturate_at_the_vocabulary():
