@@ -2,32 +2,72 @@
 
 The model is ``benchmarks/_iteration_model.py`` (pure code): seconds per
 iteration = compute on the busiest Gibbs part (tokens per part x sweeps x
-(g0 + g1 K)) + the driver's update (K x W entries of the dense SCIR step,
-column entries cut and added) + bytes over the bandwidth + one-way delays x
-trips + scheduler overhead (per task and per round). Each term's constants
-are fitted on its own measured part of the iteration (``engine.parts.Timing``:
+(g0 + g1 K), parts sharing cores past ``parallel``) + the driver's update
+(K x W entries of the dense SCIR step, column entries cut and added) + bytes
+over the bandwidth + one-way delays x trips + overhead (per task, per round,
+per separate host). Each term's constants are fitted by non-negative least
+squares on its own measured part of the iteration (``engine.parts.Timing``:
 compute on the critical path, update; the rest of the wall time for the
-overhead and the delay).
+others).
 
 How it was measured: every run is ``dscir.LDA(...).fit`` on a generated
 corpus (``dscir.corpus.synthetic``, 10,000 documents of mean length 100, W
 words), topics on the driver, dense SCIR step and dense Gibbs kernel, 10
 sweeps, on a fresh LocalCluster of 1 or 2 single-threaded workers, or (rows
-with a delay) through ``dscir fit lda`` on the netns cluster
-(``clusters/netns``: scheduler, 2 worker hosts and the driver as separate
-network namespaces, every link between hosts delayed). A run's seconds per
-iteration is the median over its iterations after the first ``SKIP``
-(``history_``). Order: the calibration configurations run once, the
-constants are fitted and the validation configurations are predicted and
-written to ``iteration_model_predictions.json`` before any of them runs;
-then ``--repeats`` rounds run calibration and validation configurations
-interleaved (same load), each run recording ``os.getloadavg()``. The
-predictions are never refitted; the calibration rows of the later rounds
-show how much the load moved the constants. The machine has 2 cores shared
-with other developers' jobs (a niced benchmark ran throughout): every second
-here is contended.
+with a delay) ``dscir fit lda`` on the netns cluster (``clusters/netns``:
+scheduler, 2 worker hosts and the driver in separate network namespaces,
+every link between hosts delayed). A run's seconds per iteration is the
+median over its iterations after the first ``SKIP`` (``history_``). Order:
+the 8 calibration configurations run once, the constants are fitted and the
+validation configurations predicted and written to
+``iteration_model_predictions.json`` (committed before they ran); then
+``--repeats`` rounds run calibration and validation configurations
+interleaved, in alternating order, each run recording ``os.getloadavg()``.
+Predictions are never refitted. The machine has 2 cores shared with other
+developers' jobs and a niced benchmark: every second here is contended.
+
+Validation. Model v1 (``iteration_model_first.json``: parts always on cores
+of their own) had 2 of 8 within 25 %: on this machine a second worker gave
+no speedup. Model v2 adds ``parallel`` (fitted on calibration runs only: 1.6
+cores) and was checked on 8 new configurations: 4 of 8 within 25 %
+(-11 %, -5 %, -4 %, -1 %), 4 under-predicted by 37-59 %, all while the load
+average rose from 13 to 23; re-measured calibration configurations moved by
+-30 % to +210 % over the same run (the JSON's note). The delay term held:
+both netns validation rows within 4 %.
+
+Projection (``_iteration_projection.py``): PubMed (8.2 M documents, 730 M
+tokens, W = 141,043, K = 1,000) and a Wikipedia-size corpus (assumed 4.5 M
+articles, 2.0 B tokens, W = 100k, K = 1,000) on 16, 64 and 256 workers of 8
+cores over 10 Gb/s, 64 documents per core per minibatch, the sparse kernel's
+measured 2.2 M token-sweeps/s/core at K = 1,000, and Dask's documented "about
+1ms of overhead" per task. With the topics on the workers (the placement
+``auto`` takes at K x W >= 1e7; extrapolated, not validated here) a PubMed
+pass takes 0.70 h on 16 workers, 0.23 h on 64 and 0.11 h on 256 (2.5, 3.3 and
+6.6 s per iteration); with the topics on the driver (the validated form) 11.5,
+8.3 and 7.5 h (41 to 432 s per iteration, the driver's column work growing
+with the parts). Throughput is 0.9-3.5e4 token-sweeps/s per core, against
+2.2e6 for the kernel alone: the Gibbs compute is 0.05 s of PubMed's 2.5-6.6 s. Published figures found
+here: WarpLDA (Chen et al., PVLDB 2016, abstract) learns 1 M topics on
+ClueWeb12 at 11 billion tokens/s, about 600 times the 1.8e7 token-sweeps/s
+projected for PubMed on 256 workers (its cores per machine: not found here);
+for LightLDA (Yuan et al., WWW 2015), Spark MLlib's online LDA and BigARTM no
+tokens/s or time figure was found here (the ``published`` table says so).
+
+The next wall. On the driver: its O(K x distinct words) column work per part
+and O(K x W) SCIR step (hours per pass); moved by placement="workers". With
+the topics on the workers, up to 64 workers: the column entries, K x the
+part's distinct words cut and serialised per part per iteration (the update
+term, 1.9 s for PubMed, 7.0 s for Wikipedia's longer documents), about 100
+column entries per token-sweep; moved by one set of columns per worker shared
+by its parts, sparse columns (only a word's topics with counts) and more
+tokens per part (bigger minibatches per core, more sweeps per visit). At 256
+workers for PubMed: the scheduler, 4,420 tasks per iteration x 1 ms = 4.5 of
+6.6 s; moved by one Gibbs task per worker running its cores in numba threads
+(8 times fewer tasks) and merging each block's step and lse tasks. The
+network is not the wall: 0.14 s of bytes per iteration over 10 Gb/s.
 
     python benchmarks/iteration_model.py [--repeats 2] [--iterations 12]
+    python benchmarks/iteration_model.py --analyse-only   # tables, projection
 """
 
 from __future__ import annotations
@@ -74,6 +114,20 @@ VALIDATION = (
     _C(K=30, W=10000, batch=500, doc_length=DOC_LENGTH, workers=2, hosts=True, delay_ms=2),
     _C(K=60, W=5000, batch=1000, doc_length=DOC_LENGTH, workers=2, hosts=True, delay_ms=15),
 )
+
+
+NOTE = (
+    "Noise floor: the 1-minute load average was {lo:.0f}-{hi:.0f} on 2 cores, and the "
+    "calibration configurations re-measured in the interleaved rounds moved by {dlo:+.0%} to "
+    "{dhi:+.0%} from their own round-0 seconds, so a 25 % goal is finer than this machine "
+    "resolved during the run. Every miss is an under-prediction of a configuration measured "
+    "while the load was above round 0's: the three local 2-worker configurations (the fitted "
+    "parallel = 1.6 cores credits the second worker with more than it got later in the run) "
+    "and K=15 W=10000 batch=1500 on 1 worker. same_rounds_s refits the constants on the "
+    "calibration runs of the same interleaved rounds (no validation run used): 4 of 8 within "
+    "25 % again, but not the same 4, which points at load rather than a missing term (this "
+    "run cannot prove it). The two netns rows (2 and 15 ms one-way delay) are within 4 %: "
+    "the delay term, trips one-way delays per iteration, held.")
 
 
 def label(c: im.Config) -> str:
@@ -246,7 +300,12 @@ def analyse(result: dict) -> dict:
     errors = [abs(p["total"] / np.median([r["median"]["wall"] for r in runs
                                           if r["config"] == name]) - 1)
               for name, p in result["predictions"].items()]
-    return {"validation": validation_table(result["predictions"], same,
+    first = {r["config"]: r["median"]["wall"] for r in runs if r["phase"] == "calibration"}
+    drift = [r["median"]["wall"] / first[r["config"]] - 1 for r in runs
+             if r["phase"] == "interleaved"]
+    loads = [r["load_before"][0] for r in runs]
+    return {"note": NOTE.format(lo=min(loads), hi=max(loads), dlo=min(drift), dhi=max(drift)),
+            "validation": validation_table(result["predictions"], same,
                                            [r for r in runs if r["phase"] == "validation"]),
             "calibration_fit": calibration_drift(constants, runs),
             "constants_same_rounds": im.as_dict(same),
