@@ -1,14 +1,15 @@
 """The iteration model projected to PubMed- and Wikipedia-size corpora on 16-256 workers.
 
-Pure code over ``_iteration_model``: the fitted constants, a 10 Gb/s link,
+Arithmetic over ``_iteration_model`` (its one read: the kernel's rate from
+``results/lda_kernel_large_k.json``): the fitted constants, a 10 Gb/s link,
 8 cores per worker, the Gibbs kernel's measured rate at K = 1,000 (the sparse
 kernel ``kernel="auto"`` takes from K = 400, ``lda_kernel_large_k.json``) and
 the Dask scheduler's cost per task from its documentation; the workers' cores
 are their own (``parallel`` unlimited). Two placements:
 ``driver`` (the validated form: SCIR on the driver's one core, every column
 through the driver's link) and ``workers`` (an extrapolation, not validated
-here: SCIR on the column blocks of all cores, columns cut where the blocks
-live, so bytes spread over the workers' links, and the blocks' tasks added).
+here: SCIR over the vocabulary blocks, one core each, columns cut where the
+blocks live, so bytes spread over the workers' links, and the blocks' tasks added).
 """
 
 from __future__ import annotations
