@@ -14,12 +14,13 @@ fit, polled every 0.2 s, the largest number of bytes Dask holds on a worker
 functions (``block_accounting``: tracemalloc of one K x width block's start,
 step, keep and outputs, in words of 8 bytes per entry of the block).
 
-The projection: a least-squares line of the largest per-worker peak over all
-phases against the entries each worker holds (K x W / workers), evaluated at
-K x W = 10^9 over 2 workers; its slope in bytes per entry / 8 is the words
-each entry costs a worker, its intercept the fixed overhead. ``--label``
-names the code measured (e.g. "before", "after"); the results of other labels
-already in the output file are kept.
+The projection (``projections``) of the largest per-worker peak over all
+phases to K x W = 10^9 over 2 workers: a least-squares line against the
+entries each worker holds (K x W / workers; slope / 8 = words per entry,
+intercept = fixed overhead), and a two-term model that separates the blocks'
+2 words per entry from a Gibbs task's K x U columns. ``--label`` names the
+code measured (e.g. "before", "after"); a run adds its sizes to that label's
+cells (replacing a size measured again), other labels are kept.
 
     nice -n 10 python benchmarks/worker_memory.py --label after [--words 20000 50000]
 """
@@ -41,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, cpu_model  # noqa: E402
-from scale import make_corpus  # noqa: E402
+from scale import DOC_TOKENS, ZIPF, make_corpus  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "worker_memory.json"
 TARGET_ENTRIES = 1000 * 10**6  # K = 1,000 x W = 10^6
@@ -179,16 +180,71 @@ def block_accounting(k: int, width: int, seed: int = 0) -> dict:
     return out
 
 
-def fit_line(cells: list[dict], workers: int) -> dict:
-    """Per-worker peak = intercept + slope x entries per worker, least squares;
-    evaluated at the target size."""
-    x = np.array([c["topics"] * c["words"] / workers for c in cells], float)
-    y = np.array([c["worker_peak_rss_mb"] for c in cells], float) * 2**20
-    slope, intercept = np.polyfit(x, y, 1)
-    target = TARGET_ENTRIES / TARGET_WORKERS
-    return {"bytes_per_entry": slope, "words_per_entry": slope / 8,
-            "fixed_mb": intercept / 2**20,
-            "projected_worker_peak_gb_at_1e9_over_2": (intercept + slope * target) / 1e9}
+def gibbs_accounting(store: str, k: int, n_docs: int, sweeps: int) -> dict:
+    """Peak new memory of one worker's Gibbs task (``gibbs_from_columns``, sparse
+    kernel, float32 columns as cut) on the store's first ``n_docs`` documents,
+    beside its columns, in words of 8 bytes per K x U entry."""
+    from dscir.corpus import Corpus
+    from dscir.models.lda.vocabulary_blocks import gibbs_from_columns
+
+    batch = Corpus.open(store).read(np.arange(n_docs))
+    words = np.unique(batch.indices).astype(np.int64)
+    cols = np.random.default_rng(0).random((k, words.size)).astype(np.float32)
+    args = (batch, words, words, cols, 0.1, sweeps, 1, 0, "sparse")
+    gibbs_from_columns(*args)  # compiled
+    peak, _ = traced_words(gibbs_from_columns, *args, entries=k * words.size)
+    return {"part_docs": n_docs, "part_words": int(words.size), "words_per_k_u_entry": peak}
+
+
+def account(args) -> None:
+    """``--account``: only the in-process accounting (blocks and a Gibbs task) of
+    the code on PYTHONPATH, stored as ``accounting`` of ``--label``."""
+    out = {"block_words_per_entry": block_accounting(args.topics, args.block_width),
+           "gibbs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in args.words:
+            store = Path(tmp) / f"zipf-{w}.zarr"
+            make_corpus(store, args.docs, w)
+            out["gibbs"][str(w)] = gibbs_accounting(str(store), args.topics,
+                                                    args.batch // args.workers, args.sweeps)
+    path = Path(args.out)
+    result = json.loads(path.read_text()) if path.exists() else {}
+    result.setdefault("runs", {}).setdefault(args.label, {})["accounting"] = out
+    path.write_text(json.dumps(result, indent=1))
+
+
+def part_words(n_words: int, n_docs: int, seed: int = 0) -> int:
+    """Distinct words U of ``n_docs`` documents of the benchmark's Zipf law: the
+    columns of one worker's Gibbs task (a minibatch / workers documents)."""
+    rng = np.random.default_rng(seed)
+    p = (np.arange(n_words) + 1.0) ** -ZIPF
+    return int(np.unique(rng.choice(n_words, size=(n_docs, DOC_TOKENS), p=p / p.sum())).size)
+
+
+def projections(cells: list[dict], workers: int, batch: int) -> dict:
+    """The largest per-worker peak at K x W = 10^9 over 2 workers, two ways.
+
+    ``linear``: peak = fixed + slope x entries per worker (least squares), as if
+    every byte grew with W: an upper bound, since a Gibbs task's K x U columns
+    grow with the part's distinct words U, which grow slower than W.
+    ``two_terms``: peak = fixed + 16 bytes x entries per worker (the blocks' log
+    theta and kept phi sum, what Dask holds) + g x K x U (a Gibbs task's
+    columns, U of ``part_words``), fixed and g by least squares."""
+    target, n_docs = TARGET_ENTRIES / TARGET_WORKERS, batch // workers
+    entries = np.array([c["topics"] * c["words"] / workers for c in cells], float)
+    ku = np.array([c["topics"] * part_words(c["words"], n_docs) for c in cells], float)
+    peak = np.array([c["worker_peak_rss_mb"] for c in cells], float) * 2**20
+    slope, fixed = np.polyfit(entries, peak, 1)
+    g, fixed2 = np.polyfit(ku, peak - 16.0 * entries, 1)
+    ku_target = cells[0]["topics"] * part_words(TARGET_ENTRIES // cells[0]["topics"], n_docs)
+    return {"linear": {"bytes_per_entry": slope, "words_per_entry": slope / 8,
+                       "fixed_mb": fixed / 2**20,
+                       "worker_peak_gb": (fixed + slope * target) / 1e9},
+            "two_terms": {"part_words": [int(x) for x in ku / cells[0]["topics"]],
+                          "part_words_at_target": int(ku_target / cells[0]["topics"]),
+                          "bytes_per_k_u_entry": g, "fixed_mb": fixed2 / 2**20,
+                          "worker_peak_gb": (fixed2 + 16.0 * target + g * ku_target) / 1e9},
+            "target": "K = 1,000 x W = 10^6 over 2 workers: 5 x 10^8 entries a worker"}
 
 
 def cell_main(argv: list[str]) -> None:
@@ -233,7 +289,11 @@ def main() -> None:
     p.add_argument("--block-width", type=int, default=4194, help="of block_accounting")
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--commit", default="", help="the code measured, when ROOT is a copy")
+    p.add_argument("--account", action="store_true", help="only the in-process accounting")
     args = p.parse_args()
+    if args.account:
+        return account(args)
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
         for w in args.words:
@@ -245,12 +305,16 @@ def main() -> None:
                             capture_output=True, text=True).stdout.strip()
     path = Path(args.out)
     result = json.loads(path.read_text()) if path.exists() else {}
-    result.setdefault("runs", {})[args.label] = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]), "commit": commit,
-        "cpu": cpu_model(), "n_cpus": os.cpu_count(),
+    run = result.setdefault("runs", {}).get(args.label, {})
+    cells = sorted([c for c in run.get("cells", []) if c["words"] not in args.words] + cells,
+                   key=lambda c: c["words"])  # a rerun of a size replaces it
+    command = " ".join([Path(sys.executable).name, *sys.argv])
+    result["runs"][args.label] = {
+        **run, "commands": run.get("commands", []) + [command],
+        "commit": args.commit or commit, "cpu": cpu_model(), "n_cpus": os.cpu_count(),
         "note": "shared machine, contended (see each cell's load): seconds are not "
                 "comparable; the memory figures are the workers' own",
-        "cells": cells, "projection": fit_line(cells, args.workers)}
+        "cells": cells, "projection": projections(cells, args.workers, args.batch)}
     path.write_text(json.dumps(result, indent=1))
 
 
