@@ -122,21 +122,21 @@ def run_cell(store: str, k: int, w: int, args) -> dict:
     out: dict = {"phases": {}}
     with dask_client(n_workers=args.workers, dashboard_address=None) as client:
         pids = client.run(os.getpid)
-        out["start_rss_mb"] = {a: worker_hwm_mb(p) for a, p in pids.items()}
+        pids = dict(sorted(pids.items()))  # figures per worker: lists in address order
+        out["start_rss_mb"] = [worker_hwm_mb(p) for p in pids.values()]
         for name, call in calls.items():
             for p in pids.values():
                 reset_hwm(p)
             start = time.time()
             with HeldPoller(client) as poll:
                 call(client)
-            out["phases"][name] = {"s": time.time() - start,
-                                   "worker_peak_rss_mb": {a: worker_hwm_mb(p)
-                                                          for a, p in pids.items()}}
+            out["phases"][name] = {"s": time.time() - start, "worker_peak_rss_mb":
+                                   [worker_hwm_mb(p) for p in pids.values()]}
             if name == "fit":
-                out["phases"][name]["dask_held_peak_mb"] = {
-                    a: v[0] / 2**20 for a, v in poll.peak.items()}
-                out["phases"][name]["blocks_held_peak"] = {a: v[1] for a, v in poll.peak.items()}
-    out["worker_peak_rss_mb"] = max(max(p["worker_peak_rss_mb"].values())
+                peak = [poll.peak.get(a, [0, 0]) for a in pids]
+                out["phases"][name]["dask_held_peak_mb"] = [v[0] / 2**20 for v in peak]
+                out["phases"][name]["blocks_held_peak"] = [v[1] for v in peak]
+    out["worker_peak_rss_mb"] = max(max(p["worker_peak_rss_mb"])
                                     for p in out["phases"].values())
     out["n_blocks"] = int(block_bounds(k, w, BLOCK_ENTRIES).size - 1)
     return out
