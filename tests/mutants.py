@@ -101,6 +101,7 @@ CONVERGENCE = "tests/diagnostics/test_convergence.py"
 REPORT = "tests/report/test_report.py"
 SPARSE = "tests/models/lda/test_lda_sparse_kernel.py"
 BLOCKED = "tests/models/lda/test_blocked.py"
+BLOCK_MEMORY = "tests/models/lda/test_block_memory.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
 LAZY = "tests/samplers/test_lazy_cir.py"
 LAZY_COMPOSE = LAZY + "::test_lazy_gaps_compose_to_the_dense_chain_in_law"
@@ -802,6 +803,30 @@ MUTANTS = [
            "    for r, _ in results:\n        np.add.at(counts, r.topics, r.values)",
            "    for r, _ in results[:1]:\n        np.add.at(counts, r.topics, r.values)",
            (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
+    # -- what a worker allocates per topic-word entry (issue 36, worker memory) --
+    Mutant("block-step-counts-times-factor", "dscir/models/lda/vocabulary_blocks.py",
+           "        state = sampler.step_scaled(block.state, beta, counts, factor, h, key)",
+           "        state = sampler.step(block.state, beta, counts * factor, h, key)",
+           (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
+    Mutant("row-lse-whole-block", "dscir/models/lda/vocabulary_blocks.py",
+           "    for rows in row_chunks(log_theta.shape[0]):\n        part = log_theta[rows]",
+           "    for rows in [slice(None)]:\n        part = log_theta[rows]",
+           (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
+    Mutant("keep-whole-block-phi", "dscir/models/lda/vocabulary_blocks.py",
+           "    for rows in row_chunks(phi_sum.shape[0]):\n        np.add(",
+           "    for rows in [slice(None)]:\n        np.add(",
+           (BLOCK_MEMORY + "::test_a_kept_sample_adds_only_the_new_sum",)),
+    Mutant("row-chunks-skip-a-row", "dscir/models/lda/vocabulary_blocks.py",
+           "return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]",
+           "return [slice(r, r + ROWS - 1) for r in range(0, n_rows, ROWS)]",
+           (BLOCK_MEMORY + "::test_row_chunked_forms_are_the_whole_block_expressions_bit_for_bit",)),
+    Mutant("sparse-gibbs-float64-columns", "dscir/models/lda/kernels.py",
+           'phi_cols = _matrix(phi_cols, "phi_cols", float32=True)',
+           'phi_cols = _matrix(phi_cols, "phi_cols", float32=False)',
+           (BLOCK_MEMORY + "::test_a_sparse_gibbs_task_adds_two_words_per_column_entry",)),
+    Mutant("gibbs-part-columns-copied", "dscir/models/lda/vocabulary_blocks.py",
+           "    same = words.size == cut_words.size", "    same = False",
+           (BLOCK_MEMORY + "::test_a_sparse_gibbs_task_adds_two_words_per_column_entry",)),
     Mutant("held-arrays-written-after-the-rename", "dscir/runs/checkpoint.py",
            "            if ckpt.held is not None:\n                ckpt.held.write(str(tmp))\n"
            "            g.attrs[ATTR] = {\"format_version\": FORMAT_VERSION, **meta}\n"

@@ -91,8 +91,11 @@ def _docs(docs, n_docs: int) -> np.ndarray:
     return docs
 
 
-def _matrix(x, name: str) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
+def _matrix(x, name: str, float32: bool = False) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array (float32 kept as it is with ``float32``)."""
+    a = np.asarray(x)
+    a = np.ascontiguousarray(a, dtype=np.float32 if float32 and a.dtype == np.float32
+                             else np.float64)
     if a.ndim != 2 or a.shape[0] < 1:
         raise DscirError(f"{name} must be a 2-d array [K, U] with K >= 1, got shape {a.shape}")
     return a
@@ -123,7 +126,12 @@ def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha
     invariant (``_sparse``); ``"auto"`` picks by K (``resolve_kernel``).
     """
     indptr, indices, data = _csr(indptr, indices, data)
-    phi_cols = _matrix(phi_cols, "phi_cols")
+    # the sparse kernel copies the columns into float64 word rows itself (the same
+    # values): float32 columns (the wire's) stay float32, no K x U float64 copy
+    phi_cols = _matrix(phi_cols, "phi_cols", float32=True)
+    sparse = resolve_kernel(kernel, phi_cols.shape[0]) == "sparse"
+    if not sparse:
+        phi_cols = np.ascontiguousarray(phi_cols, dtype=np.float64)
     if not np.all(np.isfinite(phi_cols)) or (phi_cols.size and phi_cols.min() < 0.0):
         raise DscirError("phi_cols must be finite and non-negative")
     if phi_cols.shape[1] and not np.all(phi_cols.max(axis=0) > 0.0):
@@ -133,8 +141,7 @@ def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha
     alpha = _check_alpha(alpha)
     sweeps = _check_int(sweeps, "sweeps", 2)
     key = np.uint64(derive(_check_int(seed, "seed", 0), _check_int(iteration, "iteration", 0)))
-    run = (_sparse.sparse_gibbs_expectations
-           if resolve_kernel(kernel, phi_cols.shape[0]) == "sparse" else _k.gibbs_expectations)
+    run = _sparse.sparse_gibbs_expectations if sparse else _k.gibbs_expectations
     topic_word, doc_topic = run(indptr, data, docs, phi_cols, local, alpha, sweeps, key)
     return topic_word, doc_topic, sweeps - sweeps // 2
 

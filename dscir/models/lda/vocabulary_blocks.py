@@ -6,6 +6,14 @@ keeps its columns of the sampler state, its running sum of kept phi and the
 row log-sum-exp of its log theta, its share of the row normalisers that the
 driver combines in block order (O(K) per block). The functions below make,
 step, read and write one block; the driver's handle submits them.
+
+Memory: a worker holds K x width x 2 float64 per block (log theta, the kept
+phi sum), and a block function adds at most the block it returns and the
+integer counts it steps with. Whole-block temporaries (exp of log theta for
+the row sums and for a kept phi, counts x factor) are formed ``ROWS`` rows
+at a time, elementwise or per row as the whole-block expression, so every
+float is the same bit for bit. Functions never change their input block:
+a block held by Dask stays what its key says (a lost one is recomputed).
 """
 
 from __future__ import annotations
@@ -31,10 +39,24 @@ class Block(NamedTuple):
     task: Any = None  # the engine's TaskTime: when and where the step that made it computed
 
 
+#: Rows of a K x width block a block function forms a temporary of at once.
+ROWS = 64
+
+
+def row_chunks(n_rows: int) -> list[slice]:
+    """Slices of ``ROWS`` rows covering ``n_rows``."""
+    return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]
+
+
 def row_lse(log_theta: np.ndarray) -> np.ndarray:
-    """log sum exp along each row (the block's share of the row normaliser)."""
-    top = log_theta.max(axis=1)
-    return top + np.log(np.exp(log_theta - top[:, None]).sum(axis=1))
+    """log sum exp along each row (the block's share of the row normaliser),
+    ``ROWS`` rows at a time (each row's sum is its own: the same bits)."""
+    out = np.empty(log_theta.shape[0])
+    for rows in row_chunks(log_theta.shape[0]):
+        part = log_theta[rows]
+        top = part.max(axis=1)
+        out[rows] = top + np.log(np.exp(part - top[:, None]).sum(axis=1))
+    return out
 
 
 def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
@@ -127,15 +149,22 @@ def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed
     n_kept), stream (seed, SAMPLER, m, index); ``totals``: the whole rows' theta
     and count sums, for the samplers that read them (None for the others)."""
     counts = block_counts(block, [r for r, _ in results])
-    state = sampler.step(block.state, beta, counts * factor, h,
-                         derive(seed, streams.SAMPLER, m, block.index), totals)
+    key = derive(seed, streams.SAMPLER, m, block.index)
+    if totals is None:  # SCIR forms counts x factor entry by entry (the same bits)
+        state = sampler.step_scaled(block.state, beta, counts, factor, h, key)
+    else:
+        state = sampler.step(block.state, beta, counts * factor, h, key, totals)
+    del counts
     return new_block(block.index, block.lo, state, block.phi_sum)
 
 
 def keep_block(block: Block, norm: np.ndarray) -> Block:
     """The block with its current phi (log theta - the row normaliser) added to its sum."""
-    phi = np.exp(np.asarray(block.state.log_theta) - norm[:, None])
-    return block._replace(phi_sum=block.phi_sum + phi, task=None)
+    log_theta, phi_sum = np.asarray(block.state.log_theta), np.empty_like(block.phi_sum)
+    for rows in row_chunks(phi_sum.shape[0]):
+        np.add(block.phi_sum[rows], np.exp(log_theta[rows] - norm[rows, None]),
+               out=phi_sum[rows])
+    return block._replace(phi_sum=phi_sum, task=None)
 
 
 def block_outputs(block: Block, n_samples: int, norm: np.ndarray) -> dict[str, np.ndarray]:
@@ -158,8 +187,10 @@ def gibbs_from_columns(batch, words: np.ndarray, cut_words: np.ndarray, cut_cols
                        *args) -> SparseCounts:
     """``gibbs_counts`` of a part whose ``words`` are among ``cut_words``, the words
     whose columns ``cut_cols`` were cut once for every part on this worker; its
-    nonzero counts only, for the blocks (``gibbs_sparse_counts``)."""
-    cols = cut_cols[:, np.searchsorted(cut_words, words)]
+    nonzero counts only, for the blocks (``gibbs_sparse_counts``). A part with all
+    of them (the one part of its worker) takes ``cut_cols`` as they are, no copy."""
+    same = words.size == cut_words.size  # words are among cut_words: the same words
+    cols = cut_cols if same else cut_cols[:, np.searchsorted(cut_words, words)]
     return gibbs_sparse_counts(batch, words, cols, *args)
 
 
