@@ -17,6 +17,12 @@ With ``ksd``, also each chain's kernel Stein discrepancy (``dscir.api.stein``;
 LDA: over every topic x the most frequent words; DP mixture: over the logits of
 the leading stick breaks): R-hat and ESS assume an exact kernel; the KSD sees
 the bias of a stochastic-gradient chain.
+
+Nothing K x W is held here: LDA's kept samples are read from the run a block
+of columns at a time and each sample's columns for scoring on the workers
+(``dscir.api.kept_samples``), and the KSD reads one sample at a time (its
+score needs that sample's full-data counts, K x W). Only the ArviZ export
+(``inference_data``) holds every sample.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
             values.append(dp_chain_ksd(executor, train, DPMMConfig(**r.config),
                                        samples_from_arrays(r.samples()), int(n_sticks),
                                        batch_size))
-        return KSDResult(values, None, len(runs[0].samples()["alpha"]), batch_size,
+        return KSDResult(values, None, kept(runs[0], "alpha").shape[0], batch_size,
                          batch_size == train.size, int(n_sticks))
 
     def _collect(self, chain) -> None:

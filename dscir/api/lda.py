@@ -167,7 +167,7 @@ class LDA(LDAScikitLearn, Estimator):
             words = frequent_words(executor, runs[0].store, n_words)
         values = [chain_ksd(executor, train, LDAConfig(**r.config), kept(r, "phi"), words,
                             batch_size) for r in runs]
-        return KSDResult(values, words, len(runs[0].samples()["phi"]), batch_size,
+        return KSDResult(values, words, kept(runs[0], "phi").shape[0], batch_size,
                          batch_size == train.size)
 
     def _parameter_rows(self, config) -> int:
