@@ -62,7 +62,8 @@ def mean_topics(run) -> zarr.Array:
 def bands(array: zarr.Array, lo: int, hi: int):
     """``(rows, array[rows, ..., lo:hi])`` by bands of the first axis as stored, so
     that zarr decodes one band's chunks at a time (a run written before samples
-    were chunked by columns decodes a whole sample per band)."""
+    were chunked by columns decodes a whole sample per band: bounded by one
+    sample, and slow, as each block of columns decodes every sample again)."""
     step = array.chunks[0]
     for a in range(0, array.shape[0], step):
         rows = slice(a, min(a + step, array.shape[0]))
