@@ -69,6 +69,9 @@ KSD_NORMAL = "tests/diagnostics/test_ksd.py::test_standard_normal_target"
 STEIN = "tests/diagnostics/test_stein.py"
 FITTED = "tests/api/test_fitted_topics.py"
 FITTED_MIX = "tests/api/test_fitted_components.py"
+DIAG = "tests/api/test_diagnose_stored.py"
+DIAG_DENSE = DIAG + "::test_lda_diagnosis_is_the_dense_one"
+DIAG_BUDGET = DIAG + "::test_diagnose_never_holds_k_by_w"
 PYLDAVIS = "tests/api/test_pyldavis.py"
 STEIN_GRADIENT = STEIN + "::test_score_is_the_gradient_of_the_exact_log_posterior"
 STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a_small_ksd_"
@@ -532,13 +535,13 @@ MUTANTS = [
            (CV + "::test_stored_sum_is_the_counts_of_the_stored_assignments",)),
     # -- several chains (issue 17) --
     Mutant("matching-transposed", "dscir/diagnostics/matching.py",
-           "linear_sum_assignment(hellinger(reference, other))",
-           "linear_sum_assignment(hellinger(other, reference))",
+           "return assignment(hellinger(reference, other))",
+           "return assignment(hellinger(other, reference))",
            (CONVERGENCE + "::test_matching_recovers_a_known_permutation",
             CONVERGENCE + "::test_rhat_of_top_words_large_without_matching_near_one_with")),
     Mutant("matching-greedy", "dscir/diagnostics/matching.py",
-           "rows, cols = linear_sum_assignment(hellinger(reference, other))",
-           "rows, cols = np.arange(len(reference)), hellinger(reference, other).argmin(1)",
+           "rows, cols = linear_sum_assignment(distances)",
+           "rows, cols = np.arange(len(distances)), distances.argmin(1)",
            (CONVERGENCE + "::test_match_topics_is_one_to_one_where_greedy_is_not",)),
     Mutant("chain-seed-additive", "dscir/streams.py",
            "derive(int(seed), CHAINS, int(chain)) >> 1", "int(seed) + int(chain)",
@@ -774,12 +777,44 @@ MUTANTS = [
            "        release_large_buffers()  # its column blocks are freed back to the system\n",
            "",
            ("tests/api/test_heap.py::test_reading_stored_topics_returns_freed_blocks_to_the_system",)),
-    Mutant("diagnose-samples-size-unchecked", "dscir/api/diagnose.py",
-           "    check_samples_size(runs)\n", "",
-           ("tests/api/test_multichain.py::test_diagnose_refuses_kept_samples_over_its_limit",)),
-    Mutant("diagnose-size-without-the-mean-topics", "dscir/api/diagnose.py",
-           '    size += sum(g["phi_mean"].size for g in groups if "phi_mean" in g)', "",
-           ("tests/api/test_multichain.py::test_diagnose_refuses_kept_samples_over_its_limit",)),
+    # -- diagnose from the stored kept samples (issue 36) --
+    Mutant("diagnose-samples-stacked-whole", "dscir/api/diagnose.py",
+           "    draws, ids = kept_samples.topic_draws(runs, perms, top)\n",
+           "    phi = lda_phi(runs)[0]\n    ids = cv.top_word_ids(phi.mean(axis=(0, 1)), top)\n"
+           "    draws = cv.topic_draws(phi, ids)\n",
+           (DIAG_BUDGET,)),
+    Mutant("diagnose-mean-topics-read-whole", "dscir/api/kept_samples.py",
+           "for lo, hi in spans(w, max(1, BLOCK_ENTRIES // (2 * k))):",
+           "for lo, hi in [(0, w)]:",
+           (DIAG_BUDGET,)),
+    Mutant("diagnose-one-block-of-all-columns", "dscir/api/kept_samples.py",
+           "blocks = spans(w, max(1, BLOCK_ENTRIES // (n_chains * n_samples * k)))",
+           "blocks = [(0, w)]",
+           (DIAG_BUDGET,)),
+    Mutant("diagnose-scores-read-every-sample", "dscir/api/lda.py",
+           "for s in range(kept.shape[0])])",
+           "for s in range(len(r.samples()[\"phi\"]))])",
+           (DIAG_BUDGET,)),
+    Mutant("kept-rows-not-chunked-by-columns", "dscir/runs/store.py",
+           "    return (1,) + row[:-1] + (max(1, 2**20 // (row_bytes // row[-1])),)",
+           "    return (1,) + row",
+           (DIAG_BUDGET, DIAG + "::test_long_rows_are_stored_in_column_chunks")),
+    Mutant("diagnose-block-first-column-dropped", "dscir/api/kept_samples.py",
+           "np.nonzero((ids >= lo) & (ids < hi))", "np.nonzero((ids > lo) & (ids < hi))",
+           (DIAG_DENSE,)),
+    Mutant("diagnose-block-not-aligned", "dscir/api/kept_samples.py",
+           "out[c, rows] = band[:, p]", "out[c, rows] = band",
+           (DIAG_DENSE,)),
+    Mutant("diagnose-affinity-of-the-last-block", "dscir/api/kept_samples.py",
+           "            bc += p @ q.T\n", "            bc = p @ q.T\n",
+           (DIAG_DENSE,)),
+    Mutant("diagnose-scores-of-the-first-sample", "dscir/api/lda.py",
+           'column_reader(executor, array_path(r, "phi"), s,',
+           'column_reader(executor, array_path(r, "phi"), 0,',
+           (DIAG_DENSE,)),
+    Mutant("dp-scores-rows-from-zero", "dscir/api/dpmm.py",
+           "slice(int(a), int(b))", "slice(0, int(b - a))",
+           (DIAG + "::test_dp_scores_are_the_dense_ones",)),
     Mutant("fitted-top-merge-ties-to-higher-id", "dscir/models/lda/top_words.py",
            "order = np.lexsort((ids, -values), axis=1)[:, :n]",
            "order = np.lexsort((-ids, -values), axis=1)[:, :n]",

@@ -17,6 +17,12 @@ With ``ksd``, also each chain's kernel Stein discrepancy (``dscir.api.stein``;
 LDA: over every topic x the most frequent words; DP mixture: over the logits of
 the leading stick breaks): R-hat and ESS assume an exact kernel; the KSD sees
 the bias of a stochastic-gradient chain.
+
+Nothing K x W is held here: LDA's kept samples are read from the run a block
+of columns at a time and each sample's columns for scoring on the workers
+(``dscir.api.kept_samples``), and the KSD reads one sample at a time (its
+score needs that sample's full-data counts, K x W). Only the ArviZ export
+(``inference_data``) holds every sample.
 """
 
 from __future__ import annotations
@@ -26,18 +32,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dscir.api import kept_samples
 from dscir.api.registry import estimator_class
 from dscir.api.stein import KSDResult, check_options, run_ksd
 from dscir.diagnostics import convergence as cv
-from dscir.diagnostics.matching import align_chains
 from dscir.errors import DscirError
 from dscir.runs.chains import open_chains
-
-#: The kept samples (and LDA's mean topics) diagnose reads into this process: at
-#: most this many entries (1 GiB of float64) over all chains; R-hat, ESS and the
-#: topic matching use them whole.
-MAX_SAMPLE_ENTRIES = 2**27
-
 
 class Row(NamedTuple):
     quantity: str
@@ -70,37 +70,11 @@ class Diagnosis(NamedTuple):
         return "\n".join(lines)
 
 
-def check_samples_size(runs) -> None:
-    """The error for kept samples larger than ``MAX_SAMPLE_ENTRIES`` (their sizes
-    from the stores' metadata, nothing read)."""
-    from dscir import integrity
-
-    groups = [integrity.open_group(r.path, "run") for r in runs]
-    size = sum(a.size for g in groups if "samples" in g
-               for _, a in integrity.walk_arrays(g["samples"]))
-    size += sum(g["phi_mean"].size for g in groups if "phi_mean" in g)  # LDA's matching
-    if size > MAX_SAMPLE_ENTRIES:
-        raise DscirError(f"{runs[0].path} kept {size:,} sample entries over its chains; "
-                         f"diagnose reads them into this process and takes at most "
-                         f"{MAX_SAMPLE_ENTRIES:,} (dscir.api.diagnose.MAX_SAMPLE_ENTRIES): "
-                         "keep fewer samples (a larger thin) or fewer topics x words")
-
-
-def stack(runs, name: str) -> np.ndarray:
-    arrays = [r.samples().get(name) for r in runs]
-    if any(a is None for a in arrays):
-        raise DscirError(f"{runs[0].path} kept no samples ({name}); fit with n_iter > burn_in")
-    n = {len(a) for a in arrays}
-    if len(n) > 1:
-        raise DscirError(f"the chains kept different numbers of samples ({sorted(n)})")
-    return np.stack(arrays)
-
-
 def lda_phi(runs) -> tuple[np.ndarray, list[np.ndarray]]:
     """The kept phi samples [chain, draw, K, W] with topics matched onto chain 0's,
-    and each chain's labelling."""
-    perms = align_chains([r.phi_mean for r in runs])
-    phi = stack(runs, "phi")
+    and each chain's labelling (the ArviZ export: every sample in this process)."""
+    perms = kept_samples.align(runs)
+    phi = kept_samples.stack(runs, "phi")
     return np.stack([phi[c][:, p] for c, p in enumerate(perms)]), perms
 
 
@@ -109,9 +83,11 @@ def row(quantity: str, draws: np.ndarray, note: str = "") -> Row:
 
 
 def topic_rows(runs, top: int) -> tuple[list[Row], list[np.ndarray]]:
-    phi, perms = lda_phi(runs)
-    ids = cv.top_word_ids(phi.mean(axis=(0, 1)), top)
-    rhats, esss = cv.rhat(cv.topic_draws(phi, ids)), cv.ess(cv.topic_draws(phi, ids))
+    """A row per topic: its ``top`` words' worst R-hat and smallest ESS (the kept
+    samples read a block of columns at a time, ``dscir.api.kept_samples``)."""
+    perms = kept_samples.align(runs)
+    draws, ids = kept_samples.topic_draws(runs, perms, top)
+    rhats, esss = cv.rhat(draws), cv.ess(draws)
     vocab = runs[0].vocabulary
     rows = [Row(f"topic {k}", float(np.max(rhats[k])), float(np.min(esss[k])),
                 " ".join(str(vocab[w]) for w in ids[k]))
@@ -147,7 +123,6 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
                          "need at least 4 (more iterations after burn_in, or a smaller thin)")
     if ksd:
         check_options(runs, ksd_batch_size, ksd_words, ksd_sticks)
-    check_samples_size(runs)
     rows, perms, scores, stein = [], None, None, None
     if score or ksd:
         with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:

@@ -57,18 +57,31 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
 
     @classmethod
     def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
-        """The held-out users' mean log predictive under each kept sample [chain, draw]."""
-        from dscir.models.dpmm.model import samples_from_arrays, user_scores
+        """The held-out users' mean log predictive under each kept sample [chain, draw],
+        each part's log phi columns read from the stored sample on the workers."""
+        from dscir.api.kept_samples import array_path, column_reader, kept_arrays, stack
+        from dscir.models.dpmm.model import Sample, user_scores
 
         if heldout.size == 0:
             raise DscirError(f"{runs[0].store} has no held-out users to score")
-        return np.array([[float(np.mean(user_scores(executor, heldout, s, r.config["a0"],
-                                                    s.log_phi.shape[1])))
-                          for s in samples_from_arrays(r.samples())] for r in runs])
+        out = []
+        for r in runs:
+            small = {name: stack([r], name)[0] for name in
+                     ("n_components", "log_w", "log_rest", "alpha")}
+            n_words = kept_arrays([r], "log_phi")[0].shape[1]
+            ends = np.cumsum(small["n_components"])
+            out.append([float(np.mean(user_scores(
+                executor, heldout, Sample(small["log_w"][a:b], None, float(rest), float(alpha)),
+                r.config["a0"], n_words,
+                column_reader(executor, array_path(r, "log_phi"), slice(int(a), int(b))))))
+                for a, b, rest, alpha in zip(ends - small["n_components"], ends,
+                                             small["log_rest"], small["alpha"])])
+        return np.array(out)
 
     @classmethod
     def _diagnostic_rows(cls, runs, top: int):
-        from dscir.api.diagnose import row, stack
+        from dscir.api.diagnose import row
+        from dscir.api.kept_samples import stack
 
         return [row("alpha", stack(runs, "alpha")),
                 row("clusters", stack(runs, "n_components").astype(np.float64),
@@ -76,7 +89,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
 
     @classmethod
     def _posterior(cls, runs):
-        from dscir.api.diagnose import stack
+        from dscir.api.kept_samples import stack
 
         return {"alpha": stack(runs, "alpha"), "n_clusters": stack(runs, "n_components")}, {}, {}
 
@@ -96,7 +109,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
             values.append(dp_chain_ksd(executor, train, DPMMConfig(**r.config),
                                        samples_from_arrays(r.samples()), int(n_sticks),
                                        batch_size))
-        return KSDResult(values, None, len(runs[0].samples()["alpha"]), batch_size,
+        return KSDResult(values, None, kept(runs[0], "alpha").shape[0], batch_size,
                          batch_size == train.size, int(n_sticks))
 
     def _collect(self, chain) -> None:

@@ -125,15 +125,19 @@ class LDA(LDAScikitLearn, Estimator):
 
     @classmethod
     def _sample_scores(cls, runs, executor, heldout) -> np.ndarray:
-        """-log perplexity of the held-out documents under each kept phi [chain, draw]."""
+        """-log perplexity of the held-out documents under each kept phi [chain, draw],
+        each part's log columns read from the stored sample on the workers."""
+        from dscir.api.kept_samples import array_path, column_reader, kept_arrays
         from dscir.models.lda import perplexity
 
         out = []
-        for r in runs:
+        for r, kept in zip(runs, kept_arrays(runs, "phi")):
             cfg = LDAConfig(**r.config)
-            out.append([-np.log(perplexity(executor, heldout, phi, cfg.alpha, cfg.eval_sweeps,
-                                           cfg.seed, cfg.completion_every))
-                        for phi in r.samples()["phi"].astype(np.float64)])
+            out.append([-np.log(perplexity(executor, heldout, None, cfg.alpha, cfg.eval_sweeps,
+                                           cfg.seed, cfg.completion_every,
+                                           column_reader(executor, array_path(r, "phi"), s,
+                                                         log=True)))
+                        for s in range(kept.shape[0])])
         return np.array(out)
 
     @classmethod
@@ -163,7 +167,7 @@ class LDA(LDAScikitLearn, Estimator):
             words = frequent_words(executor, runs[0].store, n_words)
         values = [chain_ksd(executor, train, LDAConfig(**r.config), kept(r, "phi"), words,
                             batch_size) for r in runs]
-        return KSDResult(values, words, len(runs[0].samples()["phi"]), batch_size,
+        return KSDResult(values, words, kept(runs[0], "phi").shape[0], batch_size,
                          batch_size == train.size)
 
     def _parameter_rows(self, config) -> int:

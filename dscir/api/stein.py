@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dscir import integrity
+
 from dscir import streams
 from dscir.api.registry import estimator_class
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
@@ -128,10 +130,11 @@ def estimated_counts(executor, train: np.ndarray, config, phi: np.ndarray, batch
 
 def chain_ksd(executor, train: np.ndarray, config, phi_samples: np.ndarray,
               words: np.ndarray, batch_size: int) -> float:
-    """The KSD of one chain's kept phi samples [S, K, W] (see the module)."""
+    """The KSD of one chain's kept phi samples [S, K, W] (see the module), read one
+    at a time (each sample's score needs its full-data counts, K x W here)."""
     eta, score = [], []
-    for s, phi in enumerate(phi_samples):
-        phi = np.asarray(phi, np.float64)
+    for s in range(phi_samples.shape[0]):
+        phi = np.asarray(integrity.read(phi_samples, s), np.float64)
         phi = phi / phi.sum(axis=1, keepdims=True)  # kept as float32
         batch, rng = _batch(config.seed, s, train, batch_size)
         totals = complete_totals(rng, *phi.shape, config.beta)
@@ -197,8 +200,12 @@ def dp_chain_ksd(executor, train: np.ndarray, config, samples, n_sticks: int,
 
 
 def kept(r, name: str):
-    values = r.samples().get(name)
-    if values is None or len(values) < 2:
+    """The stored kept ``samples/<name>`` of run ``r`` (nothing read: ``chain_ksd``
+    reads one sample at a time)."""
+    from dscir.api.kept_samples import sample_array
+
+    values = sample_array(r, name)
+    if values is None or values.shape[0] < 2:
         raise DscirError(f"{r.path} kept fewer than 2 samples; the KSD needs several "
                          "(more iterations after burn_in, or a smaller thin)")
     return values

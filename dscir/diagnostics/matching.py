@@ -17,7 +17,12 @@ import numpy as np
 def hellinger(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Hellinger distances [K, J] between the rows of ``p`` [K, W] and ``q`` [J, W]
     (each row a distribution), in [0, 1]."""
-    bc = np.sqrt(np.asarray(p, np.float64)) @ np.sqrt(np.asarray(q, np.float64)).T
+    return from_affinity(np.sqrt(np.asarray(p, np.float64)) @ np.sqrt(np.asarray(q, np.float64)).T)
+
+
+def from_affinity(bc: np.ndarray) -> np.ndarray:
+    """Hellinger distances from the Bhattacharyya affinities ``bc`` [K, J] =
+    sum_w sqrt(p_w q_w) (summable over blocks of words)."""
     return np.sqrt(np.clip(1.0 - bc, 0.0, 1.0))
 
 
@@ -25,9 +30,14 @@ def match_topics(reference: np.ndarray, other: np.ndarray) -> np.ndarray:
     """The labelling of ``other`` [K, W] onto ``reference`` [K, W]: ``perm`` with
     ``other[perm[k]]`` matched to ``reference[k]``, minimising the summed Hellinger
     distance over one-to-one assignments."""
+    return assignment(hellinger(reference, other))
+
+
+def assignment(distances: np.ndarray) -> np.ndarray:
+    """``perm`` [K] minimising sum_k distances[k, perm[k]] over one-to-one labellings."""
     from scipy.optimize import linear_sum_assignment
 
-    rows, cols = linear_sum_assignment(hellinger(reference, other))
+    rows, cols = linear_sum_assignment(distances)
     perm = np.empty(len(rows), np.int64)
     perm[rows] = cols
     return perm

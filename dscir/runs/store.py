@@ -123,15 +123,14 @@ class RunWriter:
 
     def append(self, rows: dict[str, np.ndarray]) -> None:
         """Append rows to growing arrays of the run (created at the first call with
-        chunks of about 1 MiB, at least one row)."""
+        chunks of about 1 MiB, ``append_chunks``)."""
         for name, value in rows.items():
             value = np.asarray(value)
             if name not in self._growing:
                 if name in self.group:
                     self._growing[name] = self.group[name]
                 else:
-                    row_bytes = value.dtype.itemsize * int(np.prod(value.shape[1:]))
-                    chunks = (max(1, 2**20 // row_bytes),) + value.shape[1:]
+                    chunks = append_chunks(value.shape[1:], value.dtype.itemsize)
                     self._growing[name] = self.group.create_array(
                         name, shape=(0,) + value.shape[1:], chunks=chunks, dtype=value.dtype,
                         **integrity.array_options())
@@ -251,6 +250,17 @@ def is_run(path: str | Path) -> bool:
         return False
     attrs = integrity.open_group(path, "dscir store").attrs
     return ATTR in attrs or RESUMABLE in attrs or CHAINS in attrs
+
+
+def append_chunks(row: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Chunks of about 1 MiB of an array grown by rows shaped ``row``: whole rows,
+    at least one; a row over 1 MiB is cut along its last axis too, so reading a
+    block of columns of the kept samples (``dscir.api.kept_samples``) decodes no
+    whole row."""
+    row_bytes = itemsize * int(np.prod(row))
+    if row_bytes <= 2**20:
+        return (max(1, 2**20 // row_bytes),) + row
+    return (1,) + row[:-1] + (max(1, 2**20 // (row_bytes // row[-1])),)
 
 
 def read_arrays(run: str | Path, group: str) -> dict[str, np.ndarray]:

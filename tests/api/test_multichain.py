@@ -138,20 +138,3 @@ def test_chains_side_by_side_each_have_a_named_progress_bar(tmp_path, capsys):
                                                                 n_chains=2)
     err = capsys.readouterr().err
     assert "(gibbs) chain 0" in err and "(gibbs) chain 1" in err
-
-
-def test_diagnose_refuses_kept_samples_over_its_limit(runs, one_worker, monkeypatch):
-    """Kept samples (and the chains' mean topics) above ``MAX_SAMPLE_ENTRIES``: one
-    error naming their size, before anything is read or scored."""
-    from dscir.api import diagnose as dg
-    from dscir.errors import DscirError
-
-    _, root, model = runs
-    size = sum(a.size for c in range(2)
-               for a in read_arrays(chain_path(root / "two", c), "samples").values())
-    size += 2 * K * W  # each chain's phi_mean
-    monkeypatch.setattr(dg, "MAX_SAMPLE_ENTRIES", size - 1)
-    with pytest.raises(DscirError, match=f"kept {size:,} sample entries over its chains"):
-        model.diagnose(one_worker, score=False)
-    monkeypatch.setattr(dg, "MAX_SAMPLE_ENTRIES", size)
-    assert model.diagnose(one_worker, score=False).n_chains == 2
