@@ -86,7 +86,7 @@ def plot(result: dict, path: Path) -> None:
     colors = {"compute": "#4c72b0", "transfer": "#dd8452", "queue": "#8c8c8c",
               "update": "#55a868"}
     for ax, (name, runs) in zip(np.atleast_1d(axes), result["corpora"].items()):
-        labels, bottoms = [], []
+        labels = []
         for j, r in enumerate(runs):
             bottom = 0.0
             for part in colors:

@@ -29,7 +29,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir import streams
-from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.mixture_common import MixtureBase, group
 from dscir.models.predictive import PredictiveAverage
