@@ -68,6 +68,7 @@ network is not the wall: 0.14 s of bytes per iteration over 10 Gb/s.
 
     python benchmarks/iteration_model.py [--repeats 2] [--iterations 12]
     python benchmarks/iteration_model.py --analyse-only   # tables, projection
+    python benchmarks/iteration_model.py --tag _quiet --machine-note '...'  # a rerun
 """
 
 from __future__ import annotations
@@ -128,6 +129,11 @@ NOTE = (
     "25 % again, but not the same 4, which points at load rather than a missing term (this "
     "run cannot prove it). The two netns rows (2 and 15 ms one-way delay) are within 4 %: "
     "the delay term, trips one-way delays per iteration, held.")
+#: The note of a run with ``--tag`` (a rerun on another day's machine): the numbers only.
+NOTE_TAGGED = (
+    "Noise floor: the 1-minute load average was {lo:.1f}-{hi:.1f} on 2 cores, and the "
+    "calibration configurations re-measured in the interleaved rounds moved by {dlo:+.0%} to "
+    "{dhi:+.0%} from their own round-0 seconds.")
 
 
 def label(c: im.Config) -> str:
@@ -267,19 +273,19 @@ def plot(result: dict, path: Path) -> None:
     ax.set(xscale="log", yscale="log", xlabel="predicted seconds per iteration",
            ylabel="measured seconds per iteration (range over repeats)",
            title="LDA iteration model: predicted vs measured\n"
-                 f"(2 shared cores, 1-min load {min(loads):.1f}-{max(loads):.1f})")
+                 f"(2 cores, 1-min load {min(loads):.1f}-{max(loads):.1f})")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
-def run_all(args, work: Path) -> dict:
+def run_all(args, work: Path, predictions_path: Path) -> dict:
     """Calibrate, fit, predict (written to disk), then the interleaved rounds."""
     runs = [measure(c, work, args.iterations, "calibration", 0) for c in CALIBRATION]
     constants = im.fit(fit_rows(runs))
     predictions = {label(c): im.predict(c, constants) for c in VALIDATION}
-    (RESULTS / "iteration_model_predictions.json").write_text(json.dumps({
+    predictions_path.write_text(json.dumps({
         "command": "python benchmarks/iteration_model.py " + " ".join(sys.argv[1:]),
         "predicted_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "constants": im.as_dict(constants), "predictions": predictions}, indent=1))
@@ -293,7 +299,7 @@ def run_all(args, work: Path) -> dict:
     return {"constants": im.as_dict(constants), "predictions": predictions, "runs": runs}
 
 
-def analyse(result: dict) -> dict:
+def analyse(result: dict, note: str = NOTE) -> dict:
     """The validation table and the calibration drift from the stored runs."""
     runs, constants = result["runs"], im.from_dict(result["constants"])
     same = im.fit(fit_rows([r for r in runs if r["phase"] == "interleaved"]))
@@ -304,7 +310,7 @@ def analyse(result: dict) -> dict:
     drift = [r["median"]["wall"] / first[r["config"]] - 1 for r in runs
              if r["phase"] == "interleaved"]
     loads = [r["load_before"][0] for r in runs]
-    return {"note": NOTE.format(lo=min(loads), hi=max(loads), dlo=min(drift), dhi=max(drift)),
+    return {"note": note.format(lo=min(loads), hi=max(loads), dlo=min(drift), dhi=max(drift)),
             "validation": validation_table(result["predictions"], same,
                                            [r for r in runs if r["phase"] == "validation"]),
             "calibration_fit": calibration_drift(constants, runs),
@@ -319,10 +325,14 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=12)
     p.add_argument("--analyse-only", action="store_true",
                    help="recompute the tables and projection from the stored runs, run nothing")
+    p.add_argument("--tag", default="",
+                   help="a rerun: writes iteration_model{tag}.json, .png, _predictions.json")
+    p.add_argument("--machine-note", default="2 cores shared with other developers' jobs "
+                   "and a niced benchmark: seconds are contended; load averages per run in runs")
     args = p.parse_args()
     from _iteration_projection import projection
 
-    out = RESULTS / "iteration_model.json"
+    out = RESULTS / f"iteration_model{args.tag}.json"
     if args.analyse_only:
         result = json.loads(out.read_text())
     else:
@@ -330,14 +340,13 @@ def main() -> None:
             result = {"command": "python benchmarks/iteration_model.py "
                       + " ".join(sys.argv[1:]),
                       "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
-                                  "contended": "2 cores shared with other developers' jobs "
-                                  "and a niced benchmark: seconds are contended; load "
-                                  "averages per run in runs"},
-                      "args": vars(args), **run_all(args, Path(tmp))}
-    result.update(analyse(result))
+                                  "note": args.machine_note},
+                      "args": vars(args), **run_all(
+                          args, Path(tmp), RESULTS / f"iteration_model{args.tag}_predictions.json")}
+    result.update(analyse(result, NOTE_TAGGED if args.tag else NOTE))
     result.update(projection(im.from_dict(result["constants"])))
     out.write_text(json.dumps(result, indent=1))
-    plot(result, RESULTS / "iteration_model.png")
+    plot(result, out.with_suffix(".png"))
     print(result["validated"], f"; wrote {out}")
 
 
