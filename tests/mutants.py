@@ -840,8 +840,8 @@ MUTANTS = [
            (BLOCKED + "::test_row_totals_are_the_dense_rows_totals",)),
     # -- what a worker allocates per topic-word entry (issue 36, worker memory) --
     Mutant("block-step-counts-times-factor", "dscir/models/lda/vocabulary_blocks.py",
-           "        state = sampler.step_scaled(block.state, beta, counts, factor, h, key)",
-           "        state = sampler.step(block.state, beta, counts * factor, h, key)",
+           "    state = sampler.step_scaled(block.state, beta, counts, factor, h,",
+           "    state = sampler.step(block.state, beta, counts * factor, h,",
            (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
     Mutant("row-lse-whole-block", "dscir/models/lda/vocabulary_blocks.py",
            "    for rows in row_chunks(log_theta.shape[0]):\n        part = log_theta[rows]",

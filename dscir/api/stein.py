@@ -29,9 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dscir import integrity
-
-from dscir import streams
+from dscir import integrity, streams
 from dscir.api.registry import estimator_class
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
 from dscir.diagnostics.ksd import ksd

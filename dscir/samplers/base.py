@@ -57,7 +57,7 @@ class Sampler:
                           **self.hyperparameters)
 
     def step_scaled(self, state, prior, counts: np.ndarray, factor: float, step_size: float,
-                    key: int):
+                    key: int, totals=None):
         """``step`` with counts = ``counts`` x ``factor`` (integer minibatch counts and
         their scale to the full data): the same state bit for bit; a sampler with
         a fused step (SCIR, a number as ``prior``) forms the product entry by entry
@@ -65,7 +65,7 @@ class Sampler:
         fused = self._step_scaled is not None and not self.hyperparameters
         if fused and np.ndim(prior) == 0:
             return self._step_scaled(state, prior, counts, factor, step_size, key)
-        return self.step(state, prior, counts * factor, step_size, key)
+        return self.step(state, prior, counts * factor, step_size, key, totals)
 
     def init_log(self, log_theta0: np.ndarray):
         """A state at theta = exp(``log_theta0``); a linear-scale sampler floors

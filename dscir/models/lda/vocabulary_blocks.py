@@ -149,11 +149,8 @@ def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed
     n_kept), stream (seed, SAMPLER, m, index); ``totals``: the whole rows' theta
     and count sums, for the samplers that read them (None for the others)."""
     counts = block_counts(block, [r for r, _ in results])
-    key = derive(seed, streams.SAMPLER, m, block.index)
-    if totals is None:  # SCIR forms counts x factor entry by entry (the same bits)
-        state = sampler.step_scaled(block.state, beta, counts, factor, h, key)
-    else:
-        state = sampler.step(block.state, beta, counts * factor, h, key, totals)
+    state = sampler.step_scaled(block.state, beta, counts, factor, h,
+                                derive(seed, streams.SAMPLER, m, block.index), totals)
     del counts
     return new_block(block.index, block.lo, state, block.phi_sum)
 
