@@ -22,6 +22,10 @@ splitting), run in the same lockstep (a step-size sweep, drawn in the figure's
 second panel). The JSON is rewritten after every scoring round.
 
     python benchmarks/ma_fig3.py [--iterations 200] [--seeds 3]
+
+One figure of stored runs (no fitting), results/ma_fig3_integrators.png:
+
+    python benchmarks/ma_fig3.py --compare ma_fig3_200 ma_fig3_200_splitting_full --out ma_fig3_integrators
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from _lockstep import make_wiki_store, run_lockstep, write_json
 
@@ -44,8 +50,9 @@ PAPER = {
     "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
 }
 # The Hamiltonian samplers at the paper's settings with dscir's splitting integrator.
+VARIANTS_OF = ("sghmc", "gsgrhmc")  # the samplers that run either integrator
 VARIANTS = {f"{s} splitting": (s, {**PAPER[s], "sampler_options": {
-    **PAPER[s]["sampler_options"], "integrator": "splitting"}}) for s in ("sghmc", "gsgrhmc")}
+    **PAPER[s]["sampler_options"], "integrator": "splitting"}}) for s in VARIANTS_OF}
 
 
 def make_specs(args) -> list[dict]:
@@ -88,6 +95,38 @@ def plot(results: list[dict], path: Path) -> None:
         ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    plt.close(fig)  # redrawn after every scoring round
+
+
+def plot_compare(names: list[str], path: Path) -> None:
+    """One figure of stored runs (``results/NAME.json``, all at the paper's settings):
+    each sampler's seeds as a band (lowest to highest) around their median."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    runs = [r for n in names for r in json.loads((RESULTS / f"{n}.json").read_text())["results"]
+            if "eps=" not in r["label"]]
+    for i, label in enumerate(dict.fromkeys(r["label"] for r in runs)):
+        curves = [r["curve"] for r in runs if r["label"] == label]
+        n = min(len(c) for c in curves)
+        docs = [p["documents"] for p in curves[0][:n]]
+        y = np.array([[p["perplexity"] for p in c[:n]] for c in curves])
+        ax.fill_between(docs, y.min(axis=0), y.max(axis=0), color=f"C{i}", alpha=0.25)
+        ax.plot(docs, np.median(y, axis=0), color=f"C{i}",
+                label=f"{label}{' euler' if label in VARIANTS_OF else ''} ({len(curves)} seeds)")
+    ax.set(title="Ma et al. Fig. 3 settings, wiki, K = 50: median and range over seeds",
+           xlabel="documents processed (minibatches of 50)", yscale="log",
+           ylabel="held-out perplexity (document completion, current phi)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def main() -> None:
@@ -108,7 +147,11 @@ def main() -> None:
     p.add_argument("--sweep-integrator", choices=("euler", "splitting"), default="euler",
                    help="the integrator of the --gsgrhmc-steps chains")
     p.add_argument("--out", default="ma_fig3")
+    p.add_argument("--compare", nargs="+", metavar="NAME",
+                   help="no run: draw the stored runs NAME ... in one figure, results/OUT.png")
     args = p.parse_args()
+    if args.compare:
+        return plot_compare(args.compare, RESULTS / f"{args.out}.png")
 
     from distributed import Client, LocalCluster
 
