@@ -7,8 +7,10 @@ row log-sum-exp of its log theta, its share of the row normalisers that the
 driver combines in block order (O(K) per block). The functions below make,
 step, read and write one block; the driver's handle submits them.
 
-Memory: a worker holds K x width x 2 float64 per block (log theta, the kept
-phi sum), and a block function adds at most the block it returns and the
+Memory: a worker holds K x width float64 per block (log theta), and as much
+again once a sample is kept (the kept phi sum, None before: Dask's accounting
+of a block, which decides when a worker spills, is then its state alone), and
+a block function adds at most the block it returns and the
 integer counts it steps with. Whole-block temporaries (exp of log theta for
 the row sums and for a kept phi, counts x factor) are formed ``ROWS`` rows
 at a time, elementwise or per row as the whole-block expression, so every
@@ -34,7 +36,7 @@ class Block(NamedTuple):
     index: int
     lo: int
     state: Any  # a sampler state whose fields hold the block's columns
-    phi_sum: np.ndarray  # float64 [K, width]: the kept samples' phi, summed
+    phi_sum: np.ndarray | None  # float64 [K, width]: the kept samples' phi summed (None: none)
     lse: np.ndarray  # float64 [K]: log sum exp of the block's log theta per row
     task: Any = None  # the engine's TaskTime: when and where the step that made it computed
 
@@ -67,7 +69,7 @@ def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def new_block(index: int, lo: int, state, phi_sum: np.ndarray) -> Block:
+def new_block(index: int, lo: int, state, phi_sum: np.ndarray | None) -> Block:
     return Block(index, lo, state, phi_sum, row_lse(np.asarray(state.log_theta)))
 
 
@@ -79,8 +81,7 @@ def init_block(seed: int, n_topics: int, sampler, index: int, lo: int, hi: int):
 
 def start_block(index: int, lo: int, hi: int, init: Callable[[int, int, int], Any]) -> Block:
     """Block ``index`` of a new chain: ``init(index, lo, hi)`` draws its state."""
-    state = init(index, lo, hi)
-    return new_block(index, lo, state, np.zeros(np.shape(state.log_theta)))
+    return new_block(index, lo, init(index, lo, hi), None)
 
 
 def block_from_arrays(index: int, lo: int, arrays: dict[str, Any], State: type) -> Block:
@@ -89,8 +90,8 @@ def block_from_arrays(index: int, lo: int, arrays: dict[str, Any], State: type) 
     arrays on disk (``np.asarray`` of a ``HeldArray`` part)."""
     fields = {k.split("/", 1)[1]: np.asarray(v) for k, v in arrays.items()
               if k.startswith("sampler/")}
-    return new_block(index, lo, State(**fields),
-                     np.asarray(arrays["phi_sum"], dtype=np.float64))
+    phi_sum = np.asarray(arrays["phi_sum"], dtype=np.float64)
+    return new_block(index, lo, State(**fields), phi_sum if phi_sum.any() else None)
 
 
 def block_lse(block: Block) -> np.ndarray:
@@ -98,9 +99,16 @@ def block_lse(block: Block) -> np.ndarray:
     return block.lse
 
 
+def phi_sum_of(block: Block) -> np.ndarray:
+    """The block's kept phi sum, zeros before the first keep."""
+    if block.phi_sum is None:
+        return np.zeros(np.shape(block.state.log_theta))
+    return block.phi_sum
+
+
 def block_arrays(block: Block) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """A block's state fields by name and its phi sum (for the driver)."""
-    return {k: np.asarray(v) for k, v in block.state._asdict().items()}, block.phi_sum
+    return {k: np.asarray(v) for k, v in block.state._asdict().items()}, phi_sum_of(block)
 
 
 def block_columns(block: Block, words: np.ndarray, norm: np.ndarray, dtype: str) -> np.ndarray:
@@ -124,7 +132,7 @@ def block_mean_log_columns(block: Block, words: np.ndarray, n_samples: int,
 def block_counts(block: Block, results: Sequence) -> np.ndarray:
     """int64 [K, width]: the counts of the block's words in ``results`` (each a
     ``SparseCounts``: nonzero entries ordered by global word id), added exactly."""
-    width = block.phi_sum.shape[1]
+    width = np.shape(block.state.log_theta)[1]
     counts = np.zeros((block.lse.size, width), np.int64)
     for r in results:
         a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))
@@ -156,11 +164,14 @@ def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed
 
 
 def keep_block(block: Block, norm: np.ndarray) -> Block:
-    """The block with its current phi (log theta - the row normaliser) added to its sum."""
-    log_theta, phi_sum = np.asarray(block.state.log_theta), np.empty_like(block.phi_sum)
+    """The block with its current phi (log theta - the row normaliser) added to its
+    sum (the first keep's sum is that phi: 0 + x is x)."""
+    log_theta = np.asarray(block.state.log_theta)
+    phi_sum = np.empty_like(log_theta)
     for rows in row_chunks(phi_sum.shape[0]):
-        np.add(block.phi_sum[rows], np.exp(log_theta[rows] - norm[rows, None]),
-               out=phi_sum[rows])
+        np.exp(log_theta[rows] - norm[rows, None], out=phi_sum[rows])
+        if block.phi_sum is not None:
+            np.add(block.phi_sum[rows], phi_sum[rows], out=phi_sum[rows])
     return block._replace(phi_sum=phi_sum, task=None)
 
 
@@ -169,7 +180,7 @@ def block_outputs(block: Block, n_samples: int, norm: np.ndarray) -> dict[str, n
     (``phi_sum``) and the kept samples' mean phi (``phi_mean``; the current phi,
     by the row normalisers ``norm``, when none is kept)."""
     out = {f"state/{k}": np.asarray(v) for k, v in block.state._asdict().items()}
-    out["phi_sum"] = block.phi_sum
+    out["phi_sum"] = phi_sum_of(block)
     out["phi_mean"] = (block.phi_sum / n_samples if n_samples else
                        np.exp(np.asarray(block.state.log_theta) - norm[:, None]))
     return out
