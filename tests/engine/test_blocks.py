@@ -13,9 +13,7 @@ What each test guards against:
 from __future__ import annotations
 
 import operator
-import sys
 
-import cloudpickle
 import pytest
 
 from dscir.engine.chain import run_chain
@@ -24,17 +22,6 @@ from dscir.engine.parts import TaskTime
 from support.chains import lda_chain
 from support.graphs import counting_graphs
 from support.lda import K_TRUE, W, small_config
-
-# ``where`` below runs on the workers: they unpickle this module's functions by value.
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-
-def where(*_) -> str:
-    """The address of the worker running this task."""
-    from distributed import get_worker
-
-    return get_worker().address
-
 
 def graphs_per_iteration(client, store: str, n_blocks: int, scir_step: str) -> int:
     """Graphs sent in 4 iterations (after the first 2) of a chain with its topics on
@@ -60,26 +47,32 @@ def test_an_iteration_sends_as_many_graphs_at_2_and_at_8_blocks(synthetic_store,
 
 
 def test_a_graph_keys_places_and_times_its_tasks_as_submit_does(tmp_path, two_workers):
-    """One graph: a task near each worker (each runs there), one taking an earlier
-    task's reference, one timed; keys as ``submit`` names them, serials in order."""
+    """One graph: a task near each worker (restricted to it, loosely, as ``submit``
+    restricts), one taking an earlier task's reference, one timed; keys as
+    ``submit`` names them, serials in order."""
     two_workers.wait_for_workers(2, timeout=120)
     first, second = sorted(two_workers.nthreads())
     ex = DaskExecutor(two_workers, str(tmp_path), "generic", resident=False)
     ex.iteration = 7
     graph = ex.graph()
-    at = [graph.submit("where", where, i, j=i, near=w) for i, w in enumerate([second, first])]
+    at = [graph.submit("near", int, i, j=i, near=w) for i, w in enumerate([second, first])]
     one = graph.submit("one", int, 1, j=5)
     two = graph.submit("two", operator.add, one, 1, j=6)
     timed = graph.submit("timed", int, 3, j=8, timed=True)
     futures = graph.send([*at, two, timed])
-    after = ex.submit("after", int, 0)
-    assert ex.gather(futures[:3]) == [second, first, 2]
+    after = ex.submit("after", int, 0, near=first)
+    assert ex.gather(futures[:3]) == [0, 1, 2]
     value, stamp = futures[3].result()
     assert value == 3 and isinstance(stamp, TaskTime)
+    tasks = two_workers.cluster.scheduler.tasks
+    placed = [(tasks[f.key].worker_restrictions, tasks[f.key].loose_restrictions)
+              for f in [*futures, after]]
+    assert placed == [({second}, True), ({first}, True), (None, False), (None, False),
+                      ({first}, True)]
     keys = [f.key for f in futures] + [after.key]
     token = ex._token
     assert [k[0] for k in keys] == [f"dscir-generic-{w}-{token}"
-                                    for w in ("where", "where", "two", "timed", "after")]
+                                    for w in ("near", "near", "two", "timed", "after")]
     assert [k[1] for k in keys] == [7] * 5
     assert [k[3] for k in keys] == [0, 1, 6, 8, 0]
     serials = [k[2] for k in keys]
