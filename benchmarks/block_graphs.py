@@ -9,9 +9,10 @@ SCIR dense step, the reference policy's sweeps) on a LocalCluster of 2
 single-threaded worker processes, at ``--blocks`` settings of
 ``block_entries`` (the default's blocks, and smaller ones):
 
-* counted in-process (independent of the machine's load): the graphs the
-  driver sent per iteration (``update_graph`` on the in-process scheduler)
-  and the tasks that ran per iteration;
+* counted in-process (not timed): the graphs the driver sent per iteration
+  (``update_graph`` on the in-process scheduler) and the tasks that ran per
+  iteration (both vary a little with how many workers hold the minibatch's
+  parts: the columns are cut once for each);
 * contended (2 shared cores, load average recorded): the median wall seconds
   per iteration and the chain's split of it (``dscir.engine.parts.Timing``).
 
@@ -165,7 +166,9 @@ def main() -> None:
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_before": os.getloadavg(),
                        "note": "timings contended: 2 cores shared with other developers; "
-                               "graph and task counts do not depend on the load"},
+                               "graphs and tasks are counted, not timed: they vary only with "
+                               "how many workers hold the minibatch's parts (one cut of "
+                               "columns each)"},
            "command": "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
            "before_commit": args.before_commit, "after_commit": args.after_commit,
            "settings": {"n_topics": K, "n_words": W, "n_docs": DOCS, "batch_size": BATCH,
