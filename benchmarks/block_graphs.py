@@ -13,17 +13,16 @@ single-threaded worker processes, at ``--blocks`` settings of
   (``update_graph`` on the in-process scheduler) and the tasks that ran per
   iteration (both vary a little with how many workers hold the minibatch's
   parts: the columns are cut once for each);
-* timed (load average recorded before and after; ``--note`` says whether
-  other jobs ran): the median wall seconds per iteration and the chain's split
-  of it (``dscir.engine.parts.Timing``).
+* contended (2 shared cores, load average recorded): the median wall seconds
+  per iteration and the chain's split of it (``dscir.engine.parts.Timing``).
 
 Each run is a fresh process with ``--before`` (a tree of main) or ``--after``
 (this worktree) first on its path (the workers inherit it), alternating,
 ``--repeats`` each; the digest of the final row normalisers shows both ran
-the same chain. Writes results/block_graphs[TAG].json and .png.
+the same chain. Writes results/block_graphs.json and .png.
 
-    git archive BASE dscir | tar -x -C /tmp/main-tree
-    python benchmarks/block_graphs.py --before /tmp/main-tree --before-commit BASE [--tag _quiet]
+    git -C /work/main archive main dscir | tar -x -C /tmp/main-tree
+    nice -n 10 python benchmarks/block_graphs.py --before /tmp/main-tree --before-commit SHA
 """
 
 from __future__ import annotations
@@ -135,7 +134,7 @@ def plot(result: dict, path: Path) -> None:
         ax.set_xticks([p for p, _ in labels], [t for _, t in labels])
         ax.legend(fontsize=8)
     axes[0].set_ylabel("graphs sent per iteration (counted)")
-    axes[1].set_ylabel("s per iteration (median; load in the result file)")
+    axes[1].set_ylabel("s per iteration (median; contended, 2 shared cores)")
     fig.suptitle(f"LDA, topics on the workers, K = {K:,}, W = {W:,}, 2 workers", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -152,9 +151,6 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=6)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--tag", default="", help="suffix of the result files' names")
-    p.add_argument("--note", default="timings contended: 2 cores shared with other developers",
-                   help="what else ran on the machine while timed")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--entries", type=int, help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -169,7 +165,7 @@ def main() -> None:
 
     out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                        "load_before": os.getloadavg(),
-                       "note": f"{args.note}; "
+                       "note": "timings contended: 2 cores shared with other developers; "
                                "graphs and tasks are counted, not timed: they vary only with "
                                "how many workers hold the minibatch's parts (one cut of "
                                "columns each)"},
@@ -196,7 +192,7 @@ def main() -> None:
                           r["norm_digest"], flush=True)
                     runs.append(r)
     out["machine"]["load_after"] = os.getloadavg()
-    base = RESULTS / f"block_graphs{args.tag}"
+    base = RESULTS / "block_graphs"
     base.with_suffix(".json").write_text(json.dumps(out, indent=1))
     plot(out, base.with_suffix(".png"))
     print(f"wrote {base}.json and .png")
