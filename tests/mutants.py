@@ -104,8 +104,6 @@ CONVERGENCE = "tests/diagnostics/test_convergence.py"
 REPORT = "tests/report/test_report.py"
 SPARSE = "tests/models/lda/test_lda_sparse_kernel.py"
 BLOCKED = "tests/models/lda/test_blocked.py"
-ENGINE_BLOCKS = "tests/engine/test_blocks.py"
-BLOCK_GRAPHS = ENGINE_BLOCKS + "::test_an_iteration_sends_as_many_graphs_at_2_and_at_8_blocks"
 BLOCK_MEMORY = "tests/models/lda/test_block_memory.py"
 SPARSE_TOKEN = SPARSE + "::test_token_transition_leaves_its_conditional_invariant"
 LAZY = "tests/samplers/test_lazy_cir.py"
@@ -499,24 +497,9 @@ MUTANTS = [
            "lambda t: t, f, key=self._key('states')(i)) for i, f in enumerate(futures[0::2])]\n",
            (LOCAL + "::test_a_warm_iteration_is_a_visit_and_its_results_task_per_part",)),
     Mutant("round-submitted-task-by-task", "dscir/engine/dask.py",
-           "        return self.client.get(graph, keys, sync=False)",
-           "        sent = {t.key: self.client.get({t.key: t}, t.key, sync=False) for t in tasks}\n"
-           "        return [sent[k] for k in keys]",
-           (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",
-            BLOCK_GRAPHS + "[dense]")),
-    # -- the blocks' tasks reach the scheduler as one graph a step (issue 30, item 3) --
-    Mutant("blocks-graph-task-by-task", "dscir/engine/blocks.py",
-           "        graph = self.executor.graph()\n"
-           "        return graph.send([graph.submit(what, fn, *args, j=j) for j, fn, args in calls])",
-           "        return [self.executor.submit(what, fn, *args, j=j) for j, fn, args in calls]",
-           (BLOCK_GRAPHS + "[dense]", BLOCK_GRAPHS + "[lazy]")),
-    Mutant("graph-near-dropped", "dscir/engine/dask.py",
-           "            self.near[key] = near\n", "            pass\n",
-           (ENGINE_BLOCKS + "::test_a_graph_keys_places_and_times_its_tasks_as_submit_does",)),
-    Mutant("graph-near-for-every-task", "dscir/engine/dask.py",
-           "        return {\"workers\": {k: [w] for k, w in near.items()},",
-           "        return {\"workers\": {k: [next(iter(near.values()))] for k in self.operand(\"dsk\")},",
-           (ENGINE_BLOCKS + "::test_a_graph_keys_places_and_times_its_tasks_as_submit_does",)),
+           "        return self.client.get(graph, [t.key for t in tasks], sync=False)",
+           "        return [self.client.get({t.key: t}, t.key, sync=False) for t in tasks]",
+           (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",)),
     Mutant("warm-results-not-in-lineage", "dscir/engine/dask.py",
            "        local.lineage += sum(sizeof(o[0]) for o in out)\n", "",
            (LOCAL + "::test_the_results_kept_with_the_states_count_towards_the_lineage_budget",)),

@@ -67,10 +67,8 @@ def write_block(block, lo: int, hi: int, root: str, names: dict[str, str], fn: C
 class BlockedState:
     """The driver's handle on an array held in blocks: one future per block.
 
-    ``executor`` is a ``DaskExecutor`` (its ``graph``/``gather`` name and time
-    the tasks: each call's tasks go to the scheduler as one graph, so an
-    iteration's messages do not grow with the blocks); models get one from
-    ``DaskExecutor.blocked``. ``what`` names
+    ``executor`` is a ``DaskExecutor`` (its ``submit``/``gather`` name and time
+    the tasks); models get one from ``DaskExecutor.blocked``. ``what`` names
     each call's tasks (their keys, the dashboard).
     """
 
@@ -91,25 +89,18 @@ class BlockedState:
         """(index, lo, hi) of every block."""
         return [(j, int(self.bounds[j]), int(self.bounds[j + 1])) for j in range(self.n_blocks)]
 
-    def _graph(self, what: str, calls: Sequence[tuple[int, Callable, tuple]]) -> list[Any]:
-        """Futures of ``fn(*args)`` for each ``(j, fn, args)`` of ``calls``, keyed by j,
-        sent as one graph (one message to the scheduler, however many blocks)."""
-        graph = self.executor.graph()
-        return graph.send([graph.submit(what, fn, *args, j=j) for j, fn, args in calls])
-
     def _each(self, what: str, fn: Callable, *args: Any) -> list[Any]:
-        return self._graph(what, [(j, fn, (f, *args)) for j, f in enumerate(self.futures)])
+        return [self.executor.submit(what, fn, f, *args, j=j) for j, f in enumerate(self.futures)]
 
     def start(self, what: str, fn: Callable, *args: Any) -> None:
         """New blocks: ``fn(index, lo, hi, *args)`` makes each on a worker."""
-        self.futures = self._graph(what, [(j, fn, (j, lo, hi, *args))
-                                          for j, lo, hi in self.spans()])
+        self.futures = [self.executor.submit(what, fn, j, lo, hi, *args, j=j)
+                        for j, lo, hi in self.spans()]
 
     def load(self, what: str, fn: Callable, arrays: dict[str, Any], *args: Any) -> None:
         """Blocks from whole arrays: ``fn(index, lo, {name: columns lo:hi}, *args)``,
         each task carrying its columns of dense arrays or reading its part of
-        ``HeldArray`` ones on its worker (``column_part``). A task each: one graph
-        would carry whole dense arrays in one message."""
+        ``HeldArray`` ones on its worker (``column_part``)."""
         self.futures = [
             self.executor.submit(what, fn, j, lo,
                                  {k: column_part(v, lo, hi) for k, v in arrays.items()}, *args,
@@ -123,21 +114,20 @@ class BlockedState:
     def update(self, what: str, fn: Callable, args: tuple, inputs: Sequence[Sequence[Any]]) -> None:
         """Every block j becomes ``fn(block, *args, *inputs[j])`` (futures among the
         inputs are met worker to worker), stamped with when and where it computed."""
-        self.futures = self._graph(what, [(j, stamped, (f, fn, *args, *inputs[j]))
-                                          for j, f in enumerate(self.futures)])
+        self.futures = [self.executor.submit(what, stamped, f, fn, *args, *inputs[j], j=j)
+                        for j, f in enumerate(self.futures)]
 
     def update_holding(self, what: str, fn: Callable, cols: np.ndarray, *args: Any) -> list[int]:
         """The blocks holding any of the column indices ``cols`` (sorted) become
         ``fn(block, cols, *args)``; returns their indices (the others are unchanged)."""
         held = [b for b, _ in columns_by_block(cols, self.bounds)]
-        new = self._graph(what, [(b, fn, (self.futures[b], cols, *args)) for b in held])
-        for b, f in zip(held, new):
-            self.futures[b] = f
+        for b in held:
+            self.futures[b] = self.executor.submit(what, fn, self.futures[b], cols, *args, j=b)
         return held
 
     def each(self, what: str, which: Sequence[int], fn: Callable, *args: Any) -> list[Any]:
         """Futures of ``fn(block, *args)`` of the blocks ``which`` (small values)."""
-        return self._graph(what, [(b, fn, (self.futures[b], *args)) for b in which])
+        return [self.executor.submit(what, fn, self.futures[b], *args, j=b) for b in which]
 
     def route(self, items: Sequence[Any], cols: Sequence[np.ndarray]) -> list[list[Any]]:
         """Per block, the ``items`` whose column indices ``cols[i]`` (sorted) fall in
@@ -166,16 +156,15 @@ class BlockedState:
             near: Sequence[str | None] | None = None) -> list[Any]:
         """Per ``cols[j]`` (sorted column indices): ``fn(block, its columns, *args)``
         on each block holding some of them (where the block lives), joined in
-        block order by one task near ``near[j]`` (a worker address) when given; all
-        of them one graph."""
+        block order by one task near ``near[j]`` (a worker address) when given."""
         near = near or [None] * len(cols)
-        graph, out = self.executor.graph(), []
+        out = []
         for j, c in enumerate(cols):
-            pieces = [graph.submit(f"{what}-piece", fn, self.futures[b], part, *args,
-                                   j=j * self.n_blocks + b)
+            pieces = [self.executor.submit(f"{what}-piece", fn, self.futures[b], part, *args,
+                                           j=j * self.n_blocks + b)
                       for b, part in columns_by_block(c, self.bounds)]
-            out.append(graph.submit(what, join_columns, *pieces, j=j, near=near[j]))
-        return graph.send(out)
+            out.append(self.executor.submit(what, join_columns, *pieces, j=j, near=near[j]))
+        return out
 
     def write(self, what: str, root: str, names: dict[str, str], n_rows: int, fn: Callable,
               *args: Any) -> None:
@@ -193,8 +182,9 @@ class BlockedState:
         for path in names.values():
             group.create_array(path, shape=shape, chunks=chunks, dtype="float64",
                                overwrite=True, **integrity.array_options())
-        writes = self._graph(what, [(j, write_block, (f, lo, hi, root, names, fn, *args))
-                                    for (j, lo, hi), f in zip(self.spans(), self.futures)])
+        writes = [self.executor.submit(what, write_block, f, lo, hi, root, names, fn, *args,
+                                       j=j)
+                  for (j, lo, hi), f in zip(self.spans(), self.futures)]
         try:
             self.executor.gather(writes)
         except BaseException:  # interrupted: the caller may remove root once no task writes

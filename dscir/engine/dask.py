@@ -68,48 +68,6 @@ def _why(reads: dict) -> str:
             f" x the workers' memory limits together, {mib['workers_memory_bytes']}")
 
 
-class Near(LLGExpr):
-    """A low-level graph whose keys in ``near`` should run on the worker it names
-    for them, or on another if that one is gone: per-key ``workers`` and
-    ``allow_other_workers`` annotations, which the scheduler reads from the graph
-    (``Client.get``'s ``workers=`` would restrict every task of the graph)."""
-
-    _parameters = ["dsk", "near"]
-
-    def __dask_annotations__(self) -> dict[str, dict]:
-        near = self.operand("near")
-        if not near:
-            return {}
-        return {"workers": {k: [w] for k, w in near.items()},
-                "allow_other_workers": dict.fromkeys(near, True)}
-
-
-class Graph:
-    """Tasks keyed and built as ``DaskExecutor.submit`` makes them, sent to the
-    scheduler together by ``send``: one message however many tasks. A task may
-    take the reference ``submit`` returns for an earlier one among its args."""
-
-    def __init__(self, executor: DaskExecutor):
-        self.executor = executor
-        self.tasks: list[Task] = []
-        self.near: dict = {}
-
-    def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
-               near: str | None = None) -> TaskRef:
-        """Add ``fn(*args)``, as ``DaskExecutor.submit`` would submit it; its reference."""
-        key = self.executor._key(what)(j)
-        fn, args = self.executor._call(fn, args, timed)
-        self.tasks.append(Task(key, fn, *(parse_input(a) for a in args)))
-        if near is not None:
-            self.near[key] = near
-        return TaskRef(key)
-
-    def send(self, refs: Sequence[TaskRef]) -> list[Any]:
-        """Send every task added; the futures of ``refs`` (the other tasks run as
-        their inputs, released once those are computed)."""
-        return self.executor._submit(self.tasks, [r.key for r in refs], self.near)
-
-
 class DaskExecutor:
     """Runs a model's reads and tasks on the workers of ``client``."""
 
@@ -180,26 +138,17 @@ class DaskExecutor:
         self.timing.add_wait(time.perf_counter() - start)
         return out
 
-    @staticmethod
-    def _call(fn: Callable, args: Sequence[Any], timed: bool) -> tuple[Callable, tuple]:
-        """``fn`` and ``args`` as a task runs them (``packed``; ``timed``: ``worker.timed``)."""
-        fn, args = packed(fn, args)
-        return (worker.timed, (fn, *args)) if timed else (fn, args)
-
     def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
                near: str | None = None) -> Any:
         """``fn(*args)`` as one task (futures among ``args`` are its dependencies, met
         worker to worker); its key names ``what``, the iteration and ``j``. With
         ``timed`` its result is ``(value, TaskTime)`` (``worker.timed``); ``near``
-        (a worker address) is where it should run if that worker is still there.
-        Many tasks at once: ``graph``."""
-        fn, args = self._call(fn, args, timed)
+        (a worker address) is where it should run if that worker is still there."""
+        fn, args = packed(fn, args)
+        if timed:
+            fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
         return self.client.submit(fn, *args, key=self._key(what)(j), **where)
-
-    def graph(self) -> Graph:
-        """An empty graph: tasks added as ``submit`` makes them, sent as one message."""
-        return Graph(self)
 
     def settle(self, futures: Sequence[Any], timeout: float = SETTLE_SECONDS) -> None:
         """Wait (at most ``timeout`` s) until ``futures`` are no longer running, whatever
@@ -239,18 +188,15 @@ class DaskExecutor:
         fn, args = packed(fn, (batch, *args))
         return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
 
-    def _submit(self, tasks: Sequence[Task], keys: Sequence[Any] | None = None,
-                near: dict | None = None) -> list[Any]:
-        """The futures of ``keys`` (default: all) of ``tasks`` (one may depend on
-        another by ``TaskRef``), sent to the scheduler as one graph: one message for
-        a round, not one per task; ``near`` maps keys to their workers (``Near``)."""
+    def _submit(self, tasks: Sequence[Task]) -> list[Any]:
+        """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
+        to the scheduler as one graph: one message for a round, not one per task."""
         if not tasks:
             return []
         # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
         # tokenized, hashing the columns inside the tasks on every round
-        graph = Near({t.key: t for t in tasks}, near or {}, _determ_token=uuid.uuid4().hex)
-        keys = [t.key for t in tasks] if keys is None else list(keys)
-        return self.client.get(graph, keys, sync=False)
+        graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
+        return self.client.get(graph, [t.key for t in tasks], sync=False)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of

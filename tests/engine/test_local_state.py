@@ -25,7 +25,6 @@ from dscir.engine.local import LocalExecutor
 from dscir.engine.local_state import LocalState, Stored, visit
 from dscir.models.lda import LDAModel
 from support.chains import lda_chain
-from support.graphs import counting_graphs
 from support.lda import small_config
 
 WARM = dict(warm_start=True, sweeps=4, burn_sweeps=1, control_variates=True, batch_size=60)
@@ -169,6 +168,18 @@ def test_a_warm_iteration_is_a_visit_and_its_results_task_per_part(synthetic_sto
     assert all(isinstance(r.topic_word, worker.Nonzeros) for r in arrived)
 
 
+class _Graphs:
+    """A scheduler plugin counting the graphs clients send (``update_graph``)."""
+
+    name = "dscir-test-graphs"
+
+    def __init__(self):
+        self.n = 0
+
+    def update_graph(self, scheduler, **kwargs):
+        self.n += 1
+
+
 def test_a_warm_iteration_is_one_message_to_the_scheduler(synthetic_store, two_workers):
     """Guards against a submit per task (each a message the driver sends and the
     scheduler handles): after the first iterations, each of 5 warm iterations sends
@@ -177,8 +188,13 @@ def test_a_warm_iteration_is_one_message_to_the_scheduler(synthetic_store, two_w
     two_workers.wait_for_workers(2, timeout=120)
     chain = lda_chain(two_workers, store, small_config(**WARM))
     run_chain(chain, 2, progress=False)
-    with counting_graphs(two_workers) as graphs:
+    graphs = _Graphs()
+    scheduler = two_workers.cluster.scheduler
+    scheduler.add_plugin(graphs)
+    try:
         run_chain(chain, 5, progress=False)
+    finally:
+        scheduler.remove_plugin(graphs.name)
     assert graphs.n == 5
 
 
