@@ -819,6 +819,15 @@ MUTANTS = [
            "order = np.lexsort((ids, -values), axis=1)[:, :n]",
            "order = np.lexsort((-ids, -values), axis=1)[:, :n]",
            (FITTED + "::test_top_entries_of_blocks_are_the_rows_stable_top",)),
+    Mutant("fitted-transform-dense-log-phi", "dscir/api/fitted.py",
+           "    k, w = topics.shape\n    out = np.empty((indptr.size - 1, k))\n",
+           "    k, w = topics.shape\n"
+           "    if not is_lazy(topics):\n"
+           "        with np.errstate(divide=\"ignore\"):\n"
+           "            return kernels.document_topics(indptr, indices, data, np.log(topics),\n"
+           "                                           alpha, sweeps, key)\n"
+           "    out = np.empty((indptr.size - 1, k))\n",
+           (FITTED + "::test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words",)),
     Mutant("fitted-transform-groups-share-streams", "dscir/api/fitted.py",
            "indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(lo, hi, dtype=np.int64),",
            "indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(hi - lo, dtype=np.int64),",

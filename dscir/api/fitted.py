@@ -183,18 +183,14 @@ def document_groups(indptr: np.ndarray, indices: np.ndarray, n_words: int,
 
 def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
                     key: int) -> np.ndarray:
-    """``kernels.document_topics`` under the fitted topics (``csr_arrays`` documents):
-    lazy topics by groups of documents whose columns take at most
-    ``COLUMN_ENTRIES`` entries, each group's columns read and rescaled in place
-    (one K x U array; each document's stream is its row, so the groups change
-    nothing)."""
+    """``kernels.document_topics`` under the fitted topics (``csr_arrays`` documents),
+    by groups of documents whose columns take at most ``COLUMN_ENTRIES`` entries,
+    each group's columns read (lazy topics) or cut (NumPy ones) and rescaled in
+    place: one K x U array at a time, never log phi over all W (each document's
+    stream is its row, so the groups change nothing)."""
     from dscir.models.lda import kernels
 
     k, w = topics.shape
-    if not is_lazy(topics):
-        with np.errstate(divide="ignore"):
-            return kernels.document_topics(indptr, indices, data, np.log(topics), alpha,
-                                           sweeps, key)
     out = np.empty((indptr.size - 1, k))
     for lo, hi in document_groups(indptr, indices, w, max(1, COLUMN_ENTRIES // k)):
         a, b = indptr[lo], indptr[hi]

@@ -10,6 +10,8 @@ What each test guards against:
   from the dense mean: a block written at the wrong columns, the transform of a
   group of documents given another group's columns or streams, held-out scores
   from the wrong columns, a loaded run read eagerly (``Run.open``);
+- the transform of NumPy topics taking log phi over all W, or differing from
+  the dense kernel's (``document_topics``);
 - the driver building K x W during fit, top_words, transform, score or the
   pyLDAvis view: the memory budget test (mutants ``fitted-topics-gathered``,
   ``fitted-top-words-gathered``, ``fitted-transform-gathered``,
@@ -60,6 +62,31 @@ def test_document_groups_cover_the_documents_within_the_budget():
                                                indices[indptr[lo]:indptr[hi]]).size > 12
 
 
+def test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words(monkeypatch):
+    """NumPy topics go by the same groups of documents as stored ones: a dense
+    log phi over all W would cost K x W x 8 bytes (mutant
+    ``fitted-transform-dense-log-phi``); the result is the dense kernel's."""
+    from dscir.models.lda import kernels
+
+    k, w = 20, 100_000
+    rng = np.random.default_rng(4)
+    phi = rng.dirichlet(np.full(w, 0.05), size=k)
+    docs = sp.random(40, w, density=2e-3, format="csr", random_state=rng)
+    docs.data = np.ceil(docs.data * 3)
+    indptr, indices, data = docs.indptr, docs.indices, docs.data.astype(np.int64)
+    want = kernels.document_topics(indptr, indices, data, np.log(phi), 0.1, 6, 9)
+    monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 40 * k)  # several groups
+    fitted.document_topics(phi, indptr, indices, data, 0.1, 6, 9)  # compiled and warm
+    tracemalloc.start()
+    try:
+        got = fitted.document_topics(phi, indptr, indices, data, 0.1, 6, 9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(got, want)
+    assert peak < phi.nbytes / 4, f"the transform allocated {peak / 2**20:.1f} MiB"
+
+
 def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path,  # noqa: F811
                                         monkeypatch):
     """Above the size limit (set to 0 here) ``topic_word_`` is a dask array over
@@ -70,14 +97,14 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
     args = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter=5, burn_in=1, thin=2,
                 seed=3, placement="workers", block_entries=10 * K_TRUE, progress=False)
     dense = LDA(**args).fit(store, client=two_workers)
+    docs = sp.random(30, W, density=0.3, format="csr", random_state=np.random.default_rng(1))
+    docs.data = np.ceil(docs.data * 4)
+    want = dense.transform(docs)  # one group of documents
     monkeypatch.setattr(fitted, "DENSE_MAX_ENTRIES", 0)
     monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 7 * K_TRUE)  # several groups of documents
     lazy = LDA(**args).fit(store, client=two_workers)
     run = LDA(**args).fit(store, client=two_workers, out=tmp_path / "run")
     loaded = LDA.load(tmp_path / "run")
-    docs = sp.random(30, W, density=0.3, format="csr", random_state=np.random.default_rng(1))
-    docs.data = np.ceil(docs.data * 4)
-    want = dense.transform(docs)
     np.testing.assert_array_equal(
         run.transform(store, client=two_workers, out=tmp_path / "lazy-topics").compute(),
         dense.transform(store, client=two_workers, out=tmp_path / "topics").compute())
