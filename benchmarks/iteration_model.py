@@ -26,54 +26,21 @@ interleaved, in alternating order, each run recording ``os.getloadavg()``.
 Predictions are never refitted. The machine has 2 cores shared with other
 developers' jobs and a niced benchmark: every second here is contended.
 
-Validation. Model v1 (``iteration_model_first.json``: parts always on cores
-of their own) had 2 of 8 within 25 %: on this machine a second worker gave
-no speedup. Model v2 adds ``parallel`` (fitted on calibration runs only: 1.6
-cores) and was checked on 8 new configurations: 4 of 8 within 25 %
-(-11 %, -5 %, -4 %, -1 %), 4 under-predicted by 37-59 %, all while the load
-average rose from 13 to 23; re-measured calibration configurations moved by
--30 % to +210 % over the same run (the JSON's note). The delay term held:
-both netns validation rows within 4 %.
+What the result files hold (their tables below): ``validation``, each unseen
+configuration's prediction against its measured median; ``calibration_fit``,
+the fitted constants; ``projection``, seconds per iteration and per pass for
+PubMed- and Wikipedia-size corpora on 16, 64 and 256 workers of 8 cores over
+10 Gb/s, term by term, with the topics on the driver (the validated form) and
+on the workers (extrapolated); ``published``, the throughput figures found for
+other systems (``_iteration_projection.py``). ``iteration_model_first.json``
+is the model without ``parallel`` (parts always on cores of their own), kept
+because its misses are why ``parallel`` exists.
 
-The same model rerun on a quiet machine (``--tag _quiet``, load 0.1-1.7,
-``iteration_model_quiet.json``; calibrated, predicted and written to disk
-before any validation run, as above): 7 of 8 within 25 % (-25 % to +16 %);
-calibration configurations re-measured moved by -15 % to +14 %. The miss,
-K=15 W=10000 batch=1500 on 1 worker (-49 %), is in the Gibbs compute: its
-61 ns per token-sweep is mostly a per-token cost that does not grow with K,
-and the calibration set (small K only at small minibatches, where overhead
-dominates) left that intercept g0 near zero.
-
-Projection (``_iteration_projection.py``): PubMed (8.2 M documents, 730 M
-tokens, W = 141,043, K = 1,000) and a Wikipedia-size corpus (assumed 4.5 M
-articles, 2.0 B tokens, W = 100k, K = 1,000) on 16, 64 and 256 workers of 8
-cores over 10 Gb/s, 64 documents per core per minibatch, the sparse kernel's
-measured 2.2 M token-sweeps/s/core at K = 1,000, and Dask's documented "about
-1ms of overhead" per task. With the topics on the workers (the placement
-``auto`` takes at K x W >= 1e7; extrapolated, not validated here) a PubMed
-pass takes 0.70 h on 16 workers, 0.23 h on 64 and 0.11 h on 256 (2.5, 3.3 and
-6.6 s per iteration); with the topics on the driver (the validated form) 11.5,
-8.3 and 7.5 h (41 to 432 s per iteration, the driver's column work growing
-with the parts). Throughput is 0.9-3.5e4 token-sweeps/s per core, against
-2.2e6 for the kernel alone: the Gibbs compute is 0.05 s of PubMed's 2.5-6.6 s. Published figures found
-here: WarpLDA (Chen et al., PVLDB 2016, abstract) learns 1 M topics on
-ClueWeb12 at 11 billion tokens/s, about 600 times the 1.8e7 token-sweeps/s
-projected for PubMed on 256 workers (its cores per machine: not found here);
-for LightLDA (Yuan et al., WWW 2015), Spark MLlib's online LDA and BigARTM no
-tokens/s or time figure was found here (the ``published`` table says so).
-
-The next wall. On the driver: its O(K x distinct words) column work per part
-and O(K x W) SCIR step (hours per pass); moved by placement="workers". With
-the topics on the workers, up to 64 workers: the column entries, K x the
-part's distinct words cut and serialised per part per iteration (the update
-term, 1.9 s for PubMed, 7.0 s for Wikipedia's longer documents), about 100
-column entries per token-sweep; moved by one set of columns per worker shared
-by its parts, sparse columns (only a word's topics with counts) and more
-tokens per part (bigger minibatches per core, more sweeps per visit). At 256
-workers for PubMed: the scheduler, 4,420 tasks per iteration x 1 ms = 4.5 of
-6.6 s; moved by one Gibbs task per worker running its cores in numba threads
-(8 times fewer tasks) and merging each block's step and lse tasks. The
-network is not the wall: 0.14 s of bytes per iteration over 10 Gb/s.
+Reading the projection term by term says where the next wall is: with the
+topics on the driver, its column work per part and its O(K x W) step; with
+the topics on the workers, first the column entries cut and serialised per
+part, then, at hundreds of workers, the scheduler's per-task overhead (the
+Gibbs tasks and the blocks' step and normaliser tasks); not the network.
 
     python benchmarks/iteration_model.py [--repeats 2] [--iterations 12]
     python benchmarks/iteration_model.py --analyse-only   # tables, projection
