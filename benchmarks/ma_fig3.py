@@ -31,6 +31,7 @@ One figure of stored runs (no fitting), results/ma_fig3_integrators.png:
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from pathlib import Path
 
@@ -101,8 +102,6 @@ def plot(results: list[dict], path: Path) -> None:
 def plot_compare(names: list[str], path: Path) -> None:
     """One figure of stored runs (``results/NAME.json``, all at the paper's settings):
     each sampler's seeds as a band (lowest to highest) around their median."""
-    import json
-
     import matplotlib
 
     matplotlib.use("Agg")

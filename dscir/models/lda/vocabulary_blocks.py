@@ -7,11 +7,11 @@ row log-sum-exp of its log theta, its share of the row normalisers that the
 driver combines in block order (O(K) per block). The functions below make,
 step, read and write one block; the driver's handle submits them.
 
-Memory: a worker holds K x width float64 per block (log theta), and as much
-again once a sample is kept (the kept phi sum, None before: Dask's accounting
-of a block, which decides when a worker spills, is then its state alone), and
-a block function adds at most the block it returns and the
-integer counts it steps with. Whole-block temporaries (exp of log theta for
+Memory: a worker holds K x width float64 per block (log theta) and, once a
+sample is kept, as much again (the kept phi sum; None before, so that Dask,
+which spills a worker's blocks by their size, counts only the state). A block
+function adds at most the block it returns and the integer counts it steps
+with. Whole-block temporaries (exp of log theta for
 the row sums and for a kept phi, counts x factor) are formed ``ROWS`` rows
 at a time, elementwise or per row as the whole-block expression, so every
 float is the same bit for bit. Functions never change their input block:
