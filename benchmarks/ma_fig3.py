@@ -23,7 +23,7 @@ second panel). The JSON is rewritten after every scoring round.
 
     python benchmarks/ma_fig3.py [--iterations 200] [--seeds 3]
 
-One figure of stored runs (no fitting), results/ma_fig3_integrators.png:
+One table and figure of stored runs (no fitting), results/ma_fig3_integrators.json/.png:
 
     python benchmarks/ma_fig3.py --compare ma_fig3_200 ma_fig3_200_splitting_full --out ma_fig3_integrators
 """
@@ -99,32 +99,63 @@ def plot(results: list[dict], path: Path) -> None:
     plt.close(fig)  # redrawn after every scoring round
 
 
-def plot_compare(names: list[str], path: Path) -> None:
-    """One figure of stored runs (``results/NAME.json``, all at the paper's settings):
-    each sampler's seeds as a band (lowest to highest) around their median."""
+def stored_runs(names: list[str]) -> dict[str, list[list[dict]]]:
+    """Each sampler's curves (one per seed) in the stored runs ``results/NAME.json``
+    (step-size sweeps left out); the papers' step is named "euler"."""
+    runs: dict[str, list[list[dict]]] = {}
+    for n in names:
+        for r in json.loads((RESULTS / f"{n}.json").read_text())["results"]:
+            if "eps=" not in r["label"]:
+                label = r["label"] + (" euler" if r["label"] in VARIANTS_OF else "")
+                runs.setdefault(label, []).append(r["curve"])
+    return runs
+
+
+def compare_table(runs: dict[str, list[list[dict]]], at=(10_000, 20_000, 30_000)) -> list[dict]:
+    """Per sampler, the lowest and highest perplexity over its seeds at ``at``
+    documents, and the largest rise between successive scores after 2,000."""
+    rows = []
+    for label, curves in runs.items():
+        by_docs = [{p["documents"]: p["perplexity"] for p in c} for c in curves]
+        row = {"sampler": label, "seeds": len(curves)}
+        for d in at:
+            values = [c[d] for c in by_docs if d in c]
+            row[f"at {d:,}"] = f"{min(values):,.0f}-{max(values):,.0f}" if values else "-"
+        rises = [max(b["perplexity"] - a["perplexity"] for a, b in zip(c, c[1:])
+                     if a["documents"] >= 2000) for c in curves]
+        row["largest rise after 2,000"] = f"{min(rises):,.0f}-{max(rises):,.0f}"
+        rows.append(row)
+    return rows
+
+
+def compare(names: list[str], out: str) -> None:
+    """``results/OUT.json`` (the table of ``compare_table``) and ``.png``: each
+    sampler's seeds as a band (lowest to highest) around their median."""
+    import sys
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    runs = stored_runs(names)
+    (RESULTS / f"{out}.json").write_text(json.dumps(
+        {"command": "python " + " ".join(sys.argv), "sources": names,
+         "perplexity_over_seeds": compare_table(runs)}, indent=1))
     fig, ax = plt.subplots(figsize=(8, 5))
-    runs = [r for n in names for r in json.loads((RESULTS / f"{n}.json").read_text())["results"]
-            if "eps=" not in r["label"]]
-    for i, label in enumerate(dict.fromkeys(r["label"] for r in runs)):
-        curves = [r["curve"] for r in runs if r["label"] == label]
+    for i, (label, curves) in enumerate(runs.items()):
         n = min(len(c) for c in curves)
         docs = [p["documents"] for p in curves[0][:n]]
         y = np.array([[p["perplexity"] for p in c[:n]] for c in curves])
         ax.fill_between(docs, y.min(axis=0), y.max(axis=0), color=f"C{i}", alpha=0.25)
-        ax.plot(docs, np.median(y, axis=0), color=f"C{i}",
-                label=f"{label}{' euler' if label in VARIANTS_OF else ''} ({len(curves)} seeds)")
+        ax.plot(docs, np.median(y, axis=0), color=f"C{i}", label=f"{label} ({len(curves)} seeds)")
     ax.set(title="Ma et al. Fig. 3 settings, wiki, K = 50: median and range over seeds",
            xlabel="documents processed (minibatches of 50)", yscale="log",
            ylabel="held-out perplexity (document completion, current phi)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(RESULTS / f"{out}.png", dpi=120)
     plt.close(fig)
 
 
@@ -147,10 +178,10 @@ def main() -> None:
                    help="the integrator of the --gsgrhmc-steps chains")
     p.add_argument("--out", default="ma_fig3")
     p.add_argument("--compare", nargs="+", metavar="NAME",
-                   help="no run: draw the stored runs NAME ... in one figure, results/OUT.png")
+                   help="no run: the stored runs NAME ... in one table and figure, results/OUT.json/.png")
     args = p.parse_args()
     if args.compare:
-        return plot_compare(args.compare, RESULTS / f"{args.out}.png")
+        return compare(args.compare, args.out)
 
     from distributed import Client, LocalCluster
 
