@@ -433,7 +433,9 @@ def _tree_memory(proc, peak: dict, stop: threading.Event, every: float = 0.2) ->
         stop.wait(every)
 
 
-def run_system(system: str, args, store: Path, out: Path) -> dict:
+def run_system(system: str, args, store: Path, out: Path, code: str | None = None) -> dict:
+    """Train ``system`` in a subprocess; ``code``: a dscir tree put first on its
+    PYTHONPATH (another version of the engine)."""
     import psutil
 
     cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", args.corpus,
@@ -448,7 +450,8 @@ def run_system(system: str, args, store: Path, out: Path) -> dict:
                if getattr(args, "tomotopy_budgets", None) else [])
     print(f"== {system}", flush=True)
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=HERE)
+    env = {**os.environ, "PYTHONPATH": code} if code else None
+    proc = subprocess.Popen(cmd, cwd=HERE, env=env)
     peak, stop = {"rss": 0, "pss": 0, "main": 0}, threading.Event()
     watcher = threading.Thread(target=_tree_memory, args=(psutil.Process(proc.pid), peak, stop))
     watcher.start()

@@ -86,7 +86,8 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     from dscir.models.lda import LDAModel
 
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
-              placement=placement, kernel=args.kernel, policy="reference").chain_config(store)
+              placement=placement, kernel=args.kernel, scir_step=args.scir_step,
+              policy="reference").chain_config(store)
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
@@ -99,7 +100,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     med = {f: float(np.median([s[f] for s in h])) for f in SPLIT}
     tokens = float(np.median([s["n_tokens"] for s in h]))
     return {"placement": chain.model.placement, "kernel": chain.model.kernel,
-            "s_per_iteration": med["wall"],
+            "scir_step": cfg.scir_step, "s_per_iteration": med["wall"],
             "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
             "docs_per_s": batch / med["wall"], "split": med,
             "chain_only_driver_peak_rss_mb":
@@ -129,7 +130,8 @@ def lda(k: int, batch: int, placement: str, args):
 
     return LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch,
                n_iter=args.warmup + args.iterations, seed=0, placement=placement,
-               kernel=args.kernel, policy="reference", progress=False)
+               kernel=args.kernel, scir_step=args.scir_step, policy="reference",
+               progress=False)
 
 
 def run_api_cell(store: str, k: int, batch: int, placement: str, n_workers: int,
@@ -168,7 +170,8 @@ def run_cli_cell(store: str, k: int, batch: int, placement: str, n_workers: int,
     cmd = [sys.executable, "-m", "dscir", "fit", "lda", store, f"--topics={k}",
            "--sampler=scir", f"--sweeps={args.sweeps}", f"--batch-size={batch}",
            f"--iterations={args.warmup + args.iterations}", "--seed=0",
-           f"--placement={placement}", f"--kernel={args.kernel}", "--policy=reference",
+           f"--placement={placement}", f"--kernel={args.kernel}",
+           f"--scir-step={args.scir_step}", "--policy=reference",
            "--no-progress", f"--workers={n_workers}", "--top=10", f"--out={tmp}/run"]
     start, peak = time.time(), 0.0
     with open(f"{tmp}/stderr", "w+") as err:  # a file: a full pipe would stall the fit
@@ -193,6 +196,7 @@ def cell_main(argv: list[str]) -> None:
         p.add_argument(f"--{name}", type=int, required=True)
     p.add_argument("--placement", required=True)
     p.add_argument("--kernel", required=True)
+    p.add_argument("--scir_step", required=True)
     p.add_argument("--mode", choices=("chain", "api", "cli"), required=True)
     a = p.parse_args(argv)
     cell = (a.store, a.topics, a.batch, a.placement, a.workers, a)
@@ -215,6 +219,8 @@ def main() -> None:
     p.add_argument("--sweeps", type=int, default=20)
     p.add_argument("--kernel", default="auto", choices=("auto", "dense", "sparse"),
                    help="the Gibbs kernel of every cell (auto: by K)")
+    p.add_argument("--scir-step", default="dense", choices=("auto", "dense", "lazy"),
+                   help="the SCIR step of every cell (dense: the library's default)")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per cell")
@@ -244,7 +250,8 @@ def main() -> None:
               "cpu": cpu_model(), "n_cpus": os.cpu_count(),
               "note": "shared machine: other jobs ran beside it (see each cell's load)",
               "doc_tokens": DOC_TOKENS, "zipf": ZIPF, "n_docs": args.docs,
-              "sweeps": args.sweeps, "kernel": args.kernel, "warmup": args.warmup,
+              "sweeps": args.sweeps, "kernel": args.kernel, "scir_step": args.scir_step,
+              "warmup": args.warmup,
               "iterations": args.iterations, "transform_docs": args.transform_docs if args.api
               else None, "modes": args.modes if args.api else ["chain"], "cells": cells}
     Path(args.out).write_text(json.dumps(result, indent=1))
@@ -266,7 +273,8 @@ def one_cell(store: Path, k: int, w: int, batch: int, workers: int, placement: s
         cmd = [sys.executable, __file__, "--cell", str(store), f"--topics={k}",
                f"--batch={batch}", f"--workers={workers}", f"--sweeps={args.sweeps}",
                f"--warmup={args.warmup}", f"--iterations={args.iterations}",
-               f"--placement={placement}", f"--kernel={args.kernel}", f"--mode={mode}",
+               f"--placement={placement}", f"--kernel={args.kernel}",
+               f"--scir_step={args.scir_step}", f"--mode={mode}",
                f"--transform_docs={args.transform_docs}"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
