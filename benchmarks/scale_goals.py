@@ -11,8 +11,8 @@ largest-to-smallest ratio; at each (K, W) with both worker counts the
 efficiency t(1 worker) / (2 t(2 workers)); at each cell the baseline also ran,
 the ratio of token-sweeps per second. Nothing is run here.
 
-    python benchmarks/scale_goals.py --runs before=results/scale_s34_before_w1e5.json \
-        dense=results/scale_s34_dense_w1e5.json ... --baseline before --out scale_goals_s34
+    python benchmarks/scale_goals.py --runs c158e45=results/scale_s34_before_w1e5.json \
+        dense=results/scale_s34_dense_w1e5.json ... --baseline c158e45 --out scale_goals_s34
 
 Writes results/OUT.json and .png.
 """
@@ -92,7 +92,7 @@ def plot(summary: dict, path: Path) -> None:
     x = np.arange(len(eff))
     axes[1].bar(x, [e["efficiency"] for e in eff])
     axes[1].axhline(0.85, color="grey", ls=":", label="goal 0.85")
-    axes[1].set_xticks(x, [f"{e['label']}\nK{e['topics']} W{e['words']}" for e in eff],
+    axes[1].set_xticks(x, [f"{e['label']}\nK {e['topics']}\nW {e['words']:.0e}" for e in eff],
                        fontsize=7)
     axes[1].set(ylabel="t(1 worker) / (2 t(2 workers))", title="2-worker efficiency")
     for ax in axes:
@@ -111,7 +111,10 @@ def main() -> None:
     if args.baseline not in {label for label, _ in runs}:
         raise SystemExit(f"--baseline {args.baseline!r} is not one of the runs' labels")
     summary = summarise(cells(runs), args.baseline)
+    first = json.loads(Path(runs[0][1]).read_text())
     out = {"command": "python benchmarks/scale_goals.py " + " ".join(sys.argv[1:]),
+           "cpu": first.get("cpu"), "n_cpus": first.get("n_cpus"),
+           "note": "read from the runs' files, which record each cell's load",
            "runs": runs, "baseline": args.baseline,
            "goals": {"token_sweeps_ratio": 5.0, "largest_over_smallest": 1.5,
                      "efficiency": 0.85}, **summary}
