@@ -7,8 +7,12 @@ cache), beside scikit-learn's KMeans on l2-normalised tf-idf.
 Per fit: the seconds of the whole call (cluster start-up included), NMI and ARI
 against the labels, the occupied clusters, and how many of distributed's
 "Sending large graph" warnings the call raised. K is the number of labels.
+With ``--split N``, also ``DPMixture(n_iter=N, placement=P)`` for P = driver
+and workers: the median split of an iteration after the first two (the
+engine's timing: compute, transfer, queue, the driver's update).
 
     python benchmarks/mixtures_default_fit.py --corpora newsgroups reuters8
+    python benchmarks/mixtures_default_fit.py --corpora newsgroups --split 40 --tag split
 
 Writes results/mixtures_default_fit[_<tag>].json and .png.
 """
@@ -43,12 +47,36 @@ def fit(estimator, store: str, truth) -> dict:
             "large_graph_warnings": int(large), "iterations": int(estimator.n_iter_)}
 
 
-def corpus_runs(name: str, seed: int) -> dict:
+SPLIT = ("wall", "compute", "transfer", "queue", "update")
+
+
+def placement_split(store: str, n_iter: int, seed: int) -> dict:
+    """The DP mixture's default chain, ``n_iter`` iterations on each placement:
+    seconds of the call, median split of an iteration after the first two."""
+    import dscir
+
+    out = {}
+    for placement in ("driver", "workers"):
+        est = dscir.DPMixture(n_iter=n_iter, placement=placement, seed=seed, progress=False)
+        start = time.perf_counter()
+        est.fit(store)
+        h = est.history_
+        out[placement] = {"seconds": time.perf_counter() - start, "n_iter": n_iter,
+                          "median_components": float(np.median(h["n_components"])),
+                          **{f"median_{f}_s": float(np.median(h[f][2:])) for f in SPLIT}}
+        print(placement, out[placement], flush=True)
+    return out
+
+
+def corpus_runs(name: str, seed: int, split: int = 0) -> dict:
     import dscir
 
     store = mt.ingest(name)
     truth, x, corpus = mt.load(store)
     k = int(np.unique(truth).size)
+    if split:
+        return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "labels": k,
+                "load_after": os.getloadavg(), "split": placement_split(store, split, seed)}
     runs = {"kmeans": mt.kmeans(x, truth, k, seed)}
     print(name, "kmeans", runs["kmeans"], flush=True)
     for label, est in (("dpmixture", dscir.DPMixture(seed=seed, progress=False)),
@@ -90,9 +118,11 @@ def main() -> None:
     p.add_argument("--corpora", nargs="+", choices=list(mt.CORPORA), default=["newsgroups"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tag", default="")
+    p.add_argument("--split", type=int, default=0, metavar="N",
+                   help="instead: N iterations of the DP mixture on each placement")
     args = p.parse_args()
     load_before = os.getloadavg()
-    corpora = {name: corpus_runs(name, args.seed) for name in args.corpora}
+    corpora = {name: corpus_runs(name, args.seed, args.split) for name in args.corpora}
     import dscir
 
     out = {"command": "python benchmarks/mixtures_default_fit.py " + " ".join(sys.argv[1:]),
@@ -100,7 +130,8 @@ def main() -> None:
            "load_before": load_before, "corpora": corpora}
     stem = "mixtures_default_fit" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
-    plot(out, RESULTS / f"{stem}.png")
+    if not args.split:
+        plot(out, RESULTS / f"{stem}.png")
 
 
 if __name__ == "__main__":
