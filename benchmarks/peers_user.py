@@ -159,15 +159,16 @@ def goal_row(corpus: str, engine: str, s: dict, loads: list[float]) -> dict:
             "load_1min_range": [min(loads), max(loads)]}
 
 
-def work_rates(run: dict, suffix: str) -> dict:
+def work_rates(run: dict, s: dict, suffix: str) -> dict:
     """Token-sweeps per second of the default chain (its whole iterations' wall:
     Gibbs work, transfers and the driver's step, over its last snapshot's
     training seconds) and of tomotopy's 200 iterations, and the Gibbs sweeps per
     training token each needed to reach tomotopy's 200-iteration perplexity.
-    Tokens per document: the mean over all the corpus's documents."""
+    ``s``: the engine's summary, ``suffix``: its runs' suffix. Tokens per
+    document: the mean over all the corpus's documents."""
     from dscir.models.lda.policy import CorpusSize, choose_batch, choose_sweeps
 
-    info, s = run["corpus"], run["summary"] if not suffix else run["before"]["summary"]
+    info = run["corpus"]
     mean = info["n_tokens"] / info["n_docs"]
     batch = choose_batch("default", CorpusSize(info["n_train"], info["n_words"],
                                                round(mean * info["n_train"])))
@@ -190,12 +191,13 @@ def gather(corpora: list[str], tag: str) -> None:
     for corpus in corpora:
         run = json.loads((RESULTS / f"peers_user_{corpus}{tag}.json").read_text())
         loads = [v[0] for v in run["machine"]["load_average_1_5_15_min"].values()]
-        rows.append({**goal_row(corpus, "main", run["summary"], loads),
-                     **work_rates(run, "")})
+        engines = [("main", run["summary"], "")]
         if "before" in run:
-            rows.append({**goal_row(corpus, f"before ({run['before']['commit'][:7]})",
-                                    run["before"]["summary"], loads),
-                         **work_rates(run, "@before")})
+            engines.append((f"before ({run['before']['commit'][:7]})",
+                            run["before"]["summary"], "@before"))
+        for name, summary, suffix in engines:
+            rows.append({**goal_row(corpus, name, summary, loads),
+                         **work_rates(run, summary, suffix)})
     out = {"command": "python benchmarks/peers_user.py --summary " + " ".join(corpora)
            + (f" --tag {tag}" if tag else ""),
            "cpu": cpu_model(), "cores": os.cpu_count(), "goals": GOALS,
