@@ -33,11 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_model, shared_data
+from _common import RESULTS, cpu_model, shared_data
 
-HERE = Path(__file__).resolve().parent
 DATA = shared_data() / "msweb"
-RESULTS = HERE / "results"
 METHODS = {
     "scir": dict(sampler="scir", a0=0.5, step_sizes=(0.1, 0.1), n_init=20),
     "sgrld": dict(sampler="sgrld", a0=0.001, step_sizes=(0.001, 0.005), n_init=30),

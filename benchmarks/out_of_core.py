@@ -39,9 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import ROOT, cpu_model
+from _common import RESULTS, cpu_model
 
-RESULTS = ROOT / "benchmarks" / "results"
 MIB = 2 ** 20
 LOG_SIGNS = ("restart", "kill", "terminat", "pausing worker", "remove worker", "lost")
 
