@@ -12,7 +12,7 @@ benchmarks/results/dpmm_msweb.json and dpmm_msweb.png.
     python benchmarks/dpmm_msweb.py --policy auto --tag policy   # DPMixture's defaults
 
 ``--policy reference`` (default) runs the settings below; ``--policy auto`` the
-settings ``DPMixture(sampler=...)`` resolves on the store by default (issue 19's
+settings ``DPMixture(sampler=...)`` resolves on the store by default (its
 policy; the JSON records each run's configuration). ``--tag`` names the
 result files dpmm_msweb_<tag>.json / .png, keeping the earlier ones.
 
