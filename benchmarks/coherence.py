@@ -11,11 +11,14 @@ dscir computes. ``u_mass`` differs by definition (dscir: Mimno et al.'s
 ``dscir counts, gensim formula`` recomputes gensim's u_mass from dscir's
 cluster counts to show the counts agree.
 
-Command: ``cd benchmarks && python coherence.py`` -> ``results/coherence.json``.
+Writes results/coherence.json.
+
+    python benchmarks/coherence.py
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import platform
@@ -27,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cpu_model, shared_data  # noqa: E402
+from _common import RESULTS, cpu_model, shared_data  # noqa: E402
 
 import dscir  # noqa: E402
 from dscir.api.session import executor_for  # noqa: E402
@@ -115,6 +118,7 @@ def run_corpus(name: str, tmp: Path, client) -> dict:
 
 
 def main_() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     import gensim
 
     out = {"machine": {"cpu": cpu_model(), "python": platform.python_version(),
@@ -123,7 +127,7 @@ def main_() -> None:
     with tempfile.TemporaryDirectory() as tmp, dask_client(n_workers=2) as client:
         for name in CORPORA:
             out["corpora"].append(run_corpus(name, Path(tmp), client))
-    path = Path(__file__).resolve().parent / "results" / "coherence.json"
+    path = RESULTS / "coherence.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")
 

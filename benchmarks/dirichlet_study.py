@@ -10,14 +10,16 @@ dirichlet`), and adds the load averages before and after to the JSON.
     python benchmarks/dirichlet_study.py
 """
 
+import argparse
 import json
 import os
-from pathlib import Path
 
+from _common import RESULTS
 from dscir.cli import main
 
 if __name__ == "__main__":
-    out = Path(__file__).resolve().parent / "results"
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    out = RESULTS
     before = os.getloadavg()
     status = main(["experiment", "dirichlet", "--no-progress", "--out", str(out)])
     if status == 0:

@@ -12,7 +12,7 @@ benchmarks/results/dpmm_msweb.json and dpmm_msweb.png.
     python benchmarks/dpmm_msweb.py --policy auto --tag policy   # DPMixture's defaults
 
 ``--policy reference`` (default) runs the settings below; ``--policy auto`` the
-settings ``DPMixture(sampler=...)`` resolves on the store by default (issue 19's
+settings ``DPMixture(sampler=...)`` resolves on the store by default (its
 policy; the JSON records each run's configuration). ``--tag`` names the
 result files dpmm_msweb_<tag>.json / .png, keeping the earlier ones.
 
@@ -33,11 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_model, shared_data
+from _common import RESULTS, cpu_model, shared_data
 
-HERE = Path(__file__).resolve().parent
 DATA = shared_data() / "msweb"
-RESULTS = HERE / "results"
 METHODS = {
     "scir": dict(sampler="scir", a0=0.5, step_sizes=(0.1, 0.1), n_init=20),
     "sgrld": dict(sampler="sgrld", a0=0.001, step_sizes=(0.001, 0.005), n_init=30),

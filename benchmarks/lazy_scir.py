@@ -46,9 +46,7 @@ from dscir.models import dirichlet as model
 from dscir.rng import derive
 from dscir.samplers import cir, cir_lazy
 
-from _common import cpu_model
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from _common import RESULTS, cpu_model
 BETA, H = 0.5, 0.1
 GRID = [(1000, 10**4), (1000, 10**5), (100, 10**4), (100, 10**5), (100, 10**6)]
 

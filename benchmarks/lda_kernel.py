@@ -30,11 +30,9 @@ import numpy as np
 
 from dscir.models.lda import CollapsedGibbs, completion_log_likelihood, gibbs_expectations
 
-from _common import cpu_model, shared_data
+from _common import RESULTS, cpu_model, shared_data
 
-ROOT = Path(__file__).resolve().parents[1]
 WIKI = shared_data() / "wiki" / "wiki.ldac.gz"
-RESULTS = ROOT / "benchmarks" / "results"
 TARGET = 5e6
 
 

@@ -37,9 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _lockstep import make_wiki_store, run_lockstep, write_json
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from _common import RESULTS, make_wiki_store, run_lockstep, write_json
 
 PAPER = {
     "sgld": {"alpha": 0.1, "beta": 0.01, "step_size": 0.01, "tau": None},

@@ -1,4 +1,4 @@
-"""Out of core (issue 35): an LDA fit on a corpus larger than the workers' memory.
+"""Out of core: an LDA fit on a corpus larger than the workers' memory.
 
 A corpus drawn from LDA (``dscir.corpus.synthetic``: K_true topics over W
 words, documents of Poisson(length) tokens) is written block by block to a
@@ -39,9 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import ROOT, cpu_model
+from _common import RESULTS, cpu_model
 
-RESULTS = ROOT / "benchmarks" / "results"
 MIB = 2 ** 20
 LOG_SIGNS = ("restart", "kill", "terminat", "pausing worker", "remove worker", "lost")
 

@@ -18,9 +18,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from _lockstep import make_wiki_store, run_lockstep, write_json
+from _common import RESULTS, make_wiki_store, run_lockstep, write_json
 
-RESULTS = Path(__file__).resolve().parent / "results"
 COLORS = {"scir": "C0", "sgrld": "C1"}
 
 

@@ -17,7 +17,7 @@ driver kill, and whether the disturbed run equals the undisturbed one (held-out
 perplexities, mean phi, final state and stored samples, compared exactly).
 Writes benchmarks/results/<out>.json and .png (``--out``, default soak).
 
-    cd benchmarks && python soak.py [--iterations 200] [--topics 50] [--sweeps 50]
+    python benchmarks/soak.py [--iterations 200] [--topics 50] [--sweeps 50]
         [--placement workers --block-entries 25000 --out soak_workers]
 """
 
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lda_wiki import RESULTS, cpu_model
+from _common import RESULTS, cpu_model, shared_data
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wiki"
+DATA = shared_data() / "wiki"
 
 
 def make_store(data: Path, path: Path, n_heldout: int) -> Path:

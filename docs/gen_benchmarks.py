@@ -2,13 +2,14 @@
 
     python docs/gen_benchmarks.py [--out docs/benchmarks]
 
-One Markdown page per study (the benchmark script that wrote the results), and
-an index. A page holds the script's own description (its module docstring),
-then for each result file: the command and the machine it records, its figure
-(the PNG of the same name, served from benchmarks/results/ by docs/hooks.py)
-and its contents as tables. Nothing on a page is typed by hand: rerun this
-after a benchmark writes new results (tests/test_docs.py checks that the
-committed pages are what this script writes).
+One Markdown page per benchmark of the suite (the script that wrote the
+results), and an index grouped by the user's question each answers
+(``QUESTIONS``). A page holds the script's own description (its module
+docstring), then for each result file: the command and the machine it records,
+its figure (the PNG of the same name, served from benchmarks/results/ by
+docs/hooks.py) and its contents as tables. Nothing on a page is typed by hand:
+rerun this after a benchmark writes new results (tests/test_docs.py checks that
+the committed pages are what this script writes).
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ META = ("command", "machine", "cpu", "cores", "n_cpus", "commit", "ran_from", "p
         "versions")
 MAX_LIST = 12  # longer lists of numbers are summarised (length, first, last)
 MAX_DEPTH = 4
+
+#: The suite: each user's question and the scripts that answer it, in the index's
+#: order. A script not listed here is indexed under "Other benchmarks".
+QUESTIONS = {
+    "How does dscir compare with the tools users would pick instead?": ["peers", "coherence"],
+    "How far does a fit scale, in time and memory?": ["scale", "out_of_core", "gpu"],
+    "How do the mixtures cluster text, against k-means?": ["mixtures"],
+    "Do the samplers reproduce the papers' figures?": ["scir_fig3a", "dpmm_msweb", "ma_fig3"],
+    "How close are the samplers to the exact posterior?": ["dirichlet_study", "lazy_scir"],
+    "How fast are the kernels and the ingestion?": ["lda_kernel", "ingest"],
+    "Does a fit survive failures?": ["soak"],
+}
 
 
 def scripts() -> dict[str, str]:
@@ -215,20 +228,28 @@ def pages() -> dict[str, str]:
 
 def index(studies: dict[str, list[str]], names: dict[str, str]) -> str:
     lines = ["# Benchmarks", "",
-             "One page per benchmark script, generated from the JSON (and PNG) files it wrote",
-             "to `benchmarks/results/` by `python docs/gen_benchmarks.py`; each result shows",
+             "The benchmark suite, by the question each benchmark answers. One page per",
+             "script, generated from the JSON (and PNG) files it wrote to",
+             "`benchmarks/results/` by `python docs/gen_benchmarks.py`; each result shows",
              "the command and the machine it records. Timings were taken on shared machines",
              "under the load each result records; compare results of one page and one",
-             "machine. How to run the benchmarks: `benchmarks/README.md`.", "",
-             "| study | what | results |", "|---|---|---|"]
-    for study, stems in sorted(studies.items()):
-        what = names.get(study, "").split("\n\n")[0].replace("\n", " ")
-        lines.append(f"| [{study}]({study}.md) | {fmt(what)} | {len(stems)} |")
+             "machine. How to run the benchmarks: `benchmarks/README.md`.", ""]
+    listed = {s for group in QUESTIONS.values() for s in group}
+    groups = [*QUESTIONS.items(), ("Other benchmarks", sorted(set(studies) - listed))]
+    for question, group in groups:
+        found = [s for s in group if s in studies]
+        if not found:
+            continue
+        lines += [f"## {question}", "", "| benchmark | what | results |", "|---|---|---|"]
+        for study in found:
+            what = names.get(study, "").split("\n\n")[0].replace("\n", " ")
+            lines.append(f"| [{study}]({study}.md) | {fmt(what)} | {len(studies[study])} |")
+        lines.append("")
     missing = sorted(set(names) - set(studies))
     if missing:
-        lines += ["", "Scripts with no results committed: "
-                  + ", ".join(f"`{m}.py`" for m in missing) + "."]
-    return "\n".join(lines) + "\n"
+        lines += ["Scripts with no results committed: "
+                  + ", ".join(f"`{m}.py`" for m in missing) + ".", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def write(out: Path) -> list[Path]:

@@ -57,7 +57,6 @@ GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_mom
 INTEGRATORS = "tests/samplers/test_integrators.py"
 PARAMS_TESTS = "tests/api/test_params.py"
 RECIPES = "tests/test_recipes.py"
-ITERATION_MODEL = "tests/benchmarks/test_iteration_model.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
@@ -1214,16 +1213,6 @@ MUTANTS = [
     Mutant("lda-row-stats-cached-past-their-state", "dscir/models/lda/topics.py",
            "if self._rows_of is not self.state_:", "if self._rows_of is None:",
            ("tests/test_chain_digests.py::test_lda_chain_digest[scir]",)),
-    Mutant("iteration-model-gibbs-not-linear-in-k", "benchmarks/_iteration_model.py",
-           '"g1": sweeps * c.K,', '"g1": sweeps,',
-           (ITERATION_MODEL + "::test_each_term_is_its_constants_times_the_counts",
-            ITERATION_MODEL + "::test_seconds_grow_with_topics_words_minibatch_sweeps_and_delay")),
-    Mutant("iteration-model-rest-keeps-the-update", "benchmarks/_iteration_model.py",
-           'm["wall"] - m["compute"] - m["update"]', 'm["wall"] - m["compute"]',
-           (ITERATION_MODEL + "::test_fit_recovers_the_constants_of_noiseless_measurements",)),
-    Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
-           'max(1.0, n["parts"] / parallel)', "1.0",
-           (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
 ]
 
 
@@ -1234,8 +1223,6 @@ def copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT / "clusters", dest / "clusters",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "docs", dest / "docs")  # the reference pages tests read
-    shutil.copytree(ROOT / "benchmarks", dest / "benchmarks",  # their pure modules' tests
-                    ignore=shutil.ignore_patterns("__pycache__", "results"))
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
 

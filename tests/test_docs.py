@@ -27,6 +27,18 @@ def test_benchmark_pages_are_generated_from_the_results(tmp_path):
             f"docs/benchmarks/{name} is stale: run python docs/gen_benchmarks.py"
 
 
+def test_the_suite_is_at_most_15_benchmarks_each_in_the_navigation():
+    """The benchmarks are a suite, not a notebook: at most 15 scripts, and the
+    Benchmarks navigation lists exactly the generated pages."""
+    import yaml
+
+    assert len(gen_benchmarks.scripts()) <= 15, sorted(gen_benchmarks.scripts())
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["nav"]
+    section = next(item["Benchmarks"] for item in nav if "Benchmarks" in item)
+    listed = [e if isinstance(e, str) else next(iter(e.values())) for e in section]
+    assert sorted(listed) == sorted(f"benchmarks/{p.name}" for p in COMMITTED.glob("*.md"))
+
+
 def test_every_result_and_figure_is_on_a_page():
     text = "".join(p.read_text() for p in COMMITTED.glob("*.md"))
     results = gen_benchmarks.RESULTS

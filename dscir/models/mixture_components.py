@@ -44,7 +44,7 @@ PLACEMENTS = ("auto", "driver", "workers")
 #: keeps them on the workers: the driver placement ships each part's task the
 #: columns of its words, a minibatch's up to K x W float64 (16 MiB here), and Dask
 #: warns of graphs from 10 MB. Below it the driver placement was the faster one
-#: (benchmarks/results/mixture_placement_w7e4.json: Mixture(20) at W = 7 x 10^4).
+#: (chosen by benchmarks/mixture_placement.py at commit 36c1d4f: Mixture(20) at W = 7 x 10^4).
 WORKERS_FROM_ENTRIES = 1 << 21
 
 #: The size of a column block, in parameters (K x words at the start; 8 MiB of

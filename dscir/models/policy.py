@@ -6,7 +6,7 @@ Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
 is noise, the first allocation merges true clusters, and no allocation move
 (Gibbs or slice, one document at a time) splits a merged cluster again; with
 minibatch statistics the stochastic chains merge more. What was measured to
-work (docs/benchmarks/dpmm_text.md) is to start
+work (benchmarks/dpmm_text.py at commit 36c1d4f) is to start
 from *more* components than clusters, seeded on documents by k-means++
 (``dscir.models.seeding``): every true cluster then gets a seed, and the
 surplus empties as the chain runs (the DP prior favours fewer clusters).
@@ -15,7 +15,7 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
 
 * the sampler ``TEXT_SAMPLER`` (SGRLD) where the user names none: on 20
   Newsgroups (21,537 words) seeded SGRLD beat k-means on tf-idf and exact
-  Gibbs (docs/benchmarks/dpmm_text.md) where seeded SCIR stops at NMI 0.471;
+  Gibbs (benchmarks/dpmm_text.py at commit 36c1d4f) where seeded SCIR stops at NMI 0.471;
   SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
   Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
 * ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
@@ -27,7 +27,7 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
   steps of 0.001 hardly move them): 22 clusters for 8, 61 on 20 Newsgroups.
   a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone
   kept more, larger steps alone merged two clusters of the policy test's
-  mixture (docs/benchmarks/dpmm_text.md). The other samplers keep their
+  mixture (benchmarks/dpmm_text.py at commit 36c1d4f). The other samplers keep their
   reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5; on 20 Newsgroups
   SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2 or 0.001, and
   with 30 components instead of 100);
@@ -44,7 +44,8 @@ on text is the default chain). Each chain is a correct sampler of the model its
 a0 defines.
 
 The DP mixture's text settings were checked by leaving one corpus out
-(benchmarks/dpmixture_text.py on the four corpora below, docs/guide/policy.md):
+(benchmarks/dpmixture_text.py at commit 36c1d4f, on the four corpora below;
+docs/guide/policy.md):
 a0 by the finite mixture's token rule, a larger sticks' step or 30 seeds won
 fewer folds than these (2 of 4) and scored lower averaged over the four, so
 they stay.
@@ -66,7 +67,7 @@ under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
   lopsided, and neither uncollapsed sampler splits what it merged.
 
 ``TEXT_PRIOR_SHARE`` and the start were chosen leaving one corpus out
-(benchmarks/mixtures_text.py: 20 Newsgroups, Reuters R8, fortunes, Rotten
+(benchmarks/mixtures_text.py at commit 36c1d4f: 20 Newsgroups, Reuters R8, fortunes, Rotten
 Tomatoes at the ingest defaults): every corpus, left out, got 0.1 with the
 collapsed start from the other three (docs/guide/policy.md).
 """

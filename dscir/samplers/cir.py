@@ -29,7 +29,7 @@ noncentrality 2 lam. For a >= 1/2 it is drawn as (Z + sqrt(2 lam))^2 + 2 G',
 Z ~ N(0, 1), G' ~ Gamma(a - 1/2): no Poisson draw (a = 1/2, the LDA reference
 prior on an entry without counts, needs just a normal, an exp and a log). For
 a < 1/2 (small priors, empty counts) P is drawn and then log Gamma(a + P).
-Measured rates: docs/benchmarks/scir_speed.md.
+Rates measured by benchmarks/scir_speed.py at commit 36c1d4f.
 
 Randomness: row r (an index over all axes but the last, flattened) draws from
 the stream ``mix_in(key, r)`` in order along the row, so results do not depend

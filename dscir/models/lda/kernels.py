@@ -22,7 +22,7 @@ KERNELS = ("auto", "dense", "sparse")
 #: From this many topics on, ``kernel="auto"`` samples with the Metropolis-Hastings
 #: kernel: it runs faster per sweep than the dense one from a few hundred topics on,
 #: but its chains mix more slowly per sweep, so the switch sits where it wins per
-#: unit of error (docs/benchmarks/lda_kernel_large_k.md).
+#: unit of error (chosen by benchmarks/lda_kernel_large_k.py at commit 36c1d4f).
 SPARSE_FROM_K = 400
 
 

@@ -37,8 +37,9 @@ corpora, rule by rule:
 
 Policy ``"reference"`` is ``REFERENCE`` unchanged (minibatch 50, 200 sweeps).
 An explicit argument always wins over either; a run records the policy's
-name and the values it ran with. What each rule gives, against the reference
-settings and tomotopy: docs/benchmarks/defaults.md and peers.md.
+name and the values it ran with. The rules were chosen by benchmarks/defaults.py
+at commit 36c1d4f (against the reference settings and tomotopy); what they give
+against the peers: docs/benchmarks/peers.md.
 """
 
 from __future__ import annotations
