@@ -1224,6 +1224,23 @@ MUTANTS = [
     Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
            'max(1.0, n["parts"] / parallel)', "1.0",
            (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
+    Mutant("tsv-csv-quoting-by-default", "dscir/corpus/formats/text.py",
+           'default="none",', 'default="csv",',
+           ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),
+    Mutant("tsv-carriage-return-kept", "dscir/corpus/formats/delimited.py",
+           'line[:-1] if line.endswith("\\r") else line', "line",
+           ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),
+    Mutant("encoding-ignored-by-the-line-reader", "dscir/corpus/ingest.py",
+           "decode_text(block, path, lineno, offset, encoding)",
+           "decode_text(block, path, lineno, offset)",
+           ("tests/corpus/test_corpus.py::test_encoding_reads_latin1_and_a_decode_error_names_the_option",)),
+    Mutant("utf-16-accepted-as-an-encoding", "dscir/corpus/ingest.py",
+           "len(two) - len(one) != 1", "len(two) - len(one) < 1",
+           ("tests/corpus/test_corpus.py::test_an_encoding_the_readers_cannot_use_is_a_usage_error",)),
+    Mutant("run-store-called-not-a-corpus", "dscir/corpus/store.py",
+           "if meta is None and any(mark in group.attrs for mark in RUN_ATTRS):",
+           "if meta is None and False:",
+           ("tests/cli/test_cli_messages.py::test_a_run_passed_as_a_corpus_is_named_as_a_run",)),
 ]
 
 
