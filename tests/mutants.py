@@ -1241,6 +1241,16 @@ MUTANTS = [
            "if meta is None and any(mark in group.attrs for mark in RUN_ATTRS):",
            "if meta is None and False:",
            ("tests/cli/test_cli_messages.py::test_a_run_passed_as_a_corpus_is_named_as_a_run",)),
+    Mutant("memory-check-skipped-for-the-workers-placement", "dscir/api/lda.py",
+           "check_worker_memory(config.n_topics, n_words,",
+           "(lambda *a: None)(config.n_topics, n_words,",
+           ("tests/api/test_memory.py::test_the_workers_placement_is_refused_before_the_cluster_starts",)),
+    Mutant("worker-memory-limits-not-summed", "dscir/api/memory.py",
+           "return sum(limits), sum(disks.values())", "return max(limits), sum(disks.values())",
+           ("tests/api/test_memory.py::test_a_running_cluster_counts_its_workers_limits_and_spill",)),
+    Mutant("more-topics-than-words-not-warned", "dscir/api/memory.py",
+           "        if rows > size:", "        if rows > 2 * size:",
+           ("tests/api/test_memory.py::test_more_topics_than_words_or_documents_is_a_warning",)),
 ]
 
 
