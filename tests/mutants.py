@@ -1251,6 +1251,12 @@ MUTANTS = [
     Mutant("more-topics-than-words-not-warned", "dscir/api/memory.py",
            "        if rows > size:", "        if rows > 2 * size:",
            ("tests/api/test_memory.py::test_more_topics_than_words_or_documents_is_a_warning",)),
+    Mutant("broken-pipe-an-error", "dscir/cli/__init__.py",
+           "    except BrokenPipeError as exc:", "    except ZeroDivisionError as exc:",
+           ("tests/cli/test_cli_messages.py::test_a_reader_gone_early_is_a_quiet_exit",)),
+    Mutant("plot-empty-score-panel-silent", "dscir/display.py",
+           "axes[0].text(0.5, 0.5, NO_SCORE,", "(lambda *a, **k: None)(0.5, 0.5, NO_SCORE,",
+           ("tests/api/test_display.py::test_a_fit_without_held_out_scores_says_how_to_get_them",)),
 ]
 
 

@@ -156,6 +156,19 @@ def test_a_run_passed_as_a_corpus_is_named_as_a_run(store, tmp_path, capsys):
         dscir.LDA(n_topics=2).fit(run)
 
 
+def test_a_reader_gone_early_is_a_quiet_exit(store):
+    """`dscir info S | head -1`: the reader closes the pipe before dscir writes (it
+    is still importing), as `head` does once it has its lines; exit 0, nothing said."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "dscir", "info", store],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait() == 0 and err == ""
+
+
 def test_info_and_verify_answer_in_json(store, capsys):
     import json
 
