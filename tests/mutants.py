@@ -1257,6 +1257,9 @@ MUTANTS = [
     Mutant("plot-empty-score-panel-silent", "dscir/display.py",
            "axes[0].text(0.5, 0.5, NO_SCORE,", "(lambda *a, **k: None)(0.5, 0.5, NO_SCORE,",
            ("tests/api/test_display.py::test_a_fit_without_held_out_scores_says_how_to_get_them",)),
+    Mutant("progress-tqdm-auto-without-ipywidgets", "dscir/progress.py",
+           "    if _has_widgets():", "    if True:",
+           ("tests/test_progress.py::test_without_ipywidgets_the_text_bar_and_no_warning",)),
 ]
 
 

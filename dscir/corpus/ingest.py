@@ -62,7 +62,7 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
                 block_bytes: int = BLOCK_BYTES, encoding: str = "utf-8"):
     """(first line number, text) for consecutive blocks of whole lines of a
     plain or gzip file, decoded from ``encoding``; a tqdm bar counts the bytes read."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     path = Path(path)
     encoding = check_encoding(encoding)
@@ -188,7 +188,7 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
     (word id, count) pairs. ``vocabulary`` is a sequence of words or a mapping
     id -> word (e.g. a gensim ``Dictionary``); without it the vocabulary size
     is ``n_words`` or the largest id + 1 and words are named by their ids."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     if vocabulary is not None:
         vocabulary = _word_list(vocabulary)

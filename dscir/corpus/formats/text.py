@@ -66,7 +66,7 @@ Source = Callable[[bool, str], Iterator[tuple[str, str]]]
 def directory_source(root, pattern: str = "*", encoding: str = "utf-8") -> Source:
     """Every file under ``root`` matching ``pattern`` (recursively, sorted by
     path); the document id is the path relative to ``root``."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     encoding = check_encoding(encoding)
     root = Path(root)
