@@ -322,7 +322,7 @@ class LDA(LDAScikitLearn, Estimator):
                 return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
                                   None if lazy else topics, cfg.alpha,
                                   sweeps or cfg.eval_sweeps, cfg.seed, cfg.completion_every,
-                                  lazy)
+                                  lazy, trained_on=self.store_ or "")
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:
