@@ -1262,7 +1262,7 @@ MUTANTS = [
            ("tests/test_progress.py::test_without_ipywidgets_the_text_bar_and_no_warning",)),
     Mutant("absurd-perplexity-not-warned", "dscir/models/lda/evaluation.py",
            "not value > (n_words := Corpus.open(store).n_words)",
-           "not value > 1000 * (n_words := Corpus.open(store).n_words)",
+           "not value > 10 * (n_words := Corpus.open(store).n_words)",
            ("tests/models/lda/test_evaluation.py::test_an_absurd_perplexity_names_the_share_of_unseen_words",)),
     Mutant("unseen-share-counts-held-out-words-as-training", "dscir/models/lda/evaluation.py",
            "ids = np.asarray(train.train_docs(), np.int64)", "ids = np.arange(train.n_docs)",
