@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("dscir.models",)),
     ("samplers", ("dscir.samplers",)),
     ("corpus and foundations", ("dscir.corpus", "dscir.rng", "dscir.streams", "dscir.errors",
-                                "dscir.integrity")),
+                                "dscir.integrity", "dscir.progress")),
 )
 
 #: Circles still allowed, each as the set of its modules (none left).

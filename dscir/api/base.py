@@ -11,9 +11,8 @@ checked before any cluster starts, ``_start`` a chain, ``_advance`` it (run,
 collect, commit). A subclass names its model and turns validated parameters
 into the model's configuration.
 
-Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a
-temporary store), where the tasks run ``dscir.api.session`` (one client per
-call chain), the driver's memory check ``dscir.api.memory``.
+Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a temporary
+store), where the tasks run ``dscir.api.session``, the memory checks ``dscir.api.memory``.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import numpy as np
 
 from dscir.api.chains import check_chains, fit_chains
 from dscir.api.diagnose import ChainDiagnostics
-from dscir.api.memory import check_driver_memory
+from dscir.api.memory import check_driver_memory, warn_rows
 from dscir.api.params import AUTO, Interval, validate
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
@@ -66,6 +65,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     _diagnosable: ClassVar[bool] = False
     _reportable: ClassVar[bool] = False
     _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
+    _rows: ClassVar[str] = "n_topics"  # the parameter of ``_parameter_rows``
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -178,7 +178,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                        security=security, dashboard_address=dashboard_address)
         with self._documents(X, vocabulary) as store:
             plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
-                                 named=on_a_cluster(X, client, cluster))
+                                 named=on_a_cluster(X, client, cluster),
+                                 cluster=dict(cluster, client=client))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
                     fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
@@ -221,13 +222,14 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                      stopping=self._stopping(config))
 
     def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
-                  resume: str | Path | None = None, overwrite: bool = False) -> None:
-        """Raise the error ``fit`` would raise for these parameters and run options,
-        before any cluster starts (the command line calls it first)."""
-        self._prepare(corpus, out, checkpoint_every, resume, overwrite)
+                  resume: str | Path | None = None, overwrite: bool = False,
+                  cluster: dict | None = None) -> None:
+        """Raise the error ``fit`` would raise for these parameters, run options and ``fit``
+        keywords ``cluster``, before any cluster starts (the command line calls it first)."""
+        self._prepare(corpus, out, checkpoint_every, resume, overwrite, cluster=cluster)
 
     def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
-                 named: bool = True) -> Plan:
+                 named: bool = True, cluster: dict | None = None) -> Plan:
         from dscir.runs.checkpoint import started_with
         from dscir.runs.store import check_out_path, checkpoint_to_resume
 
@@ -263,7 +265,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
-        self._check_memory(config, data.n_words)
+        self._check_memory(config, data.n_words, cluster)
+        warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
         if resume is not None:
             ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store,
@@ -284,17 +287,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return None
 
     def _driver_arrays(self, config) -> list[str]:
-        """The float64 K x W arrays the driver holds at once: the sampler state (with
-        a momentum if it has one), the running mean of the kept samples and the
-        per-iteration counts."""
+        """The float64 K x W arrays the driver holds at once: the sampler state (and its
+        momentum), the kept samples' running mean and the per-iteration counts."""
         from dscir.samplers.base import SAMPLERS
 
         momentum = bool(getattr(SAMPLERS.get(config.sampler), "momentum", False))
         return ["state", "running mean", "counts"] + (["momentum"] if momentum else [])
 
-    def _check_memory(self, config, n_words: int) -> None:
+    def _check_memory(self, config, n_words: int, cluster: dict | None) -> None:
         """Refuse a fit whose K x W driver arrays (``_driver_arrays``) would not fit
-        in the memory available now."""
+        in the memory available now (``cluster``: the ``fit`` keywords)."""
         check_driver_memory(self._parameter_rows(config), n_words, self._driver_arrays(config))
 
     def _advance(self, chain, n_iter: int, writer=None, *, chain_index: int | None = None,
@@ -352,10 +354,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def _collect(self, chain) -> None:
         """Learned attributes from the chain (every estimator's, then the model's own)."""
-        self.config_ = chain.config
-        self.store_ = chain.store
-        self.n_iter_ = chain.iteration
-        self.n_samples_ = chain.n_samples
+        self.config_, self.store_ = chain.config, chain.store
+        self.n_iter_, self.n_samples_ = chain.iteration, chain.n_samples
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
         self.n_features_in_ = int(chain.data.n_words)

@@ -9,7 +9,7 @@ import numpy as np
 
 from dscir.api import fitted
 from dscir.api.base import Estimator
-from dscir.api.memory import check_driver_memory
+from dscir.api.memory import check_driver_memory, check_worker_memory
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_corpus import corpus_size, on_corpus
@@ -79,14 +79,13 @@ class LDA(LDAScikitLearn, Estimator):
         config = LDAConfig(**values)
         return config if store is None else on_corpus(config, store, size)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
-                 named: bool = True):
+    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, **keywords):
         """Resuming, the sampler options are completed by the run's (``resumed_options``)."""
         options = resumed_options(self.sampler, self.sampler_options, resume)
         est = self if options is self.sampler_options else copy.copy(self)
         est.sampler_options = options
         return super(LDA, est)._prepare(corpus, out, checkpoint_every, resume, overwrite,
-                                        named=named)
+                                        **keywords)
 
     def _stopping_rule(self) -> dict | None:
         """The ``config="stopping"`` parameters and the scoring cadence with
@@ -179,13 +178,16 @@ class LDA(LDAScikitLearn, Estimator):
             return ["fitted topics", "their blocks' parts"]
         return super()._driver_arrays(config)
 
-    def _check_memory(self, config, n_words: int) -> None:
-        """Topics on the workers larger than ``fitted.DENSE_MAX_ENTRIES`` stay in the
-        store they are written to: the driver holds no K x W array, only K values."""
-        big = config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES
-        if config.placement == "workers" and big:
-            return check_driver_memory(config.n_topics, 1, ["the topics' row normalisers"])
-        super()._check_memory(config, n_words)
+    def _check_memory(self, config, n_words: int, cluster: dict | None) -> None:
+        """Topics on the workers: the workers hold the sampler's arrays; those larger
+        than ``fitted.DENSE_MAX_ENTRIES`` stay in the store they are written to, so the
+        driver then holds no K x W array, only K values."""
+        if config.placement == "workers":
+            check_worker_memory(config.n_topics, n_words, super()._driver_arrays(config),
+                                cluster)
+            if config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES:
+                return check_driver_memory(config.n_topics, 1, ["the topics' row normalisers"])
+        super()._check_memory(config, n_words, cluster)
 
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
@@ -320,7 +322,7 @@ class LDA(LDAScikitLearn, Estimator):
                 return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
                                   None if lazy else topics, cfg.alpha,
                                   sweeps or cfg.eval_sweeps, cfg.seed, cfg.completion_every,
-                                  lazy)
+                                  lazy, trained_on=self.store_ or "")
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import warnings
 from collections.abc import Iterator
 
 from dscir.cli import convention
@@ -95,9 +96,11 @@ def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: boo
     from dscir.corpus import Corpus
 
     run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
-    if model.needs_cluster():
-        cluster_kwargs(args)  # bad TLS options first: they are the command line's own
-    model.check_run(store, overwrite=overwrite, **run)
+    # bad TLS options first: they are the command line's own
+    named = cluster_kwargs(args) if model.needs_cluster() else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fit checks again and warns then, once
+        model.check_run(store, overwrite=overwrite, cluster=named, **run)
     check_chains(n_chains, out, checkpoint_every, resume)
     corpus = Corpus.open(store)
     with cluster(args, model.needs_cluster()) as client:

@@ -233,7 +233,7 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     uninterrupted one does. ``chain_index`` (chains run side by side) names the
     chain on its progress bar and gives the bar its own line.
     """
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     cfg, model = chain.config, chain.model
     report = monitor.RunReporter(
