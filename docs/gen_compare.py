@@ -297,12 +297,13 @@ def fastest(read: Reader) -> str:
             "times its time. ")
 
 
-def page(results: Path = RESULTS) -> tuple[str, list[Cell]]:
-    """The page's Markdown and every number on it."""
+def page(results: Path = RESULTS) -> tuple[str, Reader]:
+    """The page's Markdown, and the reader holding every number on it (``cells``)
+    and the text it read from the files (``strings``)."""
     read = Reader(results)
     lines = ([INTRO.format(fastest=fastest(read))] + capabilities_section(read)
              + user_section(read) + peers_sections(read))
-    return "\n".join(lines).rstrip() + "\n", read.cells
+    return "\n".join(lines).rstrip() + "\n", read
 
 
 def main(argv=None) -> int:

@@ -1224,6 +1224,13 @@ MUTANTS = [
     Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
            'max(1.0, n["parts"] / parallel)', "1.0",
            (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
+    Mutant("compare-tomotopy-memory-read-from-dscir", "docs/gen_compare.py",
+           'read.cell(name, "systems", "system=tomotopy", "peak_pss_mb")',
+           'read.cell(name, "systems", "system=dscir-fit", "peak_pss_mb")',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
+    Mutant("compare-numbers-truncated", "docs/gen_compare.py",
+           'return f"{self.value:,.{self.decimals}f}"', 'return f"{int(self.value):,}"',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
 ]
 
 
