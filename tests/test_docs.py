@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
+import gen_architecture  # noqa: E402
 import gen_benchmarks  # noqa: E402
 import gen_compare  # noqa: E402
 
@@ -126,3 +127,13 @@ def test_a_comparison_row_shows_its_file_s_numbers(tmp_path):
     assert "K = 4, 7 iterations" in text and "tomotopy 9.9" in text and "Z80, 3 cores" in text
     assert "ends below tomotopy's perplexity on every corpus, and takes 9.9 to 9.9" in text
     assert {c.source for c in read.cells} == {"x.json"}
+
+
+def test_the_architecture_diagram_is_the_layer_table():
+    """docs/architecture.svg is drawn from tests/test_layers.py's LAYERS: every package
+    has its line, and the committed picture is the one drawn from today's table."""
+    packages = {p for _, names in gen_architecture.LAYERS for p in names}
+    assert set(gen_architecture.ROLES) == packages, \
+        "add or remove the package's line in docs/gen_architecture.py: ROLES"
+    assert (ROOT / "docs" / "architecture.svg").read_text() == gen_architecture.svg(), \
+        "docs/architecture.svg is stale: run python docs/gen_architecture.py"
