@@ -137,3 +137,27 @@ def test_the_architecture_diagram_is_the_layer_table():
         "add or remove the package's line in docs/gen_architecture.py: ROLES"
     assert (ROOT / "docs" / "architecture.svg").read_text() == gen_architecture.svg(), \
         "docs/architecture.svg is stale: run python docs/gen_architecture.py"
+
+
+def test_the_home_page_example_runs(tmp_path, monkeypatch, capsys, one_worker):
+    """docs/index.md's opening example, as written but for a short chain: the ingest
+    line, then the Python block with no ``client=`` (here it finds the running
+    client of the process, the shared test cluster, rather than starting one)."""
+    from dscir.cli import main
+    from test_readme import _reuters_inputs
+
+    home = (ROOT / "docs" / "index.md").read_text()
+    command = next(line.strip() for line in home.splitlines()
+                   if line.startswith("    dscir ingest"))
+    code = home.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "client" not in code and "__main__" not in code and len(code.splitlines()) <= 10
+    monkeypatch.chdir(tmp_path)
+    _reuters_inputs(tmp_path)
+    assert main(command.split()[1:]) == 0
+    capsys.readouterr()
+    short = code.replace("seed=0)", "seed=0, n_iter=4, eval_sweeps=4, progress=False)")
+    assert short != code
+    exec(compile(short, "docs/index.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 21 and all(len(line.split()) == 8 for line in out[:20])
+    assert float(out[20]) > 1.0
