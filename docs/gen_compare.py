@@ -239,8 +239,8 @@ CAPABILITIES = (
      "([Reliability](guide/reliability.md))", "not checked",
      "no: it warns \"The training result may differ even with fixed seed if `workers` != 1\"",
      "not checked", "tomotopy's own warning"),
-    ("GPU", "no (numba kernels on CPUs)", "no", "no (SIMD builds on CPUs)", "no",
-     "the packages' code"),
+    ("GPU", "{gpu}", "no", "no (SIMD builds on CPUs)", "no",
+     "the packages' code; dscir's from `LDA`'s declared `device` values"),
     ("New documents after a fit", "`partial_fit` (LDA and both mixtures); a corpus larger than "
      "the cluster's memory streams from its Zarr store", "`update` (online)",
      "no: `add_doc` is refused after `train`; `infer` scores new documents",
@@ -253,6 +253,17 @@ CAPABILITIES = (
 )
 
 
+def dscir_gpu() -> str:
+    """dscir's GPU cell, read from LDA's parameter declarations so it follows the code."""
+    from dscir.api.lda_params import PARAMS
+
+    devices = next((getattr(p.constraint, "values", ()) for p in PARAMS
+                    if p.name == "device"), ())
+    if "cuda" in devices:
+        return "LDA's minibatch Gibbs tasks on NVIDIA GPUs (`LDA(device=\"cuda\")`)"
+    return "no (numba kernels on CPUs)"
+
+
 def capabilities_section(read: Reader) -> list[str]:
     versions = read.get(PEER_FILES[0][0], "versions")
     header = ["", "dscir", f"gensim {versions['gensim']}", f"tomotopy {versions['tomotopy']}",
@@ -260,7 +271,8 @@ def capabilities_section(read: Reader) -> list[str]:
     return (["## What each can and cannot do", "",
              "The versions are those of the measurements below. \"Not checked\" means "
              "neither this project's tests nor the library's documentation settle it.", ""]
-            + table(header, [list(row) for row in CAPABILITIES]))
+            + table(header, [[cell.format(gpu=dscir_gpu()) for cell in row]
+                             for row in CAPABILITIES]))
 
 
 INTRO = """# Compared with gensim, tomotopy and scikit-learn
