@@ -26,7 +26,6 @@ OUT = ROOT / "docs" / "compare.md"
 #: dscir's default fit against tomotopy, one file per corpus (peers_user.py)
 USER_FILES = {"ap": "peers_user_ap_s34.json", "kos": "peers_user_kos_s34.json",
               "wiki": "peers_user_wiki_s34.json", "news": "peers_user_news_s34.json"}
-USER_FIGURE = "peers_user_summary_s34.png"
 #: every library on one corpus (peers.py): file, title, and whether budgets are shown
 PEER_FILES = (
     ("peers_ap_default.json", "AP newswire, dscir's default policy", True),
@@ -155,8 +154,7 @@ def user_section(read: Reader, files: dict[str, str] = USER_FILES) -> list[str]:
     out += table(["corpus", "dscir default fit (s)", "dscir perplexity", "dscir peak MB",
                   f"tomotopy {n} iterations (s)", "tomotopy perplexity", "tomotopy peak MB",
                   "dscir to tomotopy's perplexity (s)", "result file"], rows)
-    out += [reading(read, files), "", f"Machine: {read.machine(first)}.", "",
-            f"![dscir against tomotopy on four corpora](benchmarks/figures/{USER_FIGURE})", ""]
+    out += [reading(read, files), "", f"Machine: {read.machine(first)}.", ""]
     return out
 
 
