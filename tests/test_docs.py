@@ -4,6 +4,7 @@ link, every API reference resolved)."""
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import re
@@ -64,6 +65,13 @@ def test_site_builds_in_strict_mode(tmp_path):
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "estimators.html").exists()
+    page = (tmp_path / "site" / "api" / "estimators.html").read_text()
+    lda = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('id="dscir.LDA"'):]))
+    # the constructor's signature, wrapped a parameter a line, then its parameters,
+    # then the methods' summary, before the first method
+    assert re.search(r"LDA\(\n\s+n_topics=100,\n\s+sampler=", lda), lda[:2000]
+    assert lda.index("n_topics") < lda.index("number of topics K") < lda.index("Methods:") \
+        < lda.index("Run n_iter iterations")
     assert (tmp_path / "site" / "benchmarks" / "figures" / "peers_ap.png").exists()
 
 
