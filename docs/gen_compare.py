@@ -302,9 +302,9 @@ def fastest(read: Reader) -> str:
         if any(r["system"] == "tomotopy" for r in rows) and min(
                 rows, key=lambda r: r["final_seconds"])["system"] != "tomotopy":
             return ""
-    return ("On one small machine tomotopy (collapsed Gibbs in C++) trains fastest in "
-            "every measurement below where it ran, and dscir's default fit takes many "
-            "times its time. ")
+    return ("On one small machine tomotopy (collapsed Gibbs in C++) has the shortest "
+            "training in every table below where it ran, and dscir's default fit takes "
+            "many times its time. ")
 
 
 def page(results: Path = RESULTS) -> tuple[str, Reader]:
