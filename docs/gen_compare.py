@@ -23,15 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 OUT = ROOT / "docs" / "compare.md"
 
-#: dscir's default fit against tomotopy, one file per corpus (peers_user.py)
-USER_FILES = {"ap": "peers_user_ap_s34.json", "kos": "peers_user_kos_s34.json",
-              "wiki": "peers_user_wiki_s34.json", "news": "peers_user_news_s34.json"}
-#: every library on one corpus (peers.py): file, title, and whether budgets are shown
+#: dscir's default fit against tomotopy: the corpora, and the session whose runs
+#: are shown, named by what their recorded commands hold (a file may be renamed)
+USER_CORPORA = ("ap", "kos", "wiki", "news")
+USER_SESSION = "--tag _s34"
+#: every library on one corpus (peers.py): file, corpus, and whether budgets are shown
 PEER_FILES = (
-    ("peers_ap_default.json", "AP newswire, dscir's default policy", True),
-    ("peers_wiki.json", "Wikipedia sample, dscir's reference sampler settings", True),
-    ("peers_big_default_s27.json", "One pass over a generated corpus, dscir's default policy",
-     False),
+    ("peers_ap_default.json", "AP newswire", True),
+    ("peers_wiki.json", "Wikipedia sample", True),
+    ("peers_big.json", "One pass over a generated corpus", False),
 )
 NAMES = {"dscir-scir": "dscir (SCIR)", "dscir-sgrld": "dscir (SGRLD)",
          "dscir-gsgrhmc": "dscir (gSGRHMC)", "gensim": "gensim LdaModel",
@@ -42,6 +42,21 @@ PASSES = ("gensim", "sklearn")  # their budgets count passes over the corpus, no
 
 def _load(results: Path, name: str) -> dict:
     return json.loads((results / name).read_text())
+
+
+def user_files(results: Path = RESULTS) -> dict[str, str]:
+    """Each corpus's result file of the session ``USER_SESSION``: the one file
+    ``peers_user*.json`` whose command names that corpus and session."""
+    found = {}
+    for corpus in USER_CORPORA:
+        names = [p.name for p in sorted(results.glob("peers_user*.json"))
+                 if f"--corpus {corpus} " in _load(results, p.name).get("command", "")
+                 and USER_SESSION in _load(results, p.name)["command"]]
+        if len(names) != 1:
+            raise SystemExit(f"{len(names)} results of peers_user --corpus {corpus} "
+                             f"{USER_SESSION} in {results}: {names}")
+        found[corpus] = names[0]
+    return found
 
 
 def walk(record, path: tuple):
@@ -134,7 +149,7 @@ def user_row(read: Reader, corpus: str, name: str) -> list[str]:
             reach, f"`{name}`"]
 
 
-def user_section(read: Reader, files: dict[str, str] = USER_FILES) -> list[str]:
+def user_section(read: Reader, files: dict[str, str]) -> list[str]:
     first = next(iter(files.values()))
     k = read.cell(first, "settings", "K")
     n = read.cell(first, "settings", "tomotopy_budgets", -1)
@@ -144,7 +159,7 @@ def user_section(read: Reader, files: dict[str, str] = USER_FILES) -> list[str]:
         "## A default fit, as a user runs it: dscir against tomotopy", "",
         f"`dscir.LDA(n_topics={k}, seed=0).fit(store)` with every other setting at its "
         f"default, against tomotopy {tomotopy}'s `LDAModel` (K = {k}, {n} iterations on "
-        "all cores), alternating in one session per corpus (`benchmarks/peers_user.py`). "
+        "all cores), alternating in one session per corpus. "
         "dscir's clock covers the whole `fit` call, the embedded cluster's start-up "
         "included; tomotopy's covers its training (the mean of its two runs). The last "
         "column is the training time dscir's default chain takes to reach tomotopy's "
@@ -192,6 +207,9 @@ def peers_section(read: Reader, name: str, title: str, budgets: bool) -> list[st
     header = (["library"] + (["trained for"] if budgets else [])
               + ["perplexity", "training (s)", "peak MB"])
     k = read.cell(name, "settings", "K")
+    policy = read.get(name, "settings", "dscir").get("policy", "reference")
+    title += (", dscir's default policy" if policy == "default"
+              else ", dscir's reference sampler settings")
     alpha = read.cell(name, "settings", "peer_alpha", decimals=1)
     eta = read.cell(name, "settings", "peer_eta", decimals=2)
     return ([f"### {title}, K = {k}", "",
@@ -294,7 +312,7 @@ better); memory is the peak proportional set size (PSS) in MB.
 
 def fastest(read: Reader) -> str:
     """The opening's one comparison, when every result where tomotopy ran says so."""
-    for name in USER_FILES.values():
+    for name in user_files(read.results).values():
         if read.get(name, "summary", "default_fit", "seconds_ratio") <= 1:
             return ""
     for name, _, _ in PEER_FILES:
@@ -312,7 +330,7 @@ def page(results: Path = RESULTS) -> tuple[str, Reader]:
     and the text it read from the files (``strings``)."""
     read = Reader(results)
     lines = ([INTRO.format(fastest=fastest(read))] + capabilities_section(read)
-             + user_section(read) + peers_sections(read))
+             + user_section(read, user_files(results)) + peers_sections(read, PEER_FILES))
     return "\n".join(lines).rstrip() + "\n", read
 
 
