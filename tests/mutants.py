@@ -1266,6 +1266,13 @@ MUTANTS = [
     Mutant("unseen-share-counts-held-out-words-as-training", "dscir/models/lda/evaluation.py",
            "ids = np.asarray(train.train_docs(), np.int64)", "ids = np.arange(train.n_docs)",
            ("tests/models/lda/test_evaluation.py::test_an_absurd_perplexity_names_the_share_of_unseen_words",)),
+    Mutant("compare-tomotopy-memory-read-from-dscir", "docs/gen_compare.py",
+           'read.cell(name, "systems", "system=tomotopy", "peak_pss_mb")',
+           'read.cell(name, "systems", "system=dscir-fit", "peak_pss_mb")',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
+    Mutant("compare-numbers-truncated", "docs/gen_compare.py",
+           'return f"{self.value:,.{self.decimals}f}"', 'return f"{int(self.value):,}"',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
 ]
 
 
