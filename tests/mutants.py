@@ -1468,8 +1468,9 @@ def main(argv=None) -> int:
             probe_all(Path(work))
         for m, why in chosen:
             print(f"{m.name:50s} {why:8s} {m.path}")
-        print(f"{len(chosen)} of {len(MUTANTS)} mutants, estimated {len(chosen) * MEAN_SECONDS:.0f} s "
-              f"({MEAN_SECONDS:.1f} s a mutant, the whole table's mean on 2 cores)")
+        print(f"{len(chosen)} of {len(MUTANTS)} mutants, estimated "
+              f"{len(chosen) * MEAN_SECONDS:.0f} s ({MEAN_SECONDS:.1f} s a mutant, the whole "
+              "table's mean on CI's 2 cores)")
         return 0
     mutants = [m for m, _ in chosen]
     work = Path(tempfile.mkdtemp(prefix="dscir-mutants-"))
