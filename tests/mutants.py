@@ -1,17 +1,31 @@
 """Mutation check: every plausible bug below must make its guarding tests fail.
 
-    PYTHONPATH=. python tests/mutants.py            # all mutants
+    PYTHONPATH=. python tests/mutants.py            # the whole table (about 40 minutes on 2 cores)
     PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
-    PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
+    PYTHONPATH=. python tests/mutants.py --ci --list    # what CI runs here, and its estimated time
+    PYTHONPATH=. python tests/mutants.py --ci --no-baseline  # CI: after the tests passed
+
+CI runs ``CI_MUTANTS`` mutants, a fixed number so its time does not grow with the
+table: first those a change touches (the mutated module, a guarding test's file
+or the mutant itself changed since the base), then a sample of the others drawn
+by the commit's hash, so every mutant runs over successive commits. The base is
+``--since REV`` if given, else the merge-base with ``origin/main`` when HEAD is
+not on it, else the state ``CI_COMMITS`` commits back (a fresh clone of main:
+the last landing's commits); with no git history, only the sample runs. Touched
+mutants beyond the budget wait for a later commit's sample: a change to a
+guarded module runs the whole table (the first command) before it lands, and
+its closing note says so.
 
 For each mutant the package, the tests, docs/ and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
-occur exactly once, or the script stops: the table has gone stale), and the
-guarding tests run there (cwd and PYTHONPATH at the copy, so the mutated
-package is the one imported, also by Dask workers). A mutant is killed when
-the tests fail. First the guarding tests run on an unmutated copy and must
-pass (otherwise a failing test would "kill" everything). Exit status 0 only
-if the baseline passes and every mutant is killed.
+occur exactly once, or the script stops: the table has gone stale; checked for
+the whole table whatever runs), and the guarding tests run there (cwd and
+PYTHONPATH at the copy, so the mutated package is the one imported, also by
+Dask workers; ``-m ""``: a guarding test runs even if marked ``slow``). A
+mutant is killed when the tests fail. First the guarding tests run on an
+unmutated copy and must pass (otherwise a failing test would "kill"
+everything). Exit status 0 only if the baseline passes and every mutant is
+killed.
 
 numba's cache files are copied with the package: unmutated modules load their
 compiled kernels; a mutated module and every module importing it, directly or
@@ -21,6 +35,7 @@ not, are compiled again (a cached kernel holds what it inlined from others).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -1273,6 +1288,21 @@ MUTANTS = [
     Mutant("compare-numbers-truncated", "docs/gen_compare.py",
            'return f"{self.value:,.{self.decimals}f}"', 'return f"{int(self.value):,}"',
            ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
+    # -- imports that load only what they use (issue 43) --
+    Mutant("package-reexports-the-api-eagerly", "dscir/__init__.py",
+           "from dscir.errors import CorpusError, DscirError\n",
+           "from dscir.errors import CorpusError, DscirError\nfrom dscir.api import LDA\n",
+           (LAYERS + "::test_a_lower_package_loads_nothing_above_it",)),
+    # -- one burn rule, each constraint checked once (issue 43) --
+    Mutant("burn-sweeps-accepted-without-warm-start", "dscir/api/lda_params.py",
+           'always discards half); needs warm_start.", needs="warm_start"),',
+           'always discards half); needs warm_start."),',
+           (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one"
+            "[burn_sweeps]",)),
+    Mutant("needs-never-checked", "dscir/api/params.py",
+           "if p.needs is not None and values[p.name] != p.default and not values[p.needs]:",
+           "if False:",
+           (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one",)),
 ]
 
 
@@ -1322,64 +1352,182 @@ def drop_dependent_caches(dest: Path, mutated: str) -> None:
             cached.unlink()
 
 
-def run_tests(dest: Path, tests: tuple[str, ...], log: Path) -> tuple[int, str]:
-    """pytest's exit status on ``tests`` in the copy at ``dest``, and its last line."""
+def run_tests(dest: Path, tests: tuple[str, ...], log: Path, marks: str = ""
+              ) -> tuple[int, str]:
+    """pytest's exit status on ``tests`` in the copy at ``dest`` (those of them
+    ``marks`` selects; "": all, whatever pyproject.toml deselects), and its last line."""
     env = {**os.environ, "PYTHONPATH": str(dest)}
     with open(log, "w") as out:
         rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             *tests], cwd=dest, env=env, stdout=out, stderr=subprocess.STDOUT
-                            ).returncode
+                             "-m", marks, *tests], cwd=dest, env=env, stdout=out,
+                            stderr=subprocess.STDOUT).returncode
     lines = [x for x in log.read_text().splitlines() if x.strip()]
     return rc, (lines[-1].strip("= ") if lines else "")
 
 
-def main(argv=None) -> int:
+#: CI's mutants per run: with ``MEAN_SECONDS`` each, about 16 minutes of CI's 90.
+CI_MUTANTS = 120
+#: Of those, at least this many from the sample, whatever the change touches.
+CI_SAMPLE_AT_LEAST = 30
+#: Without an ``origin/main`` to compare with, a change is the last this many commits.
+CI_COMMITS = 50
+#: The tests ``python -m pytest -q`` deselects (pyproject.toml's addopts).
+DESELECTED = "benchmark or slow"
+#: A mutant's mean time on CI's 2 cores: the whole table, 286 mutants, took 2,231 s.
+MEAN_SECONDS = 2231 / 286
+
+
+def git(*args: str) -> str | None:
+    """The output of ``git args`` in the repository, or None where git cannot answer."""
+    try:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def ci_base(since: str | None) -> tuple[str | None, str]:
+    """The commit a change is measured from, and how it was found."""
+    if since is not None:
+        if git("rev-parse", "--verify", f"{since}^{{commit}}") is None:
+            raise SystemExit(f"--since {since}: not a commit of this repository")
+        return since, f"--since {since}"
+    if git("rev-parse", "HEAD") is None:
+        return None, "no git history: the sample alone"
+    fork = git("merge-base", "HEAD", "origin/main")
+    if fork and fork != git("rev-parse", "HEAD"):
+        return fork, f"merge-base with origin/main ({fork[:10]})"
+    back = git("rev-parse", "--verify", f"HEAD~{CI_COMMITS}^{{commit}}")
+    if back:
+        return back, f"the last {CI_COMMITS} commits (since {back[:10]})"
+    empty = git("hash-object", "-t", "tree", "/dev/null")  # a short history: all of it
+    return empty, f"the whole history (under {CI_COMMITS} commits)"
+
+
+def touched(mutants: list[Mutant], base: str | None) -> list[Mutant]:
+    """The mutants whose module, a guarding test's file or table entry changed since
+    ``base`` (in the working tree too)."""
+    if base is None:
+        return []
+    changed = set((git("diff", "--name-only", base) or "").split())
+    before = git("show", f"{base}:tests/mutants.py") or ""
+    return [m for m in mutants
+            if m.path in changed or f'"{m.name}"' not in before
+            or any(test.split("::")[0] in changed for test in m.tests)]
+
+
+def ci_selection(mutants: list[Mutant], since: str | None, budget: int
+                 ) -> tuple[list[tuple[Mutant, str]], str]:
+    """CI's mutants, each with why it runs ("touched" or "sample"), and the base's
+    description: the touched ones first, up to ``budget - CI_SAMPLE_AT_LEAST``,
+    then the others in an order drawn by the commit's hash, to ``budget``."""
+    base, how = ci_base(since)
+    seed = git("rev-parse", "HEAD") or hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+    def drawn(m: Mutant) -> str:
+        return hashlib.sha256(f"{seed}:{m.name}".encode()).hexdigest()
+
+    changed = sorted(touched(mutants, base), key=drawn)
+    first = changed[:max(budget - CI_SAMPLE_AT_LEAST, 0)]
+    rest = sorted((m for m in mutants if m not in first), key=drawn)
+    chosen = [(m, "touched") for m in first]
+    chosen += [(m, "touched" if m in changed else "sample") for m in rest[:budget - len(first)]]
+    order = {m.name: i for i, m in enumerate(mutants)}
+    chosen.sort(key=lambda c: order[c[0].name])  # table order
+    left = len([m for m in changed if m not in {c[0] for c in chosen}])
+    note = f"base: {how}; {len(changed)} touched" + (
+        f", {left} of them left to a later commit's sample" if left else "")
+    return chosen, note
+
+
+def probe_all(work: Path) -> None:
+    """Every mutant's original text found once: a stale table fails before any test runs."""
+    for i, m in enumerate(MUTANTS):
+        probe = work / f"probe{i}"
+        (probe / Path(m.path).parent).mkdir(parents=True)
+        shutil.copy2(ROOT / m.path, probe / m.path)
+        apply(probe, m)
+
+
+def run_baseline(work: Path, mutants: list[Mutant], marks: str = "") -> bool:
+    """The guarding tests (those ``marks`` selects) pass on an unmutated copy."""
+    base = work / "baseline"
+    copy_tree(base)
+    tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
+    t0 = time.perf_counter()
+    rc, last = run_tests(base, tests, work / "baseline.log", marks)
+    ok = rc == 0 or (marks and rc == 5)  # 5: none of them carries the marks
+    print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} "
+          f"{time.perf_counter() - t0:6.0f} s  {last}", flush=True)
+    if not ok:
+        print((work / "baseline.log").read_text()[-3000:])
+    return ok
+
+
+def run_mutant(work: Path, i: int, m: Mutant, keep: bool) -> bool:
+    """The mutant is killed: its guarding tests fail on the mutated copy."""
+    dest = work / f"m{i}"
+    copy_tree(dest)
+    apply(dest, m)
+    t0 = time.perf_counter()
+    # exit status 1: tests failed (killed); 0: all passed (survived); anything
+    # else (collection error, interrupted, no tests) is not a kill either
+    rc, last = run_tests(dest, m.tests, work / f"m{i}.log")
+    verdict = {0: "SURVIVED", 1: "killed"}.get(rc, f"ERROR {rc}")
+    print(f"{m.name:40s} {verdict:9s} {time.perf_counter() - t0:6.0f} s  {last}", flush=True)
+    if not keep:
+        shutil.rmtree(dest)
+    return rc == 1
+
+
+def parse(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="mutants to run (default: all)")
+    parser.add_argument("--ci", action="store_true",
+                        help=f"CI's selection: the touched mutants and a sample, {CI_MUTANTS}")
+    parser.add_argument("--since", metavar="REV",
+                        help="with --ci: the change is the difference from this commit")
+    parser.add_argument("--budget", type=int, default=CI_MUTANTS,
+                        help=f"with --ci: mutants to run (default {CI_MUTANTS})")
+    parser.add_argument("--list", action="store_true",
+                        help="print the mutants that would run and their estimated time, only")
     parser.add_argument("--no-baseline", action="store_true",
-                        help="skip running the guarding tests on the unmutated code")
+                        help="after `python -m pytest -q` passed: the baseline runs only "
+                             f"the guarding tests it deselects ({DESELECTED})")
     parser.add_argument("--keep", action="store_true", help="keep the copies and logs")
     args = parser.parse_args(argv)
     unknown = set(args.names) - {m.name for m in MUTANTS}
     if unknown:
         parser.error(f"unknown mutants: {', '.join(sorted(unknown))}")
-    mutants = [m for m in MUTANTS if not args.names or m.name in args.names]
+    if args.ci and args.names:
+        parser.error("--ci chooses the mutants itself; name none")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    chosen = [(m, "named") for m in MUTANTS if not args.names or m.name in args.names]
+    if args.ci:
+        chosen, note = ci_selection(MUTANTS, args.since, args.budget)
+        print(f"CI's mutants: {note}", flush=True)
+    if args.list:
+        with tempfile.TemporaryDirectory(prefix="dscir-mutants-") as work:
+            probe_all(Path(work))
+        for m, why in chosen:
+            print(f"{m.name:50s} {why:8s} {m.path}")
+        print(f"{len(chosen)} of {len(MUTANTS)} mutants, estimated "
+              f"{len(chosen) * MEAN_SECONDS:.0f} s ({MEAN_SECONDS:.1f} s a mutant, the whole "
+              "table's mean on CI's 2 cores)")
+        return 0
+    mutants = [m for m, _ in chosen]
     work = Path(tempfile.mkdtemp(prefix="dscir-mutants-"))
     failed = False
     start = time.perf_counter()
     try:
-        # every mutant's original text first: a stale table fails before any test runs
+        probe_all(work)
+        failed |= not run_baseline(work, mutants, DESELECTED if args.no_baseline else "")
         for i, m in enumerate(mutants):
-            probe = work / f"probe{i}"
-            (probe / Path(m.path).parent).mkdir(parents=True)
-            shutil.copy2(ROOT / m.path, probe / m.path)
-            apply(probe, m)
-        if not args.no_baseline:
-            base = work / "baseline"
-            copy_tree(base)
-            tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
-            t0 = time.perf_counter()
-            rc, last = run_tests(base, tests, work / "baseline.log")
-            ok = rc == 0
-            print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} "
-                  f"{time.perf_counter() - t0:6.0f} s  {last}", flush=True)
-            if not ok:
-                print((work / "baseline.log").read_text()[-3000:])
-                failed = True
-        for i, m in enumerate(mutants):
-            dest = work / f"m{i}"
-            copy_tree(dest)
-            apply(dest, m)
-            t0 = time.perf_counter()
-            # exit status 1: tests failed (killed); 0: all passed (survived); anything
-            # else (collection error, interrupted, no tests) is not a kill either
-            rc, last = run_tests(dest, m.tests, work / f"m{i}.log")
-            verdict = {0: "SURVIVED", 1: "killed"}.get(rc, f"ERROR {rc}")
-            failed |= rc != 1
-            print(f"{m.name:40s} {verdict:9s} {time.perf_counter() - t0:6.0f} s  {last}",
-                  flush=True)
-            if not args.keep:
-                shutil.rmtree(dest)
+            failed |= not run_mutant(work, i, m, args.keep)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

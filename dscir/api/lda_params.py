@@ -57,13 +57,14 @@ PARAMS: tuple[Param, ...] = (
           "'default' 10, 'reference' 200); one is enough for a warm start with "
           "burn_sweeps=0.", auto=True),
     Param("burn_sweeps", Interval(Int, 0, none=True), None,
-          "the first this many sweeps of a visit are discarded (None: half)."),
+          "the first this many sweeps of a warm-started visit are discarded (None: half; "
+          "a cold visit always discards half); needs warm_start.", needs="warm_start"),
     Param("warm_start", BOOL, False,
           "each document's chain starts from its topic assignments at the end of its last "
           "visit (kept in the run, or a temporary directory the workers must see)."),
     Param("control_variates", BOOL, False,
           "a_hat from the stored assignments' counts plus the scaled minibatch correction "
-          "(Dubey et al. 2016); needs warm_start."),
+          "(Dubey et al. 2016); needs warm_start.", needs="warm_start"),
     Param("n_iter", Interval(Int, 0), 1000,
           "iterations of fit; 'auto': until the held-out score stops improving "
           "(dscir.engine.stopping): burn-in ends at the plateau of the current state's "
