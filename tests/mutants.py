@@ -1113,7 +1113,7 @@ MUTANTS = [
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
            ("tests/models/mixture/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
     # -- malformed input is one clear error (issue 31, deliverable 2) --
-    Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/text.py",
+    Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/delimited.py",
            "delimiter=delimiter, strict=True)", "delimiter=delimiter)",
            ("tests/corpus/test_corpus.py::test_bad_text_is_rejected_and_leaves_nothing",)),
     Mutant("forgotten-gathers-hide-other-failures", "dscir/engine/cluster.py",
