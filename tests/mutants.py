@@ -755,8 +755,9 @@ MUTANTS = [
            "        cols = materialize(topics)[:, words]\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("fitted-score-gathered", "dscir/api/lda.py",
-           "topics = np.asarray(self.topic_word_) if local else self.topic_word_",
-           "topics = np.asarray(self.topic_word_)",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), "
+           "np.asarray(self.topic_word_)",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("pyldavis-every-word", "dscir/api/pyldavis.py",
            "    if n >= w:\n", "    if True:\n",
@@ -1224,6 +1225,25 @@ MUTANTS = [
     Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
            'max(1.0, n["parts"] / parallel)', "1.0",
            (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
+    Mutant("checkpoint-interval-ignored", "dscir/engine/chain.py",
+           "or \\\n            (self.interval > 0 and time.monotonic() - self.since >= self.interval)",
+           "", ("tests/runs/test_resume.py::test_checkpoints_by_wall_time_leave_the_chain_"
+                "unchanged",)),
+    Mutant("ctrl-c-checkpoint-dropped", "dscir/engine/chain.py",
+           "due = interrupted or (self.every", "due = (self.every",
+           ("tests/runs/test_resume.py::test_ctrl_c_mid_iteration_checkpoints_at_its_end_then_"
+            "raises", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_checkpoint")),
+    Mutant("checkpoints-off-by-default", "dscir/api/checkpoints.py",
+           "seconds = DEFAULT_INTERVAL if checkpoint_interval is None else checkpoint_interval",
+           "seconds = checkpoint_interval or 0.0",
+           ("tests/runs/test_resume.py::test_a_fit_with_out_checkpoints_by_default_and_not_"
+            "with_checkpoint_every_0", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_"
+            "checkpoint")),
+    Mutant("fitted-matrix-score-all-columns", "dscir/api/fitted.py",
+           "    if docs.size == 0:\n        return log_columns, None\n",
+           "    return log_columns, None\n",
+           (FITTED + "::test_the_score_of_a_matrix_never_takes_log_phi_over_all_words",
+            FITTED + "::test_the_driver_never_holds_k_by_w")),
 ]
 
 
