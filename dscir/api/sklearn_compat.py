@@ -65,7 +65,7 @@ class ScikitLearn:
                 f"matrix without column names); give them with "
                 f"top_words(vocabulary=pipe[:-1].get_feature_names_out()) after a pipeline, "
                 f"fit(X, vocabulary=vectorizer.get_feature_names_out()), or fit on a pandas "
-                f"DataFrame whose columns are the words (set_output(transform='pandas'))",
+                f"DataFrame whose columns are the words (a step's set_output(transform='pandas'))",
                 UserWarning, stacklevel=3)
         return words
 

@@ -331,7 +331,7 @@ def test_a_dataframes_columns_are_the_vocabulary(X):
     assert np.array_equal(model.transform(frame[:4]), model.transform(X[:4]))
     assert model.feature_names_in_.dtype == object
     assert list(model.feature_names_in_) == list(frame.columns)
-    sparse = lda().fit(pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X), frame.columns))
+    sparse = lda().fit(pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X), columns=frame.columns))
     assert np.array_equal(sparse.topic_word_, model.topic_word_)  # the same chain
     assert not hasattr(sparse.fit(X), "feature_names_in_")  # a refit on a plain matrix
 
@@ -357,8 +357,8 @@ def test_the_vocabulary_reaches_lda_where_scikit_learn_lets_it():
     texts, words = texts_and_words()
     vocab = set(words)
     small = dict(n_topics=2, n_iter=10, progress=False)
-    frames = make_pipeline(DictVectorizer(sparse=False), dscir.LDA(**small))
-    frames.set_output(transform="pandas").fit([Counter(t.split()) for t in texts])
+    frames = make_pipeline(DictVectorizer(sparse=False).set_output(transform="pandas"),
+                           dscir.LDA(**small)).fit([Counter(t.split()) for t in texts])
     assert set(frames[-1].feature_names_in_) == vocab
     assert {w for row in frames[-1].top_words(5) for w in row} <= vocab
 
