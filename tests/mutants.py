@@ -769,8 +769,9 @@ MUTANTS = [
            "        cols = materialize(topics)[:, words]\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("fitted-score-gathered", "dscir/api/lda.py",
-           "topics = np.asarray(self.topic_word_) if local else self.topic_word_",
-           "topics = np.asarray(self.topic_word_)",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), "
+           "np.asarray(self.topic_word_)",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("pyldavis-every-word", "dscir/api/pyldavis.py",
            "    if n >= w:\n", "    if True:\n",
@@ -1293,6 +1294,35 @@ MUTANTS = [
            "if p.needs is not None and values[p.name] != p.default and not values[p.needs]:",
            "if False:",
            (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one",)),
+    Mutant("iteration-model-gibbs-not-linear-in-k", "benchmarks/_iteration_model.py",
+           '"g1": sweeps * c.K,', '"g1": sweeps,',
+           (ITERATION_MODEL + "::test_each_term_is_its_constants_times_the_counts",
+            ITERATION_MODEL + "::test_seconds_grow_with_topics_words_minibatch_sweeps_and_delay")),
+    Mutant("iteration-model-rest-keeps-the-update", "benchmarks/_iteration_model.py",
+           'm["wall"] - m["compute"] - m["update"]', 'm["wall"] - m["compute"]',
+           (ITERATION_MODEL + "::test_fit_recovers_the_constants_of_noiseless_measurements",)),
+    Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
+           'max(1.0, n["parts"] / parallel)', "1.0",
+           (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
+    Mutant("checkpoint-interval-ignored", "dscir/engine/chain.py",
+           "or \\\n            (self.interval > 0 and time.monotonic() - self.since >= self.interval)",
+           "", ("tests/runs/test_resume.py::test_checkpoints_by_wall_time_leave_the_chain_"
+                "unchanged",)),
+    Mutant("ctrl-c-checkpoint-dropped", "dscir/engine/chain.py",
+           "due = interrupted or (self.every", "due = (self.every",
+           ("tests/runs/test_resume.py::test_ctrl_c_mid_iteration_checkpoints_at_its_end_then_"
+            "raises", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_checkpoint")),
+    Mutant("checkpoints-off-by-default", "dscir/api/checkpoints.py",
+           "seconds = DEFAULT_INTERVAL if checkpoint_interval is None else checkpoint_interval",
+           "seconds = checkpoint_interval or 0.0",
+           ("tests/runs/test_resume.py::test_a_fit_with_out_checkpoints_by_default_and_not_"
+            "with_checkpoint_every_0", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_"
+            "checkpoint")),
+    Mutant("fitted-matrix-score-all-columns", "dscir/api/fitted.py",
+           "    if docs.size == 0:\n        return log_columns, None\n",
+           "    return log_columns, None\n",
+           (FITTED + "::test_the_score_of_a_matrix_never_takes_log_phi_over_all_words",
+            FITTED + "::test_the_driver_never_holds_k_by_w")),
 ]
 
 

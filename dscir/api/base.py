@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from dscir.api.chains import check_chains, fit_chains
+from dscir.api.checkpoints import check_run_options, new_run
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory, warn_rows
-from dscir.api.params import AUTO, Interval, validate
+from dscir.api.params import AUTO, validate
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
 from dscir.api.interrupted import report_interrupt
@@ -137,8 +137,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     def fit(self, X, y=None, *, client=None, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
             dashboard_address: str | None = None, out: str | Path | None = None,
-            overwrite: bool = False, checkpoint_every: int = 0,
-            resume: str | Path | None = None, n_chains: int = 1):
+            overwrite: bool = False, checkpoint_every: int | None = None,
+            checkpoint_interval: float | None = None, resume: str | Path | None = None,
+            n_chains: int = 1):
         """Run ``n_iter`` iterations from a fresh chain on a corpus.
 
         ``X`` is a store path/URL or an open ``dscir.corpus.Corpus``, or an in-memory
@@ -160,11 +161,13 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         to a cluster. With ``out``, the run (configuration, parameters, kept samples, final
         state, history, scores) is a Zarr run store.
 
-        With ``checkpoint_every`` = N (and ``out``) the whole chain is checkpointed into the
-        run every N iterations. ``resume=RUN`` continues such a run from its latest
-        checkpoint up to ``n_iter`` iterations in all and writes it back to RUN; the
-        hyperparameters and corpus must be the run's, and the chain is then bit for bit the
-        uninterrupted one.
+        With ``out`` the whole chain is checkpointed into the run every
+        ``checkpoint_interval`` seconds (default 300; 0: not by time), every
+        ``checkpoint_every`` = N iterations if given, and at Ctrl-C or SIGTERM (after the
+        iteration under way; ``dscir.api.checkpoints``); ``checkpoint_every=0`` turns
+        checkpoints off. ``resume=RUN`` continues such a run from its latest checkpoint up
+        to ``n_iter`` iterations in all and writes it back to RUN; the hyperparameters and
+        corpus must be the run's, and the chain is then bit for bit the uninterrupted one.
 
         ``n_chains`` > 1 runs that many chains side by side on the cluster, chain c with
         seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and writes them to
@@ -173,41 +176,43 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         chains.
         """
         check_y(y)
-        n_chains = check_chains(n_chains, out, checkpoint_every, resume)
+        n_chains = check_chains(n_chains, out, checkpoint_every or checkpoint_interval, resume)
         cluster = dict(address=address, scheduler_file=scheduler_file, n_workers=n_workers,
                        security=security, dashboard_address=dashboard_address)
         with self._documents(X, vocabulary) as store:
-            plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
-                                 named=on_a_cluster(X, client, cluster),
+            plan = self._prepare(store, out, (checkpoint_every, checkpoint_interval), resume,
+                                 overwrite, named=on_a_cluster(X, client, cluster),
                                  cluster=dict(cluster, client=client))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
                     fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
                 else:
-                    self._fit(plan, c, out=out, overwrite=overwrite,
-                              checkpoint_every=checkpoint_every, resume=resume)
+                    self._fit(plan, c, out=out, overwrite=overwrite, resume=resume,
+                              checkpoints=(checkpoint_every, checkpoint_interval))
         if not is_store(X):
             self.store_ = None  # the temporary store is gone
         return self
 
-    def _fit(self, plan: Plan, client, *, out, overwrite: bool, checkpoint_every: int,
-             resume) -> None:
+    def _fit(self, plan: Plan, client, *, out, overwrite: bool, resume,
+             checkpoints: tuple[int | None, float | None]) -> None:
         """One chain of ``plan`` on ``client``, written to ``out`` or resumed from and
-        written back to ``resume``."""
+        written back to ``resume``; ``checkpoints``: ``fit``'s (every, interval)."""
         from dscir.runs.store import RunWriter, read_arrays
 
+        every, interval = new_run(*checkpoints)
         # A checkpointed run keeps the chain's local state, so it can resume.
-        run = resume if resume is not None else out if checkpoint_every else None
+        run = resume if resume is not None else out if every or interval else None
         self._chain = chain = self._start(plan, client, local_dir=None if run is None
                                           else str(Path(run) / "local"))
         writer, n_iter = None, self._iterations(plan.config)
         if plan.checkpoint is not None:
-            writer = RunWriter.resume(resume, plan.checkpoint,
-                                      checkpoint_every=checkpoint_every or None, n_iter=n_iter)
+            writer = RunWriter.resume(resume, plan.checkpoint, checkpoint_every=checkpoints[0],
+                                      checkpoint_interval=checkpoints[1], n_iter=n_iter)
             chain.restore(plan.checkpoint, read_arrays(resume, "samples"))
         elif out is not None:
             writer = RunWriter(out, model=plan.model_type.name, overwrite=overwrite,
-                               checkpoint_every=checkpoint_every, n_iter=n_iter)
+                               checkpoint_every=every, checkpoint_interval=interval,
+                               n_iter=n_iter)
         self._advance(chain, n_iter - chain.iteration, writer)
 
     def _start(self, plan: Plan, client, *, seed: int | None = None,
@@ -221,37 +226,27 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
                      stopping=self._stopping(config))
 
-    def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
+    def check_run(self, corpus, *, out: str | Path | None = None,
+                  checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
                   resume: str | Path | None = None, overwrite: bool = False,
                   cluster: dict | None = None) -> None:
         """Raise the error ``fit`` would raise for these parameters, run options and ``fit``
         keywords ``cluster``, before any cluster starts (the command line calls it first)."""
-        self._prepare(corpus, out, checkpoint_every, resume, overwrite, cluster=cluster)
+        self._prepare(corpus, out, (checkpoint_every, checkpoint_interval), resume, overwrite,
+                      cluster=cluster)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
+    def _prepare(self, corpus, out, checkpoints, resume, overwrite=False, *,
                  named: bool = True, cluster: dict | None = None) -> Plan:
         from dscir.runs.checkpoint import started_with
-        from dscir.runs.store import check_out_path, checkpoint_to_resume
+        from dscir.runs.store import checkpoint_to_resume
 
         config = self.chain_config(corpus)
         if resume is not None and self.burn_in is None and not getattr(config, "stopping", 0):
             # The run's burn-in: the default, half of n_iter, changes when n_iter grows.
             burn_in = started_with(resume, "burn_in")
             config = config if burn_in is None else dataclasses.replace(config, burn_in=burn_in)
-        Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
-        if resume is not None and out is not None and Path(out) != Path(resume):
-            raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
-        if checkpoint_every and out is None and resume is None:
-            raise DscirError(f"{spell('checkpoint_every', '--checkpoint-every')} needs "
-                             f"{spell('out', '--out')}, the run store to checkpoint into")
         n_iter = self._iterations(config)
-        if out is not None and resume is None:
-            if n_iter == 0:
-                raise DscirError(f"{spell('n_iter=0', '--iterations 0')} with "
-                                 f"{spell('out', '--out')} would write a "
-                                 "finished run of the random initial state; ask for at least "
-                                 "1 iteration")
-            check_out_path(out, overwrite)
+        check_run_options(out, resume, checkpoints, n_iter, overwrite)
         store, model_type = store_path(corpus), self._model_type(config)
         from dscir.models.base import Data
 
@@ -306,13 +301,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         lost scheduler is one clear error."""
         from dscir.engine.chain import run_chain
 
-        every, end = (writer.checkpoint_every if writer else 0), chain.iteration + n_iter
+        every = writer is not None and writer.checkpoints
+        end = chain.iteration + n_iter
         try:
             run_chain(chain, n_iter,
                       eval_every=self.eval_every if eval_every is None else eval_every,
                       on_sample=writer.append if writer else None,
                       checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
-                      checkpoint_every=every, progress=self.progress, chain_index=chain_index)
+                      checkpoint_every=writer.checkpoint_every if every else 0,
+                      checkpoint_interval=writer.checkpoint_interval if every else 0.0,
+                      progress=self.progress, chain_index=chain_index)
             if writer is not None:
                 self._commit(chain, writer, every)
             # The committed run holds what the workers wrote (LDA's topics): read from there.
@@ -331,7 +329,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                                    ) from exc
             raise
 
-    def _commit(self, chain, writer, every: int) -> None:
+    def _commit(self, chain, writer, every: bool) -> None:
         from dscir.corpus import Corpus
         from dscir.runs.checkpoint import absolute_store
 

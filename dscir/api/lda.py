@@ -79,12 +79,12 @@ class LDA(LDAScikitLearn, Estimator):
         config = LDAConfig(**values)
         return config if store is None else on_corpus(config, store, size)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, **keywords):
+    def _prepare(self, corpus, out, checkpoints, resume, overwrite=False, **keywords):
         """Resuming, the sampler options are completed by the run's (``resumed_options``)."""
         options = resumed_options(self.sampler, self.sampler_options, resume)
         est = self if options is self.sampler_options else copy.copy(self)
         est.sampler_options = options
-        return super(LDA, est)._prepare(corpus, out, checkpoint_every, resume, overwrite,
+        return super(LDA, est)._prepare(corpus, out, checkpoints, resume, overwrite,
                                         **keywords)
 
     def _stopping_rule(self) -> dict | None:
@@ -213,11 +213,12 @@ class LDA(LDAScikitLearn, Estimator):
 
     # -- using the fit -------------------------------------------------------
 
-    def top_words(self, n: int = 10) -> list[list[str]]:
-        """The ``n`` most probable words of each topic."""
+    def top_words(self, n: int = 10, vocabulary=None) -> list[list[str]]:
+        """The ``n`` most probable words of each topic; ``vocabulary``: the columns' words
+        where the fit had column numbers only (``ScikitLearn._words``)."""
         self._fitted("topic_word_")
-        order = fitted.top_ids(self.topic_word_, n)
-        return [[str(self.vocabulary_[w]) for w in row] for row in order]
+        words = self._words(vocabulary)
+        return [[str(words[w]) for w in row] for row in fitted.top_ids(self.topic_word_, n)]
 
     def materialize_topic_word(self) -> np.ndarray:
         """``topic_word_`` as a NumPy array, K x W float64 on the driver (large
@@ -225,13 +226,14 @@ class LDA(LDAScikitLearn, Estimator):
         self._fitted("topic_word_")
         return fitted.materialize(self.topic_word_)
 
-    def top_words_table(self, n: int = 10):
+    def top_words_table(self, n: int = 10, vocabulary=None):
         """The ``n`` most probable words of each topic with their probabilities, as a
         ``dscir.display.TopicTable`` (an HTML table in Jupyter; ``.to_pandas()``)."""
         from dscir.display import TopicTable
 
         self._fitted("topic_word_")
-        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n), self.vocabulary_)
+        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n),
+                                   self._words(vocabulary))
 
     def plot(self, ax=None):
         """Traces of the fit (matplotlib): held-out perplexity, documents/s and
@@ -315,14 +317,14 @@ class LDA(LDAScikitLearn, Estimator):
             if c.n_words != self.topic_word_.shape[1]:
                 raise DscirError(f"{store} has {c.n_words} words, the topics have "
                                  f"{self.topic_word_.shape[1]}")
-            # In this process there are no workers to read stored topics' columns.
-            topics = np.asarray(self.topic_word_) if local else self.topic_word_
+            docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_
             with executor_for("lda", store, client, local=local, **cluster) as executor:
-                lazy = fitted.worker_log_columns(topics, executor)
-                return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                                  None if lazy else topics, cfg.alpha,
+                # In this process: by groups of documents, their columns cut or read here.
+                columns, groups = fitted.local_log_columns(topics, c, docs) if local else \
+                    (fitted.worker_log_columns(topics, executor), None)
+                return perplexity(executor, docs, None if columns else topics, cfg.alpha,
                                   sweeps or cfg.eval_sweeps, cfg.seed, cfg.completion_every,
-                                  lazy, trained_on=self.store_ or "")
+                                  columns, groups, trained_on=self.store_ or "")
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:

@@ -124,7 +124,7 @@ def _killed_worker(exc: Exception) -> str:
     named = f" {task!r}" if task is not None else ""
     return (f"task{named} lost its worker every time it ran (workers killed: out of "
             "memory, or stopped from outside); give the workers more memory or use "
-            "fewer topics/clusters or smaller minibatches; a run written with --checkpoint-every "
+            "fewer topics/clusters or smaller minibatches; a run written with --out "
             "continues from its last checkpoint with the same command and --resume RUN")
 
 

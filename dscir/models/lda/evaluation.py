@@ -28,12 +28,16 @@ from dscir.rng import derive
 
 
 def perplexity(executor, docs: np.ndarray, phi: np.ndarray | None, alpha: float, sweeps: int,
-               seed: int, every: int, log_columns: Callable | None = None, *,
+               seed: int, every: int, log_columns: Callable | None = None,
+               groups: list[np.ndarray] | None = None, *,
                trained_on: str | None = None) -> float:
     """Document-completion perplexity of ``docs`` under ``phi``, by ``executor``'s tasks.
 
     ``log_columns(words)`` instead of ``phi`` (None): the log phi columns of each
     part's ``words``, as arrays or futures of tasks (topics held by the workers).
+    ``groups`` (sorted document ids covering ``docs``): scored one group after
+    another, each group's columns dropped before the next's are built (None: all
+    at once). Each document's stream is its own, so the groups change nothing.
     ``trained_on``: the store whose training documents the topics were fitted on
     (None: the scored store's own; "": unknown), for the warning of an absurd value.
     """
@@ -47,12 +51,15 @@ def perplexity(executor, docs: np.ndarray, phi: np.ndarray | None, alpha: float,
         def log_columns(words):
             return [np.ascontiguousarray(lphi[:, w]) for w in words]
 
-    parts = executor.read(np.sort(np.asarray(docs, np.int64)), "read-heldout")
     key = derive(seed, streams.EVALUATION)
-    # Each task gets the log phi columns of its words as an argument or from a
-    # task, never scattered data: a worker lost mid-evaluation costs a recomputation.
-    args = [(c, alpha, sweeps, key, every) for c in log_columns(executor.words(parts))]
-    results = executor.run("perplexity", completion_scores, parts, args)
+    results = []
+    for group in groups or [np.sort(np.asarray(docs, np.int64))]:
+        parts = executor.read(group, "read-heldout")
+        # Each task gets the log phi columns of its words as an argument or from a
+        # task, never scattered data: a worker lost mid-evaluation costs a recomputation.
+        args = [(c, alpha, sweeps, key, every) for c in log_columns(executor.words(parts))]
+        results += executor.run("perplexity", completion_scores, parts, args)
+        del parts, args  # before the next group's columns
     n_test = sum(r.n_test for r in results)
     if n_test == 0:
         raise DscirError("the held-out documents have no test tokens")
