@@ -300,12 +300,11 @@ class LDA(LDAScikitLearn, Estimator):
         """Document-completion perplexity of documents: the held-out documents of a
         store (default the fit's own), or every row of an in-memory matrix.
 
-        Every 10th token of each document is a test token; topic
-        weights are estimated by Gibbs sampling on the other tokens with phi =
-        ``topic_word_`` fixed (``sweeps`` sweeps, default ``eval_sweeps``); the
-        result is exp(-mean natural-log probability of the test tokens) over all
-        test tokens of all the documents. A matrix, and a small store when no
-        cluster is named or running, are scored in this process.
+        Every 10th token of each document is a test token; topic weights are estimated
+        by Gibbs sampling on the other tokens with phi = ``topic_word_`` fixed (``sweeps``
+        sweeps, default ``eval_sweeps``); the result is exp(-mean natural-log probability
+        of the test tokens) over all test tokens of all the documents. A matrix, and a
+        small store with no cluster named or running, are scored in this process.
         """
         from dscir.corpus import Corpus
         from dscir.models.lda import perplexity
