@@ -13,9 +13,9 @@ shrink with it), whose task runs on all the worker's threads (numba's,
 driver, so an iteration is one round of tasks, each run beside its shards
 with only the parameter columns of its words. Without it, and always in
 ``read_blocks``, each part is read by a task of its own, which reports the
-part's words: one part per worker thread, each task on one thread. Every task's input is
-either computed from the store or travels inside the task, never scattered,
-so a lost worker costs a recomputation, not the chain.
+part's words: one part per worker thread, each task on one thread. Every
+task's input is either computed from the store or travels inside the task,
+never scattered, so a lost worker costs a recomputation, not the chain.
 
 Keys are ``(f"dscir-{model}-{what}-{token}", iteration, serial, part)``: the
 dashboard shows ``dscir-lda-gibbs`` and friends, a key names the chain's

@@ -6,10 +6,10 @@ on its worker as long as the executor holds its future, under Dask's memory
 management (spilled, never dropped). All shards are read on first use, where
 the scheduler puts them; an iteration's documents are then grouped by the
 worker holding their shards (``group``), one task per worker (its kernel
-runs the documents on the worker's threads), which gets its shards' futures and the document ids (``ResidentBatch``), with no
-read task and no words gather per iteration: the distinct words of a part are
-computed on the driver from a resident index of the documents' word ids
-(``Shards.words``).
+runs the documents on the worker's threads), which gets its shards' futures
+and the document ids (``ResidentBatch``), with no read task and no words
+gather per iteration: the distinct words of a part are computed on the
+driver from a resident index of the documents' word ids (``Shards.words``).
 
 No task carries a worker restriction: a task's shards (its dependencies)
 draw it to their worker. A restriction would name a worker that may die, and

@@ -2,10 +2,11 @@
 document-completion log-likelihood, validated around the numba code in ``_kernels``.
 
 Pure array code (numba, ``nogil``, each call's documents spread over the
-calling thread's numba threads, ``numba.set_num_threads``); no Dask, no I/O. Documents arrive as CSR batches: ``indptr`` (int64,
-n + 1), ``indices`` (global word ids), ``data`` (counts). Every random stream is
-named by (seed, iteration, document id) through ``dscir.rng``, so a document's
-result never depends on which other documents share its batch or worker.
+calling thread's numba threads, ``numba.set_num_threads``); no Dask, no I/O.
+Documents arrive as CSR batches: ``indptr`` (int64, n + 1), ``indices``
+(global word ids), ``data`` (counts). Every random stream is named by (seed,
+iteration, document id) through ``dscir.rng``, so a document's result never
+depends on which other documents share its batch, worker or thread.
 """
 
 from __future__ import annotations
