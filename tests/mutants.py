@@ -1237,12 +1237,6 @@ MUTANTS = [
            "                out.append(ResidentBatch(futures, docs[piece], where or None))\n",
            ("tests/engine/test_threads.py::"
             "test_the_chain_is_the_same_on_any_number_of_workers_and_threads",)),
-    Mutant("gibbs-word-counts-shared-accumulator", "dscir/models/lda/_threads.py",
-           "    for g in nb.prange(n_groups):\n"
-           "        _count_words(bounds[g], bounds[g + 1], start, order, kept, out)\n",
-           "    for i in nb.prange(tokens.size):\n        for r in range(kept.shape[0]):\n"
-           "            out[kept[r, i], tokens[i]] += 1\n",
-           ("tests/engine/test_threads.py::test_word_topic_counts_add_every_kept_topic_once",)),
 ]
 
 

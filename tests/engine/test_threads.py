@@ -96,8 +96,8 @@ def test_the_kernels_give_the_same_integers_on_any_number_of_threads(kernel):
 
 
 def test_word_topic_counts_add_every_kept_topic_once():
-    """Two words, three topics and a million kept topics: counts summed by
-    threads sharing cells would lose some."""
+    """Two words, three topics and a million kept topics, on two threads: each
+    counted once, where it belongs."""
     rng = np.random.default_rng(4)
     tokens = rng.integers(0, 2, 250_000).astype(np.int32)
     kept = rng.integers(0, 3, (4, tokens.size)).astype(np.int32)
