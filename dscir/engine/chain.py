@@ -85,7 +85,6 @@ class Chain:
         lengths[self.data.heldout] = 0  # never visited by a minibatch
         self.model.local = LocalState(None if local_dir is None else str(local_dir), lengths,
                                       corpus.chunk_docs, state_dtype(n_values))
-        self.executor.whole_shards = True
         return self.model.local
 
     @property
@@ -97,7 +96,6 @@ class Chain:
         state is flushed first, so the new executor reads it back."""
         if self.local is not None:
             self.executor.flush(self.local)
-            executor.whole_shards = True
         self.executor = self.model.executor = executor
         self._pending = None
 

@@ -5,15 +5,17 @@ default when the store's shards fit a share of the workers' memory limits,
 ``shards.choose_reads``: a larger store is streamed; the choice is logged and
 kept in ``reads``) the corpus is held on the workers in shards, each read from the Zarr
 store once (``dscir.engine.shards``), and ``read`` groups documents by the
-worker holding their shards into parts (one per worker thread: each task
-costs milliseconds of scheduler round trip, as much as a few hundred
-documents' Gibbs work), and computes each part's distinct words on the
+worker holding their shards into parts, one per worker (each task costs
+milliseconds of scheduler round trip, and each part gets a copy of the
+parameter columns of its words: on Zipf text the columns of a part barely
+shrink with it), whose task runs on all the worker's threads (numba's,
+``worker.with_threads``), and computes each part's distinct words on the
 driver, so an iteration is one round of tasks, each run beside its shards
 with only the parameter columns of its words. Without it, and always in
 ``read_blocks``, each part is read by a task of its own, which reports the
-part's words. Every task's input is
-either computed from the store or travels inside the task, never scattered,
-so a lost worker costs a recomputation, not the chain.
+part's words: one part per worker thread, each task on one thread. Every
+task's input is either computed from the store or travels inside the task,
+never scattered, so a lost worker costs a recomputation, not the chain.
 
 Keys are ``(f"dscir-{model}-{what}-{token}", iteration, serial, part)``: the
 dashboard shows ``dscir-lda-gibbs`` and friends, a key names the chain's
@@ -91,11 +93,10 @@ class DaskExecutor:
                     _why(self.reads))
         resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
-        self.whole_shards = False  # parts of whole shards (a chain with local state)
 
     @property
     def n_parts(self) -> int:
-        """One task per worker thread."""
+        """Parts of a read without resident shards: one per worker thread."""
         return max(sum(self.client.nthreads().values()), 1)
 
     def _key(self, what: str, iteration: int | None = None) -> Callable[[int], tuple]:
@@ -110,7 +111,7 @@ class DaskExecutor:
         read by tasks submitted now; returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
         if self.shards is not None:
-            batches = self.shards.group(docs, self.whole_shards)
+            batches = self.shards.group(docs)
             parts = [b.docs for b in batches]
             return Parts(np.concatenate(parts) if parts else docs, parts, batches,
                          [self.shards.words(p) for p in parts])
@@ -184,8 +185,10 @@ class DaskExecutor:
     def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Task:
         """The task ``worker.timed_at(fn, batch, *args)``, drawn to the worker holding
         ``batch``'s shards by its dependencies on them (no restriction: see
-        ``dscir.engine.shards``); submitted with others by ``_submit``."""
+        ``dscir.engine.shards``), ``fn`` on all that worker's threads; submitted
+        with others by ``_submit``."""
         fn, args = packed(fn, (batch, *args))
+        fn = functools.partial(worker.with_threads, None, fn)
         return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
 
     def _submit(self, tasks: Sequence[Task]) -> list[Any]:
@@ -217,14 +220,21 @@ class DaskExecutor:
             futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
                                     in enumerate(zip(parts.batches, parts.words, args))])
         else:  # the words stay on the workers as futures: no second gather
-            futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
+            one = functools.partial(worker.with_threads, 1, fn)  # a part per thread
+            futures = [self.client.submit(worker.timed, one, b, w, *a, key=key(j))
                        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
         start = time.time()
         out = self.client.gather(futures)
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         if _resident(parts):
-            self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
+            self._ran_on(parts, [o[2] for o in out])
         return [o[0] for o in out]
+
+    def _ran_on(self, parts: Parts, workers: list[str]) -> None:
+        """A resident round's tasks ran on ``workers``: counted (the parts, so the
+        copies of their columns, one worker got) and compared with the plan."""
+        self.timing.add_parts(workers)
+        self.shards.ran_on([b.holder for b in parts.batches], workers)
 
     def _state(self, local: local_state.LocalState, s: int) -> Any:
         """Shard s's state as a task argument: None, a read of its flushed chunk
@@ -248,9 +258,9 @@ class DaskExecutor:
         (Dask fetches a task's whole value: the states would travel with it).
         The visit's value keeps its result too until the shards' next visits,
         so the results count towards the lineage budget with the columns."""
-        if not _resident(parts) or not self.whole_shards:
+        if not _resident(parts):
             raise DscirError("local state (warm starts) needs the documents resident on "
-                             "the workers, in parts of whole shards")
+                             "the workers")
         local.create()
         key, results = self._key(what), self._key("result")
         tasks, shards = [], []
@@ -265,7 +275,7 @@ class DaskExecutor:
         start = time.time()
         out = self.client.gather(futures[1::2])
         self.timing.add_round(start, time.time(), [o[1] for o in out])
-        self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
+        self._ran_on(parts, [o[2] for o in out])
         local.lineage += sum(sizeof(o[0]) for o in out)
         for held, task in zip(shards, futures[0::2]):
             for i, s in enumerate(held):
