@@ -2,7 +2,8 @@
 ``test_cuda_kernels.py`` in a process of its own with ``NUMBA_ENABLE_CUDASIM=1``
 (numba reads it on import, so it must not reach the other tests' process).
 
-Prints one JSON object: each check's name and its failure (None: passed).
+Prints one JSON object: each check's name and its failure (None: passed);
+``python cuda_sim.py NAME ...`` runs only the checks named.
 """
 
 from __future__ import annotations
@@ -157,9 +158,11 @@ CHECKS = {f"{name}[{form}]": (lambda f=fn, m=form: f(m)) for form in FORMS
 CHECKS["task"] = check_task
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Run the checks named (all without names)."""
     results = {}
-    for name, check in CHECKS.items():
+    for name in names or list(CHECKS):
+        check = CHECKS[name]
         try:
             check()
             results[name] = None
@@ -169,4 +172,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
