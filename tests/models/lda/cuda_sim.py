@@ -136,6 +136,27 @@ def check_streams_by_document(form):
         "the iteration does not name the stream"
 
 
+def check_matches_cpu_where_the_order_is_the_same():
+    """With K no larger than a block's threads, thread t owns topic t alone, so the
+    dense form searches the topics in the CPU kernel's order, one uniform a token
+    from the same stream: its counts are the CPU kernel's, exactly."""
+    from dscir.models.lda._kernels import nonzero_by_column
+    from dscir.models.lda._cuda_kernels import THREADS
+    from dscir.models.lda.kernels import gibbs_expectations
+
+    rng = np.random.default_rng(4)
+    phi = rng.random((3, 5)) + 0.05
+    assert phi.shape[0] <= THREADS
+    indptr = np.array([0, 3, 5, 8])
+    local = np.array([0, 1, 4, 2, 3, 0, 2, 4], np.int32)
+    data = np.array([2, 1, 1, 3, 1, 1, 2, 1], np.int32)
+    docs = np.array([6, 1, 9])
+    cpu, _, _ = gibbs_expectations(indptr, local, data, docs, phi, local, 0.4, 6, 11, 2)
+    gpu = _run(indptr, local, data, docs, phi, 0.4, 6, 11, "dense", it=2)
+    expected = nonzero_by_column(cpu)
+    assert all(np.array_equal(a, b) for a, b in zip(gpu[:3], expected)), (gpu, expected)
+
+
 def check_task():
     """``tasks.gibbs_sparse_counts`` with a device kernel: SparseCounts in global word ids."""
     from dscir.corpus import CSRBatch
@@ -156,6 +177,7 @@ CHECKS = {f"{name}[{form}]": (lambda f=fn, m=form: f(m)) for form in FORMS
                            ("two_token_law", check_two_token_law),
                            ("streams_by_document", check_streams_by_document))}
 CHECKS["task"] = check_task
+CHECKS["matches_cpu[dense]"] = check_matches_cpu_where_the_order_is_the_same
 
 
 def main(names: list[str]) -> None:

@@ -42,7 +42,9 @@ CHECKS = {"test_counts_conserve_tokens_in_the_cpu_order": "conservation",
           "test_single_token_document_follows_alpha_phi": "single_token_law",
           "test_two_token_document_follows_the_chains_exact_law": "two_token_law",
           "test_streams_by_document_whatever_the_grid": "streams_by_document",
-          "test_gibbs_task_dispatches_to_the_device": "task"}
+          "test_gibbs_task_dispatches_to_the_device": "task",
+          "test_dense_form_is_the_cpu_kernel_where_it_searches_in_its_order":
+              "matches_cpu[dense]"}
 
 
 def _check_of(item) -> str | None:
@@ -94,6 +96,10 @@ def test_gibbs_task_dispatches_to_the_device(simulated):
     _passed(simulated, "task")
 
 
+def test_dense_form_is_the_cpu_kernel_where_it_searches_in_its_order(simulated):
+    _passed(simulated, "matches_cpu[dense]")
+
+
 def test_two_token_law_enumeration_is_a_law():
     from cuda_sim import two_token_law  # noqa: PLC0415 (the script beside this module)
 
@@ -112,8 +118,9 @@ def test_fit_on_cuda_without_a_device_is_one_clear_error():
 def test_cli_fit_on_cuda_without_a_device_exits_with_the_convention(zipf_store, tmp_path):
     store, _ = zipf_store
     run = subprocess.run([sys.executable, "-m", "dscir", "fit", "lda", store, "--topics", "3",
-                          "--iterations", "2", "--device", "cuda", "--out", str(tmp_path / "r"),
-                          "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          "--iterations", "2", "--device", "cuda", "--workers", "1",
+                          "--out", str(tmp_path / "r"), "-q"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == DscirError.exit_code, run.stderr
     # the embedded cluster's workers have no GPU resource: that is the error here
     assert "--resources GPU=1" in run.stderr and not (tmp_path / "r").exists()
