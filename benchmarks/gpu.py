@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cpu_model  # noqa: E402
+from _common import cpu_model
 
 
 def synthetic_part(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: int):
@@ -85,7 +85,7 @@ def kernel_rates(k: int, args, sweeps: int, repeats: int) -> list[dict]:
         cores = os.cpu_count() or 1
         bounds = np.linspace(0, docs.size, cores + 1).astype(int)
 
-        def part(j, form=form):
+        def part(j, form=form, bounds=bounds):
             lo, hi = bounds[j], bounds[j + 1]
             e0, e1 = indptr[lo], indptr[hi]
             kernels.gibbs_expectations(indptr[lo:hi + 1] - e0, indices[e0:e1], data[e0:e1],
@@ -103,10 +103,10 @@ def kernel_rates(k: int, args, sweeps: int, repeats: int) -> list[dict]:
 
 
 def make_store(corpus: str, path: Path, small: bool) -> Path:
+    from _common import shared_data
+
     from dscir.corpus import ingest_ldac, split_heldout
     from dscir.corpus.synthetic import write_lda_corpus
-
-    from _common import shared_data
 
     data = shared_data()
     if small:
@@ -124,8 +124,9 @@ def make_store(corpus: str, path: Path, small: bool) -> Path:
 def chain(store: Path, device: str, seed: int, k: int, n_iter: int, sweeps: int) -> dict:
     """One fit on its own LocalCluster: the GPU one worker with GPU=1, the CPU one a
     single-threaded worker per core."""
-    import dscir
     from distributed import Client, LocalCluster
+
+    import dscir
 
     cores = os.cpu_count() or 1
     spec = (dict(n_workers=1, threads_per_worker=1, resources={"GPU": 1}) if device == "cuda"

@@ -24,8 +24,7 @@ import time
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.lda.kernels import (_check_alpha, _check_int, _csr, _docs, _local,
-                                      _matrix)
+from dscir.models.lda.kernels import _check_alpha, _check_int, _csr, _docs, _local, _matrix
 from dscir.rng import derive
 
 DEVICES = ("cpu", "cuda")

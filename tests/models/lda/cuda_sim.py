@@ -22,7 +22,7 @@ sys.setswitchinterval(1e-4)
 # device integers wrap silently; the simulator's NumPy scalars warn when they do
 warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
 
-from dscir.models.lda import cuda_kernels as ck  # noqa: E402
+from dscir.models.lda import cuda_kernels as ck
 
 FORMS = ("dense", "sparse")
 N_DOCS = 160  # documents (independent streams) per law test
@@ -59,7 +59,7 @@ def check_conservation(form):
 
 
 def _law(counts, p, what):
-    stat, pvalue = chisquare(counts, counts.sum() * p)
+    _, pvalue = chisquare(counts, counts.sum() * p)
     assert pvalue > 5e-4, f"{what}: counts {counts} against {np.round(counts.sum() * p, 1)}"
 
 
@@ -140,8 +140,8 @@ def check_matches_cpu_where_the_order_is_the_same():
     """With K no larger than a block's threads, thread t owns topic t alone, so the
     dense form searches the topics in the CPU kernel's order, one uniform a token
     from the same stream: its counts are the CPU kernel's, exactly."""
-    from dscir.models.lda._kernels import nonzero_by_column
     from dscir.models.lda._cuda_kernels import THREADS
+    from dscir.models.lda._kernels import nonzero_by_column
     from dscir.models.lda.kernels import gibbs_expectations
 
     rng = np.random.default_rng(4)

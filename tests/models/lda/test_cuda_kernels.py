@@ -101,7 +101,7 @@ def test_dense_form_is_the_cpu_kernel_where_it_searches_in_its_order(simulated):
 
 
 def test_two_token_law_enumeration_is_a_law():
-    from cuda_sim import two_token_law  # noqa: PLC0415 (the script beside this module)
+    from cuda_sim import two_token_law
 
     kept = two_token_law(np.array([[1.0, 0.2], [0.3, 1.0]]), 0.5, 6)
     assert len(kept) == 3 and all(np.isclose(x.sum(), 1.0) and x.min() > 0 for x in kept)
