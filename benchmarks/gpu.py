@@ -21,7 +21,9 @@ On the accelerator machine (../shared/device/README.md; the corpora copied into
     ../shared/device/fetch-wheels.sh .whl
     mkdir -p .data && cp -r ../shared/data/ap ../shared/data/wiki .data/
 
-then the device command (carry ``.whl`` and ``.data``)::
+then the device command (the ``run`` tool's ``carry``: ``[".whl", ".data"]``, about
+50 MB; ``timeout_s`` 600: the chains stop starting after ``--budget`` seconds and
+the results so far are written after each)::
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
       --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD \
