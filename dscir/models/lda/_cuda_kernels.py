@@ -234,6 +234,14 @@ def word_rows(phi_cols, rows):
 
 
 @cuda.jit
+def zero(counts):
+    """counts[:, :] = 0 on the device (no K x U zeros sent from the host)."""
+    n_cols = counts.shape[1]
+    for e in range(cuda.grid(1), counts.shape[0] * n_cols, cuda.gridsize(1)):
+        counts[e // n_cols, e % n_cols] = 0
+
+
+@cuda.jit
 def cumulate(rows, cum):
     """cum[u] = the running sums of rows[u], one thread per word."""
     for u in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):

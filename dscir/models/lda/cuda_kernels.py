@@ -110,7 +110,8 @@ def _sample(cuda, ck, form, inputs, d_phi, alpha, sweeps, key, blocks):
     n_topics, n_cols = d_phi.shape
     rows = cuda.device_array((n_cols, n_topics), np.float64)
     ck.word_rows[_grid(n_topics * n_cols)](d_phi, rows)
-    counts = cuda.to_device(np.zeros((n_topics, n_cols), np.int64))
+    counts = cuda.device_array((n_topics, n_cols), np.int64)
+    ck.zero[_grid(n_topics * n_cols)](counts)
     z = cuda.device_array(max(inputs[1].size, 1), np.int32)
     args = (*inputs, rows)
     rest = (float(alpha), sweeps, sweeps // 2, key, z, counts)
