@@ -102,8 +102,9 @@ def two_token_law(phi, alpha, sweeps):
 
 
 def check_two_token_law(form):
-    """Each token's topic at the kept sweep follows the exact law of the chain."""
-    phi = np.array([[1.0, 0.1], [0.2, 1.0], [0.4, 0.5]])
+    """Each token's topic at the kept sweep follows the exact law of the chain (more
+    topics than a block's threads: a thread walks several)."""
+    phi = np.array([[1.0, 0.1], [0.2, 1.0], [0.4, 0.5], [0.6, 0.3], [0.3, 0.6], [0.5, 0.4]])
     alpha = 0.1
     n = N_DOCS
     indptr = np.arange(0, 2 * n + 1, 2)
