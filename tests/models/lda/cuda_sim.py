@@ -64,13 +64,15 @@ def _law(counts, p, what):
 
 
 def check_single_token_law(form):
-    """A one-token document's topic follows p(k) ∝ alpha phi_kw over many streams."""
-    phi = np.array([[0.05, 1.0], [0.25, 1.0], [0.3, 1.0], [0.6, 1.0]])
+    """A one-token document's topic follows p(k) ∝ alpha phi_kw over many streams
+    (six topics: a block's first threads own two each; a small alpha, so counting
+    the token itself in its own conditional would all but pin it)."""
+    phi = np.array([[0.3], [0.05], [0.05], [0.05], [0.5], [0.05]])
     n = N_DOCS
     indptr = np.arange(n + 1)
     local = np.zeros(n, np.int32)
-    cols, topics, values, _ = _run(indptr, local, np.ones(n, np.int64), np.arange(n), phi, 0.7, 2, 3,
-                                   form, blocks=2)
+    cols, topics, values, _ = _run(indptr, local, np.ones(n, np.int64), np.arange(n), phi,
+                                   0.05, 2, 3, form, blocks=2)
     counts = _dense(cols, topics, values, phi.shape)[:, 0]
     _law(counts, phi[:, 0] / phi[:, 0].sum(), f"{form} single token")
 
