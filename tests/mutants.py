@@ -92,6 +92,7 @@ STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a
                    "biased_a_large_one")
 TUNE = "tests/api/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
 DIRICHLET_KSD = "tests/diagnostics/test_dirichlet_ksd.py"
+CUDA = "tests/models/lda/test_cuda_kernels.py"
 DP_STEIN = "tests/diagnostics/test_dp_stein.py"
 DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
 DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
@@ -1326,6 +1327,42 @@ MUTANTS = [
            "                out.append(ResidentBatch(futures, docs[piece], where or None))\n",
            ("tests/engine/test_threads.py::"
             "test_the_chain_is_the_same_on_any_number_of_workers_and_threads",)),
+    Mutant("cuda-dense-alpha-prior-dropped", "dscir/models/lda/_cuda_kernels.py",
+           "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
+           "s += (ndk[k] - (k == old)) * rows[w, k]",
+           (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
+    Mutant("cuda-dense-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+           "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
+           "s += (alpha + ndk[k]) * rows[w, k]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[dense]",)),
+    Mutant("cuda-sparse-smoothing-without-alpha", "dscir/models/lda/_cuda_kernels.py",
+           "smooth = alpha * cum[w, n_topics - 1]", "smooth = cum[w, n_topics - 1]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
+    Mutant("cuda-sparse-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+           "                    if j != i:\n                        s += rows[w, z[j]]",
+           "                    s += rows[w, z[j]]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
+    Mutant("cuda-burn-in-kept", "dscir/models/lda/cuda_kernels.py",
+           "rest = (float(alpha), sweeps, sweeps // 2, key, z, counts)",
+           "rest = (float(alpha), sweeps, 0, key, z, counts)",
+           (CUDA + "::test_counts_conserve_tokens_in_the_cpu_order",)),
+    Mutant("cuda-stream-keyed-by-block", "dscir/models/lda/_cuda_kernels.py",
+           "        _seed(state, key, docs[d])\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
+           "        for k in",
+           "        _seed(state, key, cuda.blockIdx.x)\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
+           "        for k in",
+           (CUDA + "::test_streams_by_document_whatever_the_grid[dense]",)),
+    Mutant("cuda-stream-without-iteration", "dscir/models/lda/cuda_kernels.py",
+           "key = np.uint64(derive(_check_int(seed, \"seed\", 0), _check_int(iteration, "
+           "\"iteration\", 0)))",
+           "key = np.uint64(derive(_check_int(seed, \"seed\", 0)))",
+           (CUDA + "::test_streams_by_document_whatever_the_grid",)),
+    Mutant("cuda-device-never-checked", "dscir/models/lda/cuda_kernels.py",
+           "    if not found:\n        raise DscirError", "    if False:\n        raise DscirError",
+           (CUDA + "::test_fit_on_cuda_without_a_device_is_one_clear_error",)),
+    Mutant("cuda-dense-walk-counts-own-token", "dscir/models/lda/_cuda_kernels.py",
+           "q = (alpha + (ndk[k] - (k == old))) * rows[w, k]", "q = (alpha + ndk[k]) * rows[w, k]",
+           (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
 ]
 
 

@@ -93,6 +93,7 @@ class DaskExecutor:
                     _why(self.reads))
         resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
+        self.resources: dict[str, dict[str, float]] = {}  # by task name (``require``)
 
     @property
     def n_parts(self) -> int:
@@ -139,6 +140,21 @@ class DaskExecutor:
         self.timing.add_wait(time.perf_counter() - start)
         return out
 
+    def require(self, what: str, resources: dict[str, float], check: Callable) -> None:
+        """Tasks ``what`` run only on workers with ``resources`` (e.g. ``{"GPU": 1}``,
+        workers started with ``--resources GPU=1``); one clear error now where no
+        worker has them, or where ``check`` raises on one that has."""
+        have = {a: w.get("resources", {}) for a, w in
+                self.client.scheduler_info()["workers"].items()}
+        able = [a for a, r in have.items() if all(r.get(k, 0) >= v for k, v in resources.items())]
+        if not able:
+            need = ",".join(f"{k}={v:g}" for k, v in resources.items())
+            raise DscirError(f"the {what} tasks need workers with the resources {need}, and "
+                             f"none of the cluster's {len(have)} workers has them: start "
+                             f"them with `dask worker --resources {need}` (one per device)")
+        self.client.run(check, workers=able[:1])
+        self.resources[what] = dict(resources)
+
     def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
                near: str | None = None) -> Any:
         """``fn(*args)`` as one task (futures among ``args`` are its dependencies, met
@@ -149,7 +165,8 @@ class DaskExecutor:
         if timed:
             fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
-        return self.client.submit(fn, *args, key=self._key(what)(j), **where)
+        return self.client.submit(fn, *args, key=self._key(what)(j), **where,
+                                  resources=self.resources.get(what))
 
     def settle(self, futures: Sequence[Any], timeout: float = SETTLE_SECONDS) -> None:
         """Wait (at most ``timeout`` s) until ``futures`` are no longer running, whatever
@@ -191,7 +208,7 @@ class DaskExecutor:
         fn = functools.partial(worker.with_threads, None, fn)
         return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
 
-    def _submit(self, tasks: Sequence[Task]) -> list[Any]:
+    def _submit(self, tasks: Sequence[Task], resources: dict | None = None) -> list[Any]:
         """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
         to the scheduler as one graph: one message for a round, not one per task."""
         if not tasks:
@@ -199,7 +216,7 @@ class DaskExecutor:
         # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
         # tokenized, hashing the columns inside the tasks on every round
         graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
-        return self.client.get(graph, [t.key for t in tasks], sync=False)
+        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
@@ -218,10 +235,12 @@ class DaskExecutor:
         key = self._key(what)
         if _resident(parts):
             futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
-                                    in enumerate(zip(parts.batches, parts.words, args))])
+                                    in enumerate(zip(parts.batches, parts.words, args))],
+                                   self.resources.get(what))
         else:  # the words stay on the workers as futures: no second gather
             one = functools.partial(worker.with_threads, 1, fn)  # a part per thread
-            futures = [self.client.submit(worker.timed, one, b, w, *a, key=key(j))
+            futures = [self.client.submit(worker.timed, one, b, w, *a, key=key(j),
+                                          resources=self.resources.get(what))
                        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
         start = time.time()
         out = self.client.gather(futures)

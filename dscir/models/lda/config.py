@@ -37,7 +37,8 @@ class LDAConfig:
                                           "control_variates": False, "kernel": "dense",
                                           "placement": "driver", "block_entries": BLOCK_ENTRIES,
                                           "policy": "reference", "stopping": None,
-                                          "scir_step": "dense"}
+                                          "scir_step": "dense",
+                                          "device": "cpu"}
 
     n_topics: int
     sampler: str
@@ -81,6 +82,9 @@ class LDAConfig:
     # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
     # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
     stopping: dict[str, Any] | None = None
+    # Where the minibatch Gibbs tasks run: "cpu" or "cuda" (cuda_kernels: another
+    # chain than the CPU's, the same law; Dask workers with a GPU resource).
+    device: str = "cpu"
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
@@ -97,6 +101,7 @@ class LDAConfig:
             raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
                              "or 'auto' with warm_start=True")
         _check_scir_step(self)
+        _check_device(self)
         from dscir.models.lda.placement import check_placement
 
         check_placement(self.placement, self.warm_start)
@@ -117,6 +122,17 @@ class LDAConfig:
 
 
 SCIR_STEPS = ("auto", "dense", "lazy")  # "auto": policy.choose_scir_step on the corpus
+
+
+def _check_device(config: LDAConfig) -> None:
+    """One clear error for a device this chain cannot run on."""
+    from dscir.models.lda.cuda_kernels import DEVICES
+
+    if config.device not in DEVICES:
+        raise DscirError(f"device must be one of {', '.join(DEVICES)}, got {config.device!r}")
+    if config.device == "cuda" and config.warm_start:
+        raise DscirError("device='cuda' runs cold-started visits only; use warm_start=False "
+                         "or device='cpu'")
 
 
 def _check_scir_step(config: LDAConfig) -> None:
