@@ -1,4 +1,4 @@
-"""Issue 44's scale grid (``python benchmarks/scale.py --grid``): speed as cores are added.
+"""The scale grid (``python benchmarks/scale.py --grid``): speed as cores are added.
 
 Two cells (default K = 100, W = 10^4, minibatch 4,000 and K = 1,000, W = 10^5,
 minibatch 2,000) on ``scale.make_corpus`` Zipf corpora, each over 1, 2, 4,
@@ -122,7 +122,7 @@ def grid_main(argv: list[str]) -> None:
     p.add_argument("--kernel", default="auto", choices=("auto", "dense", "sparse"))
     p.add_argument("--scir-step", default="dense", choices=("auto", "dense", "lazy"))
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
-    p.add_argument("--out", default=str(RESULTS / "scale_grid.json"))
+    p.add_argument("--out", default=str(RESULTS / "scale_cores.json"))
     args = p.parse_args(argv)
     from dscir.models.lda.kernels import resolve_kernel
 

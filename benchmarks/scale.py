@@ -1,4 +1,4 @@
-"""Scale (issues 14 and 36): an LDA iteration's cost and memory by K x W, driver vs workers.
+"""Scale: an LDA iteration's cost and memory by K x W, driver vs workers, and as cores are added.
 
 A generated corpus: documents of 300 tokens, words drawn from a Zipf law
 (p_w proportional to (w + 1)^-1.07 over W words), written to a Zarr store.
@@ -13,7 +13,7 @@ fails (e.g. out of memory) is recorded with its error. Writes
 benchmarks/results/scale.json and scale.png.
 
 That driver figure is the chain's alone (``Chain.step`` driven directly), not
-what a user runs: the result files before issue 36 (scale*.json without
+what a user runs: the older result files (scale*.json without
 ``chain_only_driver_peak_rss_mb``) call it ``driver_peak_rss_mb``, and it
 leaves out building the fitted topics. With ``--api`` every cell also runs
 what a user runs, each in its own process: ``LDA.fit(store, n_workers=...)``
@@ -31,10 +31,10 @@ them as ``chain_only_driver_peak_rss_mb``.
     python benchmarks/scale.py [--topics 100 1000] [--words 10000 100000]
         [--batches 50 1000] [--workers 1 2] [--docs 2000] [--api]
 
-With ``--grid`` it runs issue 44's scale grid instead (``_scale_grid``): both
+With ``--grid`` it runs the scale grid over cores instead (``_scale_grid``): both
 cells over 1, 2, 4, ... cores as workers and as threads of one worker, with
 the serial share and the per-part overhead of each; ``--grid --help`` for
-its flags.
+its flags; it writes ``results/scale_cores.json`` and its PNG.
 """
 
 from __future__ import annotations
