@@ -1,4 +1,4 @@
-"""LDA's Gibbs step on a CUDA device against the CPU worker (issue 48).
+"""LDA's Gibbs step on a CUDA device against the CPU worker.
 
 1. Token-sweeps per second of the Gibbs step on a synthetic part (W = 10^5 words,
    Zipf-like, K = 100 and 1,000): the CUDA kernel alone (inputs on the device),
