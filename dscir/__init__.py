@@ -2,8 +2,10 @@
 
 from dscir.errors import CorpusError, DscirError
 from dscir.api import LDA, DPMixture, Mixture
+from dscir.api.session import session
 from dscir.api.tune import tune
 
 __version__ = "0.1.0"
 
-__all__ = ["CorpusError", "DPMixture", "DscirError", "LDA", "Mixture", "__version__", "tune"]
+__all__ = ["CorpusError", "DPMixture", "DscirError", "LDA", "Mixture", "__version__", "session",
+           "tune"]
