@@ -1224,6 +1224,25 @@ MUTANTS = [
     Mutant("iteration-model-parts-never-share-cores", "benchmarks/_iteration_model.py",
            'max(1.0, n["parts"] / parallel)', "1.0",
            (ITERATION_MODEL + "::test_a_second_worker_halves_the_compute_only_with_a_core_of_its_own",)),
+    Mutant("embedded-cluster-not-reused", "dscir/engine/cluster.py",
+           "        yield embedded_client()\n        return\n",
+           "        with _embedded(_form(None, None, None), dashboard_address, None) as c:\n"
+           "            yield c\n        return\n",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",)),
+    Mutant("embedded-default-spawns-processes", "dscir/engine/cluster.py",
+           "processes = n_workers is not None or not numba_threadsafe()", "processes = True",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",
+            "tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only")),
+    Mutant("in-process-dashboard-link-names-the-machine", "dscir/engine/cluster.py",
+           "host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None",
+           "host = None",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
+    Mutant("in-process-worker-http-on-every-interface", "dscir/engine/cluster.py",
+           'else {"worker_dashboard_address": PRIVATE_DASHBOARD}', "else {}",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
 ]
 
 

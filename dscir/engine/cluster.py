@@ -26,8 +26,10 @@ import gc
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dask
 from distributed import Client, LocalCluster, Security
@@ -261,8 +263,10 @@ def _start(form: dict, dashboard_address: str | None, security: Security | None,
             dashboard_address=dashboard_address,
             silence_logs=40,
             security=security,
-            # (in-process: no socket but the dashboard's, unless TLS asks for them)
-            **({"host": PRIVATE_HOST} if processes or security is not None else {}),
+            # in-process: no sockets but the scheduler's and the worker's HTTP ones
+            # (unless TLS asks for them), the worker's bound to the loopback too
+            **({"host": PRIVATE_HOST} if processes or security is not None
+               else {"worker_dashboard_address": PRIVATE_DASHBOARD}),
             **({"env": _worker_env(form["threads_per_worker"])} if processes else {}),
         )
         try:
@@ -270,7 +274,15 @@ def _start(form: dict, dashboard_address: str | None, security: Security | None,
         except BaseException:
             cluster.close()
             raise
+    host = (dashboard_address or "").rpartition(":")[0]
+    if host and not processes and security is None:
+        _DASHBOARD_HOSTS[cluster] = host
     return cluster, c
+
+
+#: The host an in-process cluster's dashboard listens on, by cluster: Dask's link
+#: names the host of its scheduler's in-process address, the machine's address.
+_DASHBOARD_HOSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
@@ -361,8 +373,15 @@ def current_client() -> Client | None:
 
 
 def dashboard_link(client: Client) -> str | None:
-    """The dashboard URL of the client's scheduler, if it serves one."""
+    """The dashboard URL of the client's scheduler, if it serves one (for an
+    in-process embedded cluster, on the host its dashboard listens on)."""
     try:
-        return client.dashboard_link
+        link = client.dashboard_link
     except (AttributeError, KeyError):
         return None
+    cluster = getattr(client, "cluster", None)
+    host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None
+    if not link or host is None:
+        return link
+    parts = urlsplit(link)
+    return parts._replace(netloc=f"{host}:{parts.port}").geturl()
