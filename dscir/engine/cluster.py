@@ -152,13 +152,11 @@ def dask_client(
         with _connect(address, scheduler_file, security) as c:
             yield c
         return
-    form = dict(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                processes=processes)
-    if all(v is None for v in form.values()) and security is None \
-            and dashboard_address == PRIVATE_DASHBOARD:
+    form = (n_workers, threads_per_worker, processes)
+    if form == (None,) * 3 and security is None and dashboard_address == PRIVATE_DASHBOARD:
         yield embedded_client()
         return
-    with _embedded(_form(**form), dashboard_address, security) as c:
+    with _embedded(_form(*form), dashboard_address, security) as c:
         yield c
 
 
