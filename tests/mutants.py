@@ -1363,6 +1363,25 @@ MUTANTS = [
     Mutant("cuda-dense-walk-counts-own-token", "dscir/models/lda/_cuda_kernels.py",
            "q = (alpha + (ndk[k] - (k == old))) * rows[w, k]", "q = (alpha + ndk[k]) * rows[w, k]",
            (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
+    Mutant("embedded-cluster-not-reused", "dscir/engine/cluster.py",
+           "        yield embedded_client()\n        return\n",
+           "        with _embedded(_form(None, None, None), dashboard_address, None) as c:\n"
+           "            yield c\n        return\n",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",)),
+    Mutant("embedded-default-spawns-processes", "dscir/engine/cluster.py",
+           "processes = n_workers is not None or not numba_threadsafe()", "processes = True",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",
+            "tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only")),
+    Mutant("in-process-dashboard-link-names-the-machine", "dscir/engine/cluster.py",
+           "host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None",
+           "host = None",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
+    Mutant("in-process-worker-http-on-every-interface", "dscir/engine/cluster.py",
+           'else {"worker_dashboard_address": PRIVATE_DASHBOARD}', "else {}",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
 ]
 
 

@@ -151,7 +151,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         use a store to ``resume``. ``y`` is ignored (scikit-learn's convention for
         unsupervised estimators). The cluster is ``client``, or the scheduler at
         ``address`` / ``scheduler_file``, or else (without these keywords) the running
-        client of this process, or else an embedded LocalCluster of ``n_workers`` processes
+        client of this process, or else the process's shared embedded cluster (one
+        in-process worker with a thread per core, reused by later calls), or with
+        ``n_workers`` a LocalCluster of that many worker processes for this call
         (``dscir.api.session``), every socket on 127.0.0.1 unless ``dashboard_address``
         ("HOST:PORT", ":PORT" for every interface) serves the dashboard elsewhere;
         ``security`` (a ``distributed.Security`` or ``{"ca_file", "cert", "key"}``)

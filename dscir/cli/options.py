@@ -19,7 +19,8 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scheduler-file", metavar="PATH",
                    help="scheduler file written by `dask scheduler`")
     g.add_argument("--workers", type=convention.count(1), metavar="N",
-                   help="LocalCluster worker processes (default: one per core, at most 4)")
+                   help="start N single-threaded LocalCluster worker processes (default: "
+                   "one worker in this process with a thread per core)")
     g.add_argument("--dashboard-address", metavar="HOST:PORT",
                    help="serve the LocalCluster's dashboard here (':8787': every interface, "
                    "readable by anyone who reaches the port; default: 127.0.0.1, a free "

@@ -64,6 +64,18 @@ if __name__ == "__main__":
         sys.exit(130)
 """
 
+UNGUARDED = """\
+import json, sys
+from dscir.api import LDA
+
+store, run, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+try:
+    LDA(**params).fit(store, out=run, checkpoint_every=2)
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__)
+    sys.exit(130)
+"""
+
 
 @pytest.fixture(scope="module")
 def reuters(tmp_path_factory):
@@ -83,10 +95,11 @@ def cli(store: str, *args: str) -> list[str]:
 
 
 def interrupt(argv: list[str], run: Path, sig: int, tmp: Path,
-              ready=None) -> tuple[int, str, str]:
+              ready=None, spawns: bool = True) -> tuple[int, str, str]:
     """Run ``argv`` in a new process group; once ``run`` has a checkpoint (or
     ``ready(stderr so far)``), send ``sig`` to the group. Returns the exit status,
-    stdout and stderr, after checking that every process the run started is gone."""
+    stdout and stderr, after checking that every process the run started (some, if
+    it ``spawns`` workers) is gone."""
     out, err = tmp / "stdout", tmp / "stderr"
     if ready is None:
         ready = lambda _: latest_checkpoint(run) is not None  # noqa: E731
@@ -108,7 +121,7 @@ def interrupt(argv: list[str], run: Path, sig: int, tmp: Path,
             assert time.monotonic() < deadline, "not ready to interrupt in 600 s"
             time.sleep(0.02)
         started = psutil.Process(proc.pid).children(recursive=True)
-        assert started, "the fit started no process (an embedded cluster has workers)"
+        assert started or not spawns, "the fit started no process (its cluster has workers)"
         os.killpg(proc.pid, sig)
         status = proc.wait(timeout=300)
     finally:
@@ -215,6 +228,25 @@ def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
     assert (code, stdout) == (status, printed), stderr
     what = "interrupted" if sig == signal.SIGINT else "terminated (SIGTERM)"
     reached = re.fullmatch(interrupted_line(what, run, at) + "\n", stderr)
+    assert reached and at <= int(reached[1]) < ITERATIONS, stderr
+    LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
+    assert_same_run(reference, Run.open(run))
+
+
+def test_ctrl_c_stops_a_default_fit_of_an_unguarded_script(reuters, reference, two_workers,
+                                                          tmp_path):
+    """The default embedded cluster (an in-process worker, so a script needs no
+    ``__main__`` guard): Ctrl-C gives the same one exception and one line, and the
+    checkpoint resumes, on worker processes, to the uninterrupted chain."""
+    script = tmp_path / "fit.py"
+    script.write_text(UNGUARDED)
+    run = tmp_path / "run"
+    code, stdout, stderr = interrupt(
+        [sys.executable, str(script), reuters, str(run), json.dumps(PARAMS)], run,
+        signal.SIGINT, tmp_path, spawns=False)
+    at = assert_intact(run)
+    assert (code, stdout) == (130, "KeyboardInterrupt\n"), stderr
+    reached = re.fullmatch(interrupted_line("interrupted", run, at) + "\n", stderr)
     assert reached and at <= int(reached[1]) < ITERATIONS, stderr
     LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
     assert_same_run(reference, Run.open(run))
