@@ -516,8 +516,9 @@ MUTANTS = [
            "lambda t: t, f, key=self._key('states')(i)) for i, f in enumerate(futures[0::2])]\n",
            (LOCAL + "::test_a_warm_iteration_is_a_visit_and_its_results_task_per_part",)),
     Mutant("round-submitted-task-by-task", "dscir/engine/dask.py",
-           "        return self.client.get(graph, [t.key for t in tasks], sync=False)",
-           "        return [self.client.get({t.key: t}, t.key, sync=False) for t in tasks]",
+           "        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)",
+           "        return [self.client.get({t.key: t}, t.key, sync=False, resources=resources)\n"
+           "                for t in tasks]",
            (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",)),
     Mutant("warm-results-not-in-lineage", "dscir/engine/dask.py",
            "        local.lineage += sum(sizeof(o[0]) for o in out)\n", "",
@@ -927,7 +928,7 @@ MUTANTS = [
            (DIVERGED + "[workers]",)),
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
-           '"env": _worker_env(threads_per_worker), ', "",
+           '**({"env": _worker_env(form["threads_per_worker"])} if processes else {}),', "",
            ("tests/engine/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
