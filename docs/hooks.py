@@ -43,7 +43,7 @@ def _gen_compare():
 def on_page_markdown(markdown, page, config, files):
     from dscir.api.params import markdown_table
 
-    if page.file.src_uri == "compare.md":
+    if page is not None and page.file.src_uri == "compare.md":
         markdown = _gen_compare().page()[0]
 
     def table(match):
