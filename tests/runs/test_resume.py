@@ -107,8 +107,17 @@ def test_a_fit_with_out_checkpoints_by_default_and_not_with_checkpoint_every_0(
     assert not (tmp_path / "none" / "checkpoints").exists()
 
 
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled as a fresh Python process handles it (an import by another test,
+    dask_jobqueue's runner, replaces the handler with its own for the whole process)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_mid_iteration_checkpoints_at_its_end_then_raises(
-        synthetic_store, client, tmp_path, monkeypatch):
+        synthetic_store, client, tmp_path, monkeypatch, python_sigint):
     """SIGINT arriving during an iteration of a fit with ``out`` (default options) is
     held to the end of that iteration, which is checkpointed, then raised; resumed,
     the run is the uninterrupted one. Guards against dropping the Ctrl-C checkpoint
