@@ -787,7 +787,7 @@ def plot_user(metas: dict, summary: dict, corpus: str, path: Path, before: str =
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, m in metas.items():
         pts = m["points"]
-        ax.plot_user([p["seconds"] for p in pts], [p["perplexity"] for p in pts],
+        ax.plot([p["seconds"] for p in pts], [p["perplexity"] for p in pts],
                 marker="*" if name.startswith("dscir-fit") else "o",
                 ms=12 if name.startswith("dscir-fit") else 5,
                 label=name.replace("dscir-scir", "dscir default chain (snapshots)").replace(

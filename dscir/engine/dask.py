@@ -11,7 +11,13 @@ parameter columns of its words: on Zipf text the columns of a part barely
 shrink with it), whose task runs on all the worker's threads (numba's,
 ``worker.with_threads``), and computes each part's distinct words on the
 driver, so an iteration is one round of tasks, each run beside its shards
-with only the parameter columns of its words. Without it, and always in
+with only the parameter columns of its words. A resident round goes through
+each worker's runner (``worker.PartRunner``, a Dask actor): one call per part
+straight to the worker holding its shards, without the scheduler's two
+batched hops each way, so such rounds show on the dashboard's task stream
+only as the runners' creation. A failed call (a worker lost, a shard moved)
+drops the runners and reruns the round as tasks, which Dask carries through
+the loss to the same result. Without resident documents, and always in
 ``read_blocks``, each part is read by a task of its own, which reports the
 part's words: one part per worker thread, each task on one thread. Every
 task's input is either computed from the store or travels inside the task,
@@ -94,6 +100,9 @@ class DaskExecutor:
         resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
         self.resources: dict[str, dict[str, float]] = {}  # by task name (``require``)
+        #: resident rounds through the workers' runners (False: as tasks, the fallback)
+        self.runners = True
+        self._runners: dict[str, tuple[Any, Any]] = {}  # by worker: (future, actor)
 
     @property
     def n_parts(self) -> int:
@@ -232,6 +241,10 @@ class DaskExecutor:
         with ``local``, ``fn`` also gets and returns its documents' local state."""
         if local is not None:
             return self._run_local(what, fn, parts, args, local)
+        if _resident(parts) and self.runners and not self.resources.get(what):
+            out = self._call_runners(what, fn, parts, args)
+            if out is not None:
+                return out
         key = self._key(what)
         if _resident(parts):
             futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
@@ -247,6 +260,40 @@ class DaskExecutor:
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         if _resident(parts):
             self._ran_on(parts, [o[2] for o in out])
+        return [o[0] for o in out]
+
+    def _runner(self, address: str) -> Any:
+        """The ``worker.PartRunner`` actor on the worker at ``address`` (made on first use)."""
+        if address not in self._runners:
+            future = self.client.submit(worker.PartRunner, actor=True, workers=[address],
+                                        allow_other_workers=False,
+                                        key=f"dscir-{self.model}-runner-{self._token}-"
+                                            f"{len(self._runners)}")
+            self._runners[address] = (future, future.result())
+        return self._runners[address][1]
+
+    def _call_runners(self, what: str, fn: Callable, parts: Parts,
+                      args: Sequence[tuple]) -> list | None:
+        """A resident round through the workers' runners (``worker.PartRunner``): one
+        call per part, straight to the worker holding its shards. None where a part
+        has no holder or a call failed (a worker lost or replaced, a shard moved):
+        the runners are dropped, the holders asked for again, and the caller runs
+        the round as tasks, which Dask carries through the loss."""
+        start, key = time.time(), self._key(what)
+        try:
+            if any(b.holder is None for b in parts.batches):
+                return None
+            calls = [self._runner(b.holder).run(key(j), fn, [f.key for f in b.shards], b.docs,
+                                                w, *a)
+                     for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
+            out = [c.result() for c in calls]
+        except Exception as e:  # the tasks give the same result, or the same error
+            log.info("%s: a round runs as tasks (%s: %s)", self.store, type(e).__name__, e)
+            self._runners.clear()
+            self.shards.stale = True
+            return None
+        self.timing.add_round(start, time.time(), [o[1] for o in out])
+        self._ran_on(parts, [o[2] for o in out])
         return [o[0] for o in out]
 
     def _ran_on(self, parts: Parts, workers: list[str]) -> None:

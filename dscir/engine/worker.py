@@ -20,6 +20,7 @@ import numpy as np
 
 from dscir.corpus import Corpus, CSRBatch
 from dscir.engine.parts import TaskTime
+from dscir.engine.shards import take
 
 
 @functools.lru_cache(maxsize=16)
@@ -71,6 +72,36 @@ def timed_at(fn, *args: Any) -> tuple[Any, TaskTime, str]:
     from distributed import get_worker
 
     return (*timed(fn, *args), get_worker().address)
+
+
+class PartRunner:
+    """A worker's resident sampler: a Dask actor that runs a part's task on the
+    documents of the shards its worker holds, on all the worker's threads.
+
+    A call goes from the driver to the worker and back, without the scheduler
+    (a task's round trip passes it twice, each way through a batched stream:
+    about 12 ms on one machine against under 1 ms). The shards stay where Dask
+    keeps them (spilled, never dropped, rebuilt from their read task when lost);
+    the runner reads them from its worker's memory by key, so a shard that is
+    not there (a lost or replaced worker) is a ``KeyError`` and the driver runs
+    that round as tasks instead (``DaskExecutor.run``): same inputs, same
+    result.
+    """
+
+    def __init__(self):
+        from distributed import get_worker
+
+        self._worker = get_worker()
+
+    def run(self, key: tuple, fn, keys: list, docs: np.ndarray,
+            *args: Any) -> tuple[Any, TaskTime, str]:
+        """``fn(batch, *args)`` timed, with ``batch`` the documents ``docs`` of the
+        shards ``keys``, and this worker's address; ``key`` names the call as the
+        task it stands for (model, what, iteration, part), for logs and tests."""
+        data = self._worker.data
+        batch = take([data[k] for k in keys], docs)
+        threads = self._worker.state.nthreads
+        return (*timed(with_threads, threads, fn, batch, *args), self._worker.address)
 
 
 def result_of(out: tuple) -> tuple:

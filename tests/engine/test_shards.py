@@ -24,6 +24,7 @@ from dscir.engine.dask import DaskExecutor
 from dscir.engine.shards import read_shard, take
 from dscir.engine.worker import batch_words
 from dscir.models.lda import LDAModel
+from support.killing import hook_runner_calls, unhook_runner_calls
 from support.lda import small_config
 
 
@@ -82,20 +83,40 @@ def _kinds(stream) -> Counter:
                    for t in stream)
 
 
-def test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once(
-        synthetic_store, two_workers):
+@pytest.mark.parametrize("runners", [True, False], ids=["runners", "tasks"])
+def test_an_iteration_is_one_gibbs_call_per_worker_and_shards_are_read_once(
+        synthetic_store, two_workers, runners):
     """Guards against a read task per iteration coming back (or a shard read at
-    every visit): 12 iterations, 2 workers, 5 shards."""
+    every visit), and against a round of parts that is not one call per worker:
+    12 iterations, 2 workers, 5 shards, through the workers' runners or as tasks."""
     store, _ = synthetic_store
     two_workers.wait_for_workers(2, timeout=120)
     chain = lda_chain(two_workers, store, small_config(batch_size=60))
+    chain.executor.runners = runners
     n_shards = chain.executor.shards.n_shards
+    def count():
+        from dscir.engine.worker import PartRunner
+
+        calls = PartRunner.calls = []
+        hook_runner_calls("count", lambda key: calls.append(key[0].split("-")[2]))
+
+    def counted() -> list[str]:
+        from dscir.engine.worker import PartRunner
+
+        unhook_runner_calls("count")
+        return PartRunner.__dict__.get("calls", [])
+
+    two_workers.run(count)
     with get_task_stream(two_workers) as ts:
         run_chain(chain, 12, progress=False)
+    calls = Counter(c for cs in two_workers.run(counted).values() for c in cs)
     kinds = _kinds(ts.data)
     assert kinds["read"] == kinds["words"] == 0
     assert kinds["shard"] <= n_shards
-    assert 12 <= kinds["gibbs"] <= 2 * 12
+    gibbs = calls["gibbs"] if runners else kinds["gibbs"]
+    assert 12 <= gibbs <= 2 * 12
+    assert (kinds["gibbs"] if runners else calls["gibbs"]) == 0
+    assert (kinds["runner"] == 2) if runners else (kinds["runner"] == 0)
 
 
 def test_shards_lost_with_their_worker_are_rebuilt_and_the_chain_is_unchanged(

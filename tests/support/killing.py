@@ -17,12 +17,42 @@ from distributed.diagnostics.plugin import WorkerPlugin
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
+def _hooked_run(runner, key, *args):
+    for hook in list(type(runner).test_hooks.values()):
+        hook(key)
+    return type(runner).plain_run(runner, key, *args)
+
+
+def hook_runner_calls(name: str, hook) -> None:
+    """In this worker process, call ``hook(key)`` as every ``PartRunner`` call
+    starts (the rounds that run without tasks), until ``unhook_runner_calls``."""
+    from dscir.engine.worker import PartRunner
+
+    if "test_hooks" not in PartRunner.__dict__:
+        PartRunner.test_hooks, PartRunner.plain_run = {}, PartRunner.run
+        PartRunner.run = _hooked_run
+    PartRunner.test_hooks[name] = hook
+
+
+def unhook_runner_calls(name: str) -> None:
+    from dscir.engine.worker import PartRunner
+
+    PartRunner.__dict__.get("test_hooks", {}).pop(name, None)
+
+
 class StallOnTask(WorkerPlugin):
-    """The first worker to start a task whose key names ``part`` (and, if given,
-    iteration ``iteration``) writes its pid to ``flag`` and stalls there until killed."""
+    """The first worker to start a task (or a runner call) whose key names ``part``
+    (and, if given, iteration ``iteration``) writes its pid to ``flag`` and stalls
+    there until killed."""
 
     def __init__(self, flag: str, part: str, iteration: int | None = None):
         self.flag, self.part, self.iteration = flag, part, iteration
+
+    def setup(self, worker):
+        hook_runner_calls(self.flag, lambda key: self.transition(key, "ready", "executing"))
+
+    def teardown(self, worker):
+        unhook_runner_calls(self.flag)
 
     def transition(self, key, start, finish, **kwargs):
         if finish != "executing" or not isinstance(key, tuple) or self.part not in key[0]:

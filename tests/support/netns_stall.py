@@ -1,4 +1,4 @@
-"""Worker preload for tests/engine/test_netns.py: stall a worker inside a Gibbs task on demand.
+"""Worker preload for tests/engine/test_netns.py: stall a worker inside a Gibbs task (or runner call) on demand.
 
 With ``DSCIR_TEST_STALL=DIR`` in a worker's environment, once ``DIR/arm``
 holds an iteration number the first such worker to start a Gibbs task of
@@ -15,8 +15,22 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 
 class StallInGibbs(WorkerPlugin):
+    """Stalls in a Gibbs task, or in a Gibbs call of a worker's runner (the rounds
+    that run without tasks: ``dscir.engine.worker.PartRunner``)."""
+
     def __init__(self, root: str):
         self.root = root
+
+    def setup(self, worker):
+        from dscir.engine.worker import PartRunner
+
+        run = PartRunner.run
+
+        def stalling(runner, key, *args):
+            self.transition(key, "ready", "executing")
+            return run(runner, key, *args)
+
+        PartRunner.run = stalling
 
     def transition(self, key, start, finish, **kwargs):
         if finish != "executing" or not isinstance(key, tuple) or "-gibbs-" not in key[0]:
