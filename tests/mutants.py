@@ -60,6 +60,7 @@ LAWS = "tests/samplers/test_sampler_laws.py"
 GAMMA = LAWS + "::test_stationary_law_on_a_gamma_target"
 DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/models/test_minibatch_scale.py"
+CONTROL = "tests/engine/test_control.py"
 MIXBLOCKS = "tests/models/test_mixture_components.py"
 MIX_STREAM = "tests/api/test_mixture_streaming.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
@@ -516,9 +517,9 @@ MUTANTS = [
            "lambda t: t, f, key=self._key('states')(i)) for i, f in enumerate(futures[0::2])]\n",
            (LOCAL + "::test_a_warm_iteration_is_a_visit_and_its_results_task_per_part",)),
     Mutant("round-submitted-task-by-task", "dscir/engine/dask.py",
-           "        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)",
+           "        return self.client.get(graph, [t.key for t in spec], sync=False, resources=resources)",
            "        return [self.client.get({t.key: t}, t.key, sync=False, resources=resources)\n"
-           "                for t in tasks]",
+           "                for t in spec]",
            (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",)),
     Mutant("warm-results-not-in-lineage", "dscir/engine/dask.py",
            "        local.lineage += sum(sizeof(o[0]) for o in out)\n", "",
@@ -1033,7 +1034,19 @@ MUTANTS = [
     Mutant("resident-shards-unused", "dscir/engine/dask.py",
            "lambda s: (shard_key, s)) if resident else None",
            "lambda s: (shard_key, s)) if False else None",
-           (SHARDS + "::test_an_iteration_is_one_gibbs_task_per_worker_and_shards_are_read_once",)),
+           (SHARDS + "::test_an_iteration_is_one_gibbs_call_per_worker_and_shards_are_read_once[runners]",)),
+    Mutant("runner-drops-a-document", "dscir/engine/worker.py",
+           "batch = take([data[k] for k in keys], docs)",
+           "batch = take([data[k] for k in keys], docs[: max(1, docs.size - 1)])",
+           (CONTROL + "::test_runners_tasks_and_submits_give_one_chain[cold]",)),
+    Mutant("submit-fallback-drops-references", "dscir/engine/dask.py",
+           "args = [futures[a.key] if isinstance(a, Ref) else a for a in t.args]",
+           "args = list(t.args)",
+           (CONTROL + "::test_runners_tasks_and_submits_give_one_chain[warm-start]",)),
+    Mutant("runner-calls-never-made", "dscir/engine/dask.py",
+           "        if _resident(parts) and self.runners and not self.resources.get(what):",
+           "        if False:",
+           (SHARDS + "::test_an_iteration_is_one_gibbs_call_per_worker_and_shards_are_read_once[runners]",)),
     # -- a store larger than the workers' memory is streamed (issue 35) --
     Mutant("out-of-core-resident-regardless", "dscir/engine/shards.py",
            '"resident" if need <= RESIDENT_SHARE * have else "streamed"',

@@ -36,11 +36,9 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-from dask._expr import LLGExpr
-from dask._task_spec import Task, TaskRef, parse_input
 from dask.sizeof import sizeof
 from distributed import Client
 
@@ -50,6 +48,26 @@ from dscir.engine.shards import ResidentBatch, Shards, choose_reads, packed
 from dscir.errors import DscirError
 from dscir.models import column_blocks
 from dscir.runs.checkpoint import absolute_store
+
+try:  # a round as one graph: dask's task spec (private modules, tested up to pyproject's bound)
+    from dask._expr import LLGExpr
+    from dask._task_spec import Task, TaskRef, parse_input
+    GRAPHS = True
+except ImportError:  # a dask without them: one ``Client.submit`` per task
+    GRAPHS = False
+
+
+class Call(NamedTuple):
+    """A task of a round: ``fn(*args)`` under ``key``; an argument that is a
+    ``Ref`` is the value of the round's task of that key."""
+
+    key: tuple
+    fn: Callable
+    args: tuple
+
+
+class Ref(NamedTuple):
+    key: tuple
 
 
 # Models resident by default: their tasks return integer counts the driver adds
@@ -208,24 +226,34 @@ class DaskExecutor:
         return out
 
     @staticmethod
-    def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Task:
+    def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Call:
         """The task ``worker.timed_at(fn, batch, *args)``, drawn to the worker holding
         ``batch``'s shards by its dependencies on them (no restriction: see
         ``dscir.engine.shards``), ``fn`` on all that worker's threads; submitted
         with others by ``_submit``."""
         fn, args = packed(fn, (batch, *args))
         fn = functools.partial(worker.with_threads, None, fn)
-        return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
+        return Call(key, worker.timed_at, (fn, *args))
 
-    def _submit(self, tasks: Sequence[Task], resources: dict | None = None) -> list[Any]:
-        """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
-        to the scheduler as one graph: one message for a round, not one per task."""
+    def _submit(self, tasks: Sequence[Call], resources: dict | None = None) -> list[Any]:
+        """The futures of ``tasks`` (one may depend on another by ``Ref``), sent to the
+        scheduler as one graph: one message for a round, not one per task (without
+        dask's task spec, ``GRAPHS``: one ``Client.submit`` each, the same tasks)."""
         if not tasks:
             return []
+        if not GRAPHS:
+            futures: dict[tuple, Any] = {}
+            for t in tasks:
+                args = [futures[a.key] if isinstance(a, Ref) else a for a in t.args]
+                futures[t.key] = self.client.submit(t.fn, *args, key=t.key, pure=False,
+                                                    resources=resources)
+            return list(futures.values())
+        spec = [Task(t.key, t.fn, *(TaskRef(a.key) if isinstance(a, Ref) else parse_input(a)
+                                     for a in t.args)) for t in tasks]
         # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
         # tokenized, hashing the columns inside the tasks on every round
-        graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
-        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)
+        graph = LLGExpr({t.key: t for t in spec}, _determ_token=uuid.uuid4().hex)
+        return self.client.get(graph, [t.key for t in spec], sync=False, resources=resources)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
@@ -334,7 +362,7 @@ class DaskExecutor:
             held, targs = local_state.part_args(
                 local, b.docs, [self._state(local, s) for s in local.shards(b.docs)], fn, a)
             tasks += [self._beside(b, key(j), COMPACT_VISIT, w, *targs),
-                      Task(results(j), worker.result_of, TaskRef(key(j)))]
+                      Call(results(j), worker.result_of, (Ref(key(j)),))]
             shards.append(held)
             local.lineage += local_state.args_bytes(a)
         futures = self._submit(tasks)
