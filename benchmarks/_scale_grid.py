@@ -5,7 +5,9 @@ minibatch 2,000) on ``scale.make_corpus`` Zipf corpora, each over 1, 2, 4,
 ... cores (default: powers of two up to this machine's count, and the count)
 in two layouts: ``workers`` (n single-threaded worker processes: n parts, each
 with its copy of its words' columns) and ``threads`` (one worker process of n
-threads: one part on n threads). Each run is ``scale.py --cell`` in its own
+threads: one part on n threads), each with the rounds through the workers'
+runners (``--controls runners``, the default) and as task graphs (``tasks``,
+today's fallback), alternating. Each run is ``scale.py --cell`` in its own
 process. Beside it, the Gibbs kernel alone on a minibatch of the cell's
 documents on the same number of threads (its capacity, token-sweeps/s).
 
@@ -67,12 +69,14 @@ def kernel_capacity(store: Path, k: int, batch: int, sweeps: int, threads: int,
     return float(b.data.sum()) * sweeps / best
 
 
-def run(store: Path, k: int, batch: int, workers: int, threads: int, args) -> dict:
+def run(store: Path, k: int, batch: int, workers: int, threads: int, control: str,
+        args) -> dict:
     cmd = [sys.executable, str(HERE / "scale.py"), "--cell", str(store), f"--topics={k}",
            f"--batch={batch}", f"--workers={workers}", f"--threads={threads}",
            f"--sweeps={args.sweeps}", f"--warmup={args.warmup}",
            f"--iterations={args.iterations}", f"--placement={args.placement}",
            f"--kernel={args.kernel}", f"--scir_step={args.scir_step}", "--mode=chain",
+           f"--control={control}",
            "--transform_docs=0"]
     start = time.time()
     try:
@@ -96,7 +100,7 @@ def derived(runs: list[dict]) -> None:
         r["chain_over_kernel"] = r["token_sweeps_per_s"] / r["kernel_token_sweeps_per_s"]
     for r in runs:
         base = next((b for b in runs if b["cell"] == r["cell"] and b["cores"] == 1
-                     and "s_per_iteration" in b), None)
+                     and b["control"] == r["control"] and "s_per_iteration" in b), None)
         if base is None or "s_per_iteration" not in r:
             continue
         r["speedup"] = base["s_per_iteration"] / r["s_per_iteration"]
@@ -118,6 +122,8 @@ def grid_main(argv: list[str]) -> None:
     p.add_argument("--sweeps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--controls", nargs="+", choices=("runners", "tasks"),
+                   default=["runners", "tasks"])
     p.add_argument("--placement", default="auto")
     p.add_argument("--kernel", default="auto", choices=("auto", "dense", "sparse"))
     p.add_argument("--scir-step", default="dense", choices=("auto", "dense", "lazy"))
@@ -138,13 +144,15 @@ def grid_main(argv: list[str]) -> None:
                                           resolve_kernel(args.kernel, k))
                     for layout in args.layouts if n > 1 else ["workers"]:
                         shape = (n, 1) if layout == "workers" else (1, n)
-                        r = {"cell": f"K{k} W{w} B{batch}", "topics": k, "words": w,
-                             "batch": batch, "cores": n, "layout": layout, "workers": shape[0],
-                             "threads": shape[1], "parts": shape[0],
-                             "kernel_token_sweeps_per_s": cap, "load_before": os.getloadavg(),
-                             **run(store, k, batch, *shape, args)}
-                        runs.append(r)
-                        print(json.dumps(r), flush=True)
+                        for control in args.controls:
+                            r = {"cell": f"K{k} W{w} B{batch}", "topics": k, "words": w,
+                                 "batch": batch, "cores": n, "layout": layout,
+                                 "workers": shape[0], "threads": shape[1], "parts": shape[0],
+                                 "control": control, "kernel_token_sweeps_per_s": cap,
+                                 "load_before": os.getloadavg(),
+                                 **run(store, k, batch, *shape, control, args)}
+                            runs.append(r)
+                            print(json.dumps(r), flush=True)
     derived(runs)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -169,15 +177,19 @@ def plot(result: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     for cell in sorted({r["cell"] for r in ok}):
         one = [r for r in ok if r["cell"] == cell and r["cores"] == 1]
-        for layout, style in (("workers", "o-"), ("threads", "s--")):
-            rs = sorted((r for r in ok if r["cell"] == cell
+        for (layout, control), style in (
+                (("workers", "runners"), "o-"), (("threads", "runners"), "s--"),
+                (("workers", "tasks"), "o:"), (("threads", "tasks"), "s-.")):
+            rs = sorted((r for r in ok if r["cell"] == cell and r.get("control") == control
                          and (r["layout"] == layout or r["cores"] == 1)),
                         key=lambda r: r["cores"])
+            if not rs:
+                continue
             n = [r["cores"] for r in rs]
-            axes[0].plot(n, [r["s_per_iteration"] for r in rs], style, label=f"{cell} {layout}")
-            axes[1].plot(n, [r["serial_share"] for r in rs], style, label=f"{cell} {layout}")
-            axes[2].plot(n, [r.get("cpu_over_one_core", 1.0) for r in rs], style,
-                         label=f"{cell} {layout}")
+            label = f"{cell} {layout} {control}"
+            axes[0].plot(n, [r["s_per_iteration"] for r in rs], style, label=label)
+            axes[1].plot(n, [r["serial_share"] for r in rs], style, label=label)
+            axes[2].plot(n, [r.get("cpu_over_one_core", 1.0) for r in rs], style, label=label)
         if one:
             n = sorted({r["cores"] for r in ok})
             axes[0].plot(n, [one[0]["s_per_iteration"] / c for c in n], ":", color="grey")

@@ -104,6 +104,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     with LocalCluster(n_workers=n_workers, threads_per_worker=threads, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
+        chain.executor.runners = getattr(args, "control", "runners") == "runners"
         total = args.warmup + args.iterations
         for i in range(total):
             if i == args.warmup:
@@ -117,6 +118,7 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     tokens = float(np.median([s["n_tokens"] for s in h]))
     return {"placement": chain.model.placement, "kernel": chain.model.kernel,
             "scir_step": cfg.scir_step, "s_per_iteration": med["wall"],
+            "control": "runners" if chain.executor.runners else "tasks",
             "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
             "docs_per_s": batch / med["wall"], "split": med,
             "worker_cpu_s_per_iteration": cpu[0] / args.iterations,
@@ -213,6 +215,8 @@ def cell_main(argv: list[str]) -> None:
                  "transform_docs"):
         p.add_argument(f"--{name}", type=int, required=True)
     p.add_argument("--threads", type=int, default=1, help="threads per worker")
+    p.add_argument("--control", choices=("runners", "tasks"), default="runners",
+                   help="resident rounds through the workers' runners or as tasks")
     p.add_argument("--placement", required=True)
     p.add_argument("--kernel", required=True)
     p.add_argument("--scir_step", required=True)
