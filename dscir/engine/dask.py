@@ -76,6 +76,8 @@ class Ref(NamedTuple):
 RESIDENT_MODELS = frozenset({"lda"})
 #: A local-state visit whose result's count matrices are kept and sent as nonzeros.
 COMPACT_VISIT = functools.partial(worker.compact_visit, local_state.visit)
+#: How long the driver waits for a worker's runner to start before the round runs as tasks.
+RUNNER_START_SECONDS = 30.0
 #: How long an interrupted driver waits for its tasks in flight to end.
 SETTLE_SECONDS = 60.0
 
@@ -297,7 +299,11 @@ class DaskExecutor:
                                         allow_other_workers=False,
                                         key=f"dscir-{self.model}-runner-{self._token}-"
                                             f"{len(self._runners)}")
-            self._runners[address] = (future, future.result())
+            try:  # a worker that died since the grouping never takes it: no wait forever
+                self._runners[address] = (future, future.result(timeout=RUNNER_START_SECONDS))
+            except BaseException:
+                future.cancel()
+                raise
         return self._runners[address][1]
 
     def _call_runners(self, what: str, fn: Callable, parts: Parts,

@@ -132,6 +132,16 @@ def take(shards: Sequence[CSRBatch], docs: np.ndarray) -> CSRBatch:
     return CSRBatch(indptr, cat(0), cat(1), docs)
 
 
+def distinct(ids: np.ndarray, n: int) -> np.ndarray:
+    """``np.unique(ids)`` as int64 for ids in [0, n): by marking them in an n-entry
+    mask where that beats sorting them (O(len + n) against O(len log len))."""
+    if ids.size * 16 < n:
+        return np.unique(ids).astype(np.int64)
+    mask = np.zeros(n, bool)
+    mask[ids] = True
+    return np.flatnonzero(mask)
+
+
 def unpack(fn: Callable, spots: tuple[int, ...], *args: Any) -> Any:
     """On a worker: ``fn(*args)`` with each argument at ``spots``, a (shards,
     docs) pair, replaced by those documents' batch."""
@@ -177,7 +187,7 @@ class Shards:
         if self._index is None:
             self._index = self._corpus.read(np.arange(self.n_docs, dtype=np.int64))
         where, _ = row_entries(self._index.indptr, np.asarray(docs, np.int64))
-        return np.unique(self._index.indices[where]).astype(np.int64)
+        return distinct(self._index.indices[where], self._corpus.n_words)
 
     def _submit(self) -> None:
         """Submit every shard's read (no restriction: the scheduler spreads them)."""
@@ -217,13 +227,14 @@ class Shards:
             self._refresh()
         docs = np.asarray(docs, np.int64)
         shard = docs // self.chunk
-        holder = np.array([self._holder[s] or "" for s in range(self.n_shards)],
-                          dtype=object)[shard]
+        names = sorted({h or "" for h in self._holder})
+        rank = {h: i for i, h in enumerate(names)}
+        holder = np.array([rank[h or ""] for h in self._holder], np.int64)[shard]
         out = []
-        for where in sorted(set(holder)):
-            piece = np.flatnonzero(holder == where)
+        for i in np.unique(holder):
+            piece = np.flatnonzero(holder == i)
             futures = [self._futures[int(s)] for s in np.unique(shard[piece])]
-            out.append(ResidentBatch(futures, docs[piece], where or None))
+            out.append(ResidentBatch(futures, docs[piece], names[i] or None))
         return out
 
     def ran_on(self, planned: Sequence[str | None], actual: Sequence[str]) -> None:

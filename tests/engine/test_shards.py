@@ -21,7 +21,7 @@ from distributed import get_task_stream
 from dscir.corpus import Corpus
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.dask import DaskExecutor
-from dscir.engine.shards import read_shard, take
+from dscir.engine.shards import distinct, read_shard, take
 from dscir.engine.worker import batch_words
 from dscir.models.lda import LDAModel
 from support.killing import hook_runner_calls, unhook_runner_calls
@@ -173,3 +173,14 @@ def test_every_worker_lost_at_once_costs_a_rebuild_not_the_chain(
     assert np.array_equal(disturbed.model.topics.state_.log_theta,
                           undisturbed.model.topics.state_.log_theta)
     assert np.array_equal(disturbed.model.mean_phi(), undisturbed.model.mean_phi())
+
+
+@pytest.mark.parametrize("n", [7, 1000, 100_000])
+def test_distinct_is_numpys_unique_in_both_regimes(n):
+    """The words of a part by mask (dense ids) or by sort (sparse ids) are
+    ``np.unique``'s: guards against a mask that drops or adds an id."""
+    rng = np.random.default_rng(n)
+    for size in (0, 1, 5, n // 16 + 1, 3 * n):
+        ids = rng.integers(0, n, size).astype(np.int32)
+        got = distinct(ids, n)
+        assert got.dtype == np.int64 and np.array_equal(got, np.unique(ids))
