@@ -5,6 +5,7 @@ this test suite does not have, so their files are only checked to parse."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from distributed import Client, Security
 from dscir.api import LDA
 from dscir.cli import main
 from dscir.cli.quickstart import quickstart_store
-from dscir.engine.cluster import dask_client
+from dscir.engine.cluster import dask_client, numba_threadsafe
 from dscir.runs import Run
 from dscir.errors import DscirError
 from support.daskprocs import DASK, dask_processes, stop, wait_for_file
@@ -72,28 +73,35 @@ def same_chain(run: str | Path, reference: Run) -> bool:
 # -- local ---------------------------------------------------------------------
 
 
-@needs_dask
-def test_local_recipes_run_dscir(reuters, reference, tmp_path):
-    """start-cluster.sh's scheduler and workers serve `dscir fit lda --scheduler-file`;
-    local_cluster.py's LocalCluster serves LDA.fit(scheduler_file=); same chain."""
+def cores() -> int:
+    """The cores `nproc` counts."""
+    return len(os.sched_getaffinity(0))
+
+
+def numba_threads(client: Client) -> set[tuple[int, str | None]]:
+    """The workers' numba pool sizes and OMP_NUM_THREADS."""
+    def threads():
+        import numba
+
+        return numba.config.NUMBA_NUM_THREADS, os.environ.get("OMP_NUM_THREADS")
+
+    return set(client.run(threads).values())
+
+
+@contextlib.contextmanager
+def start_cluster(cluster_dir: Path, **env: str):
+    """start-cluster.sh DIR with ``env`` added; yields its output and a client;
+    stop-cluster.sh at the end, which must leave none of its processes."""
     recipe = CLUSTERS / "local"
-    cluster_dir = tmp_path / "dask-cluster"
-    env = dict(ENV, PORT="0", DASHBOARD="none", NWORKERS="2")
+    env = dict(ENV, PORT="0", DASHBOARD="none", **env)
+    pids = []
     try:
         started = subprocess.run([recipe / "start-cluster.sh", cluster_dir], env=env,
                                  capture_output=True, text=True, timeout=300)
         assert started.returncode == 0, started.stderr
-        assert "with 2 workers" in started.stdout
         pids = [int(p) for p in (cluster_dir / "pids").read_text().split()]
-        out = dscir("fit", "lda", reuters, *FIT_ARGS, "--out", str(tmp_path / "a"),
-                    "--scheduler-file", str(cluster_dir / "scheduler.json"))
-        assert out.returncode == 0, out.stderr
-        assert "held-out perplexity" in out.stdout and "topic 3:" in out.stdout
-        address = json.loads((cluster_dir / "scheduler.json").read_text())["address"]
-        with dask.config.set({"scheduler-address": address}):  # DASK_SCHEDULER_ADDRESS
-            with dask_client(n_workers=1) as client:
-                assert client.scheduler.address == address
-                assert len(client.nthreads()) == 2
+        with Client(scheduler_file=str(cluster_dir / "scheduler.json"), timeout="60s") as c:
+            yield started, c
     finally:
         stopped = subprocess.run([recipe / "stop-cluster.sh", cluster_dir], env=env,
                                  capture_output=True, text=True, timeout=120)
@@ -102,9 +110,34 @@ def test_local_recipes_run_dscir(reuters, reference, tmp_path):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
 
+
+@needs_dask
+def test_local_recipes_run_dscir(reuters, reference, tmp_path):
+    """start-cluster.sh's scheduler and worker (by default one, with a thread per
+    core and numba's as many) serve `dscir fit lda --scheduler-file`;
+    local_cluster.py's LocalCluster serves LDA.fit(scheduler_file=); same chain."""
+    recipe = CLUSTERS / "local"
+    cluster_dir = tmp_path / "dask-cluster"
+    # one worker of all the cores' threads where numba's threading layer allows it
+    workers, threads = (1, cores()) if numba_threadsafe() else (min(cores(), 4), 1)
+    with start_cluster(cluster_dir) as (started, client):
+        assert f"with {workers} worker(s) of {threads} thread(s)" in started.stdout
+        assert sorted(client.nthreads().values()) == [threads] * workers
+        assert numba_threads(client) == {(threads, str(threads))}
+        out = dscir("fit", "lda", reuters, *FIT_ARGS, "--out", str(tmp_path / "a"),
+                    "--scheduler-file", str(cluster_dir / "scheduler.json"))
+        assert out.returncode == 0, out.stderr
+        assert "held-out perplexity" in out.stdout and "topic 3:" in out.stdout
+        address = json.loads((cluster_dir / "scheduler.json").read_text())["address"]
+        with dask.config.set({"scheduler-address": address}):  # DASK_SCHEDULER_ADDRESS
+            with dask_client(n_workers=1) as client:
+                assert client.scheduler.address == address
+                assert len(client.nthreads()) == workers
+
+    env = dict(ENV, DASHBOARD="none")
     sched_file = tmp_path / "local.json"
     proc = subprocess.Popen(
-        [sys.executable, recipe / "local_cluster.py", "--workers", "1", "--port", "0",
+        [sys.executable, recipe / "local_cluster.py", "--port", "0",
          "--dashboard", "none", "--scheduler-file", sched_file],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -116,6 +149,24 @@ def test_local_recipes_run_dscir(reuters, reference, tmp_path):
     finally:
         stop([proc])
     assert same_chain(tmp_path / "a", reference) and same_chain(tmp_path / "b", reference)
+
+
+@needs_dask
+@pytest.mark.parametrize("env, form", [
+    ({"NWORKERS": "2", "NTHREADS": "1"}, (2, 1)),  # the single-threaded form, asked for
+    # a threading layer that is not thread-safe: single-threaded workers, said so
+    ({"NUMBA_THREADING_LAYER": "workqueue"}, (min(cores(), 4), 1)),
+], ids=["workers-and-threads", "not-thread-safe"])
+def test_local_start_cluster_takes_workers_and_threads(env, form, tmp_path):
+    """NWORKERS and NTHREADS override start-cluster.sh's one worker of all the
+    cores' threads, and its workers' numba threads follow; where numba's threading
+    layer is not thread-safe it starts single-threaded workers instead."""
+    workers, threads = form
+    with start_cluster(tmp_path / "dask-cluster", **env) as (started, client):
+        assert f"with {workers} worker(s) of {threads} thread(s)" in started.stdout
+        assert ("not thread-safe" in started.stderr) == ("NUMBA_THREADING_LAYER" in env)
+        assert sorted(client.nthreads().values()) == [threads] * workers
+        assert numba_threads(client) == {(threads, str(threads))}
 
 
 # -- TLS -------------------------------------------------------------------------
