@@ -283,6 +283,7 @@ def test_make_certs_refuses_to_overwrite(tmp_path):
 
 SRUN = """#!/bin/bash
 # stand-in for srun: start the command --ntasks times on this machine
+echo "srun $* (NUMBA_NUM_THREADS=$NUMBA_NUM_THREADS OMP_NUM_THREADS=$OMP_NUM_THREADS)" >&2
 n=1
 while [[ $1 == -* ]]; do [[ $1 == --ntasks=* ]] && n=${1#*=}; shift; done
 trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
@@ -291,6 +292,7 @@ wait
 """
 SSH = """#!/bin/bash
 # stand-in for `ssh HOST COMMAND`: run COMMAND on this machine
+echo "ssh $1: $2" >&2
 trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
 bash -c "$2" &
 wait
@@ -329,13 +331,26 @@ def stand_in(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @needs_dask
-def test_slurm_batch_script_runs_with_a_local_srun(reuters, reference, tmp_path):
+@pytest.mark.parametrize("nthreads", [None, "1"], ids=["default", "NTHREADS=1"])
+def test_slurm_batch_script_runs_with_a_local_srun(nthreads, reuters, reference, tmp_path):
+    """By default one worker per task with a thread per CPU of the task (where
+    numba's threading layer is thread-safe) and numba's threads as many; with
+    NTHREADS=1 a single-threaded worker per CPU. Either gives the chain."""
     bin_dir = stand_in(tmp_path, "srun", SRUN)
+    cpus = cores()
     env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
-               SLURM_JOB_ID="4242", SLURM_NTASKS="2", SLURM_MEM_PER_CPU="2048",
-               TMPDIR=str(tmp_path))
+               SLURM_JOB_ID="4242", SLURM_NTASKS="1", SLURM_CPUS_PER_TASK=str(cpus),
+               SLURM_MEM_PER_CPU="1024", TMPDIR=str(tmp_path))
+    if nthreads is not None:
+        env["NTHREADS"] = nthreads
+    threads = int(nthreads or (cpus if numba_threadsafe() else 1))
     done = run_batch(CLUSTERS / "slurm" / "dscir-lda.sbatch", FIT_ARGS, env, tmp_path)
     assert done.returncode == 0, done.stderr
+    assert (f"srun --ntasks=1 --cpus-per-task={cpus} --kill-on-bad-exit=0 dask worker "
+            f"--scheduler-file {tmp_path / 'dask-scheduler-4242.json'} "
+            f"--nworkers {cpus // threads} --nthreads {threads} "
+            f"--memory-limit {1024 * threads}MiB ") in done.stderr
+    assert f"(NUMBA_NUM_THREADS={threads} OMP_NUM_THREADS={threads})" in done.stderr
     assert "topic 3:" in done.stdout
     assert same_chain(tmp_path / "run-4242.zarr", reference)
     assert not (tmp_path / "dask-scheduler-4242.json").exists()
@@ -343,23 +358,35 @@ def test_slurm_batch_script_runs_with_a_local_srun(reuters, reference, tmp_path)
 
 @needs_dask
 def test_pbs_batch_script_runs_with_a_local_launcher(reuters, reference, tmp_path):
+    """One worker per node with a thread per line of the node in $PBS_NODEFILE
+    (where numba's threading layer is thread-safe; else a single-threaded worker
+    per line), numba's threads as many, here and through the launcher."""
     bin_dir = stand_in(tmp_path, "fake-ssh", SSH)
     nodefile = tmp_path / "nodefile"
-    nodefile.write_text(f"{os.uname().nodename}\nnode2.example\n")
+    here = os.uname().nodename
+    nodefile.write_text(f"{here}\nnode2.example\n{here}\n")
     env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
                PBS_JOBID="4343.pbs-server", PBS_NODEFILE=str(nodefile),
                PBS_O_WORKDIR=str(tmp_path), WORKER_LAUNCHER="fake-ssh",
                DSCIR_ARGS=" ".join(FIT_ARGS), TMPDIR=str(tmp_path))
     done = run_batch(CLUSTERS / "pbs" / "dscir-lda.pbs", [], env, tmp_path)
     assert done.returncode == 0, done.stderr
+    if numba_threadsafe():
+        assert f"{here}: 1 dask worker(s) of 2 thread(s)" in done.stderr
+    else:
+        assert f"{here}: 2 dask worker(s) of 1 thread(s)" in done.stderr
+    assert "node2.example: 1 dask worker(s) of 1 thread(s)" in done.stderr
+    assert ("ssh node2.example: export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1; exec "
+            in done.stderr)
     assert "topic 3:" in done.stdout
     assert same_chain(tmp_path / "run-4343.zarr", reference)
 
 
 @pytest.mark.parametrize("system, directive", [("slurm", "#SBATCH"), ("pbs", "#PBS")])
 def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
-    """The dask-jobqueue launcher and jobqueue.yaml give a worker job of 8
-    single-threaded workers (--dry-run: the job is printed, not submitted)."""
+    """The dask-jobqueue launcher and jobqueue.yaml give a worker job of one
+    worker of 8 threads, numba's as many (--dry-run: the job is printed, not
+    submitted)."""
     pytest.importorskip("dask_jobqueue")
     done = subprocess.run([sys.executable, CLUSTERS / "jobqueue_cluster.py", system,
                            "--dry-run"], capture_output=True, text=True, timeout=300,
@@ -367,8 +394,9 @@ def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
     assert done.returncode == 0, done.stderr
     script = done.stdout
     assert f"{directive} -l walltime=02:00:00" in script or "#SBATCH -t 02:00:00" in script
-    assert "--nthreads 1 --memory-limit 4.00GiB --nworkers 8" in script
-    assert "export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1" in script
+    assert "--nthreads 8 --memory-limit 32.00GiB --nanny" in script
+    assert "--nworkers" not in script
+    assert "export OMP_NUM_THREADS=8 NUMBA_NUM_THREADS=8" in script
 
 
 # -- bad TLS options ----------------------------------------------------------------
