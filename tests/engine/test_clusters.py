@@ -463,7 +463,13 @@ def test_kubernetes_manifests_fit_together():
     name = cluster["metadata"]["name"]
     worker, = cluster["spec"]["worker"]["spec"]["containers"]
     assert worker["args"][:2] == ["dask", "worker"] and "$(DASK_WORKER_NAME)" in worker["args"]
-    assert worker["args"][worker["args"].index("--nthreads") + 1] == "1"
+    # one worker of a thread per CPU of its pod, numba's (and OpenMP's) as many
+    assert worker["args"][worker["args"].index("--nthreads") + 1] == "$(NUMBA_NUM_THREADS)"
+    env = {e["name"]: e["valueFrom"]["resourceFieldRef"] for e in worker["env"]}
+    assert env == dict.fromkeys(("NUMBA_NUM_THREADS", "OMP_NUM_THREADS"),
+                                {"containerName": worker["name"], "resource": "limits.cpu"})
+    assert worker["resources"]["requests"] == worker["resources"]["limits"]
+    assert int(worker["resources"]["limits"]["cpu"]) > 1
     scheduler = cluster["spec"]["scheduler"]
     assert scheduler["spec"]["containers"][0]["args"] == ["dask", "scheduler"]
     assert scheduler["service"]["selector"]["dask.org/cluster-name"] == name
@@ -478,6 +484,9 @@ def test_kubernetes_manifests_fit_together():
     assert claims == {claim["metadata"]["name"]}
     dockerfile = (folder / "Dockerfile").read_text()
     assert dockerfile.startswith("#") and "pip install --no-cache-dir /src" in dockerfile
+    # numba's OpenMP layer, thread-safe, and the image checks it loads
+    assert "libgomp1" in dockerfile and "import numba.np.ufunc.omppool" in dockerfile
+    assert "NUMBA_NUM_THREADS=1" not in dockerfile
 
 
 def test_embedded_workers_cap_numba_threads_at_their_own():
