@@ -5,6 +5,7 @@ this test suite does not have, so their files are only checked to parse."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +25,7 @@ from distributed import Client, Security
 from dscir.api import LDA
 from dscir.cli import main
 from dscir.cli.quickstart import quickstart_store
-from dscir.engine.cluster import dask_client
+from dscir.engine.cluster import dask_client, numba_threadsafe
 from dscir.runs import Run
 from dscir.errors import DscirError
 from support.daskprocs import DASK, dask_processes, stop, wait_for_file
@@ -72,28 +73,35 @@ def same_chain(run: str | Path, reference: Run) -> bool:
 # -- local ---------------------------------------------------------------------
 
 
-@needs_dask
-def test_local_recipes_run_dscir(reuters, reference, tmp_path):
-    """start-cluster.sh's scheduler and workers serve `dscir fit lda --scheduler-file`;
-    local_cluster.py's LocalCluster serves LDA.fit(scheduler_file=); same chain."""
+def cores() -> int:
+    """The cores `nproc` counts."""
+    return len(os.sched_getaffinity(0))
+
+
+def numba_threads(client: Client) -> set[tuple[int, str | None]]:
+    """The workers' numba pool sizes and OMP_NUM_THREADS."""
+    def threads():
+        import numba
+
+        return numba.config.NUMBA_NUM_THREADS, os.environ.get("OMP_NUM_THREADS")
+
+    return set(client.run(threads).values())
+
+
+@contextlib.contextmanager
+def start_cluster(cluster_dir: Path, **env: str):
+    """start-cluster.sh DIR with ``env`` added; yields its output and a client;
+    stop-cluster.sh at the end, which must leave none of its processes."""
     recipe = CLUSTERS / "local"
-    cluster_dir = tmp_path / "dask-cluster"
-    env = dict(ENV, PORT="0", DASHBOARD="none", NWORKERS="2")
+    env = dict(ENV, PORT="0", DASHBOARD="none", **env)
+    pids = []
     try:
         started = subprocess.run([recipe / "start-cluster.sh", cluster_dir], env=env,
                                  capture_output=True, text=True, timeout=300)
         assert started.returncode == 0, started.stderr
-        assert "with 2 workers" in started.stdout
         pids = [int(p) for p in (cluster_dir / "pids").read_text().split()]
-        out = dscir("fit", "lda", reuters, *FIT_ARGS, "--out", str(tmp_path / "a"),
-                    "--scheduler-file", str(cluster_dir / "scheduler.json"))
-        assert out.returncode == 0, out.stderr
-        assert "held-out perplexity" in out.stdout and "topic 3:" in out.stdout
-        address = json.loads((cluster_dir / "scheduler.json").read_text())["address"]
-        with dask.config.set({"scheduler-address": address}):  # DASK_SCHEDULER_ADDRESS
-            with dask_client(n_workers=1) as client:
-                assert client.scheduler.address == address
-                assert len(client.nthreads()) == 2
+        with Client(scheduler_file=str(cluster_dir / "scheduler.json"), timeout="60s") as c:
+            yield started, c
     finally:
         stopped = subprocess.run([recipe / "stop-cluster.sh", cluster_dir], env=env,
                                  capture_output=True, text=True, timeout=120)
@@ -102,9 +110,34 @@ def test_local_recipes_run_dscir(reuters, reference, tmp_path):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
 
+
+@needs_dask
+def test_local_recipes_run_dscir(reuters, reference, tmp_path):
+    """start-cluster.sh's scheduler and worker (by default one, with a thread per
+    core and numba's as many) serve `dscir fit lda --scheduler-file`;
+    local_cluster.py's LocalCluster serves LDA.fit(scheduler_file=); same chain."""
+    recipe = CLUSTERS / "local"
+    cluster_dir = tmp_path / "dask-cluster"
+    # one worker of all the cores' threads where numba's threading layer allows it
+    workers, threads = (1, cores()) if numba_threadsafe() else (min(cores(), 4), 1)
+    with start_cluster(cluster_dir) as (started, client):
+        assert f"with {workers} worker(s) of {threads} thread(s)" in started.stdout
+        assert sorted(client.nthreads().values()) == [threads] * workers
+        assert numba_threads(client) == {(threads, str(threads))}
+        out = dscir("fit", "lda", reuters, *FIT_ARGS, "--out", str(tmp_path / "a"),
+                    "--scheduler-file", str(cluster_dir / "scheduler.json"))
+        assert out.returncode == 0, out.stderr
+        assert "held-out perplexity" in out.stdout and "topic 3:" in out.stdout
+        address = json.loads((cluster_dir / "scheduler.json").read_text())["address"]
+        with dask.config.set({"scheduler-address": address}):  # DASK_SCHEDULER_ADDRESS
+            with dask_client(n_workers=1) as client:
+                assert client.scheduler.address == address
+                assert len(client.nthreads()) == workers
+
+    env = dict(ENV, DASHBOARD="none")
     sched_file = tmp_path / "local.json"
     proc = subprocess.Popen(
-        [sys.executable, recipe / "local_cluster.py", "--workers", "1", "--port", "0",
+        [sys.executable, recipe / "local_cluster.py", "--port", "0",
          "--dashboard", "none", "--scheduler-file", sched_file],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -116,6 +149,24 @@ def test_local_recipes_run_dscir(reuters, reference, tmp_path):
     finally:
         stop([proc])
     assert same_chain(tmp_path / "a", reference) and same_chain(tmp_path / "b", reference)
+
+
+@needs_dask
+@pytest.mark.parametrize("env, form", [
+    ({"NWORKERS": "2", "NTHREADS": "1"}, (2, 1)),  # the single-threaded form, asked for
+    # a threading layer that is not thread-safe: single-threaded workers, said so
+    ({"NUMBA_THREADING_LAYER": "workqueue"}, (min(cores(), 4), 1)),
+], ids=["workers-and-threads", "not-thread-safe"])
+def test_local_start_cluster_takes_workers_and_threads(env, form, tmp_path):
+    """NWORKERS and NTHREADS override start-cluster.sh's one worker of all the
+    cores' threads, and its workers' numba threads follow; where numba's threading
+    layer is not thread-safe it starts single-threaded workers instead."""
+    workers, threads = form
+    with start_cluster(tmp_path / "dask-cluster", **env) as (started, client):
+        assert f"with {workers} worker(s) of {threads} thread(s)" in started.stdout
+        assert ("not thread-safe" in started.stderr) == ("NUMBA_THREADING_LAYER" in env)
+        assert sorted(client.nthreads().values()) == [threads] * workers
+        assert numba_threads(client) == {(threads, str(threads))}
 
 
 # -- TLS -------------------------------------------------------------------------
@@ -232,6 +283,7 @@ def test_make_certs_refuses_to_overwrite(tmp_path):
 
 SRUN = """#!/bin/bash
 # stand-in for srun: start the command --ntasks times on this machine
+echo "srun $* (NUMBA_NUM_THREADS=$NUMBA_NUM_THREADS OMP_NUM_THREADS=$OMP_NUM_THREADS)" >&2
 n=1
 while [[ $1 == -* ]]; do [[ $1 == --ntasks=* ]] && n=${1#*=}; shift; done
 trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
@@ -240,6 +292,7 @@ wait
 """
 SSH = """#!/bin/bash
 # stand-in for `ssh HOST COMMAND`: run COMMAND on this machine
+echo "ssh $1: $2" >&2
 trap 'kill $(jobs -p) 2>/dev/null' TERM EXIT
 bash -c "$2" &
 wait
@@ -278,13 +331,26 @@ def stand_in(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @needs_dask
-def test_slurm_batch_script_runs_with_a_local_srun(reuters, reference, tmp_path):
+@pytest.mark.parametrize("nthreads", [None, "1"], ids=["default", "NTHREADS=1"])
+def test_slurm_batch_script_runs_with_a_local_srun(nthreads, reuters, reference, tmp_path):
+    """By default one worker per task with a thread per CPU of the task (where
+    numba's threading layer is thread-safe) and numba's threads as many; with
+    NTHREADS=1 a single-threaded worker per CPU. Either gives the chain."""
     bin_dir = stand_in(tmp_path, "srun", SRUN)
+    cpus = cores()
     env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
-               SLURM_JOB_ID="4242", SLURM_NTASKS="2", SLURM_MEM_PER_CPU="2048",
-               TMPDIR=str(tmp_path))
+               SLURM_JOB_ID="4242", SLURM_NTASKS="1", SLURM_CPUS_PER_TASK=str(cpus),
+               SLURM_MEM_PER_CPU="1024", TMPDIR=str(tmp_path))
+    if nthreads is not None:
+        env["NTHREADS"] = nthreads
+    threads = int(nthreads or (cpus if numba_threadsafe() else 1))
     done = run_batch(CLUSTERS / "slurm" / "dscir-lda.sbatch", FIT_ARGS, env, tmp_path)
     assert done.returncode == 0, done.stderr
+    assert (f"srun --ntasks=1 --cpus-per-task={cpus} --kill-on-bad-exit=0 dask worker "
+            f"--scheduler-file {tmp_path / 'dask-scheduler-4242.json'} "
+            f"--nworkers {cpus // threads} --nthreads {threads} "
+            f"--memory-limit {1024 * threads}MiB ") in done.stderr
+    assert f"(NUMBA_NUM_THREADS={threads} OMP_NUM_THREADS={threads})" in done.stderr
     assert "topic 3:" in done.stdout
     assert same_chain(tmp_path / "run-4242.zarr", reference)
     assert not (tmp_path / "dask-scheduler-4242.json").exists()
@@ -292,23 +358,35 @@ def test_slurm_batch_script_runs_with_a_local_srun(reuters, reference, tmp_path)
 
 @needs_dask
 def test_pbs_batch_script_runs_with_a_local_launcher(reuters, reference, tmp_path):
+    """One worker per node with a thread per line of the node in $PBS_NODEFILE
+    (where numba's threading layer is thread-safe; else a single-threaded worker
+    per line), numba's threads as many, here and through the launcher."""
     bin_dir = stand_in(tmp_path, "fake-ssh", SSH)
     nodefile = tmp_path / "nodefile"
-    nodefile.write_text(f"{os.uname().nodename}\nnode2.example\n")
+    here = os.uname().nodename
+    nodefile.write_text(f"{here}\nnode2.example\n{here}\n")
     env = dict(ENV, PATH=f"{bin_dir}{os.pathsep}{ENV['PATH']}", STORE=reuters,
                PBS_JOBID="4343.pbs-server", PBS_NODEFILE=str(nodefile),
                PBS_O_WORKDIR=str(tmp_path), WORKER_LAUNCHER="fake-ssh",
                DSCIR_ARGS=" ".join(FIT_ARGS), TMPDIR=str(tmp_path))
     done = run_batch(CLUSTERS / "pbs" / "dscir-lda.pbs", [], env, tmp_path)
     assert done.returncode == 0, done.stderr
+    if numba_threadsafe():
+        assert f"{here}: 1 dask worker(s) of 2 thread(s)" in done.stderr
+    else:
+        assert f"{here}: 2 dask worker(s) of 1 thread(s)" in done.stderr
+    assert "node2.example: 1 dask worker(s) of 1 thread(s)" in done.stderr
+    assert ("ssh node2.example: export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1; exec "
+            in done.stderr)
     assert "topic 3:" in done.stdout
     assert same_chain(tmp_path / "run-4343.zarr", reference)
 
 
 @pytest.mark.parametrize("system, directive", [("slurm", "#SBATCH"), ("pbs", "#PBS")])
 def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
-    """The dask-jobqueue launcher and jobqueue.yaml give a worker job of 8
-    single-threaded workers (--dry-run: the job is printed, not submitted)."""
+    """The dask-jobqueue launcher and jobqueue.yaml give a worker job of one
+    worker of 8 threads, numba's as many (--dry-run: the job is printed, not
+    submitted)."""
     pytest.importorskip("dask_jobqueue")
     done = subprocess.run([sys.executable, CLUSTERS / "jobqueue_cluster.py", system,
                            "--dry-run"], capture_output=True, text=True, timeout=300,
@@ -316,8 +394,9 @@ def test_jobqueue_launcher_renders_the_worker_job(system, directive, tmp_path):
     assert done.returncode == 0, done.stderr
     script = done.stdout
     assert f"{directive} -l walltime=02:00:00" in script or "#SBATCH -t 02:00:00" in script
-    assert "--nthreads 1 --memory-limit 4.00GiB --nworkers 8" in script
-    assert "export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1" in script
+    assert "--nthreads 8 --memory-limit 32.00GiB --nanny" in script
+    assert "--nworkers" not in script
+    assert "export OMP_NUM_THREADS=8 NUMBA_NUM_THREADS=8" in script
 
 
 # -- bad TLS options ----------------------------------------------------------------
@@ -384,7 +463,13 @@ def test_kubernetes_manifests_fit_together():
     name = cluster["metadata"]["name"]
     worker, = cluster["spec"]["worker"]["spec"]["containers"]
     assert worker["args"][:2] == ["dask", "worker"] and "$(DASK_WORKER_NAME)" in worker["args"]
-    assert worker["args"][worker["args"].index("--nthreads") + 1] == "1"
+    # one worker of a thread per CPU of its pod, numba's (and OpenMP's) as many
+    assert worker["args"][worker["args"].index("--nthreads") + 1] == "$(NUMBA_NUM_THREADS)"
+    env = {e["name"]: e["valueFrom"]["resourceFieldRef"] for e in worker["env"]}
+    assert env == dict.fromkeys(("NUMBA_NUM_THREADS", "OMP_NUM_THREADS"),
+                                {"containerName": worker["name"], "resource": "limits.cpu"})
+    assert worker["resources"]["requests"] == worker["resources"]["limits"]
+    assert int(worker["resources"]["limits"]["cpu"]) > 1
     scheduler = cluster["spec"]["scheduler"]
     assert scheduler["spec"]["containers"][0]["args"] == ["dask", "scheduler"]
     assert scheduler["service"]["selector"]["dask.org/cluster-name"] == name
@@ -399,6 +484,9 @@ def test_kubernetes_manifests_fit_together():
     assert claims == {claim["metadata"]["name"]}
     dockerfile = (folder / "Dockerfile").read_text()
     assert dockerfile.startswith("#") and "pip install --no-cache-dir /src" in dockerfile
+    # numba's OpenMP layer, thread-safe, and the image checks it loads
+    assert "libgomp1" in dockerfile and "import numba.np.ufunc.omppool" in dockerfile
+    assert "NUMBA_NUM_THREADS=1" not in dockerfile
 
 
 def test_embedded_workers_cap_numba_threads_at_their_own():
