@@ -17,7 +17,8 @@ compute, overheads included) and its ratio to the 1-core run's; the serial
 share, (wall - critical-path compute) / wall (``dscir.engine.parts.Timing``:
 the driver step, the graph, transfers and waits); the per-part overhead,
 the CPU-s each part beyond the first adds, (cpu(n) - cpu(1)) / (parts - 1);
-and the chain's token-sweeps/s over the kernel's. Writes ``--out`` (JSON) and
+and the chain's token-sweeps/s over the kernel's. First, the latency of an empty
+round by each control path (``control_latency``). Writes ``--out`` (JSON) and
 its PNG.
 """
 
@@ -67,6 +68,49 @@ def kernel_capacity(store: Path, k: int, batch: int, sweeps: int, threads: int,
                            kernel)
         best = min(best, time.perf_counter() - start)
     return float(b.data.sum()) * sweeps / best
+
+
+class _Echo:
+    """An actor whose call returns its argument: a runner's round trip, no work."""
+
+    def call(self, x):
+        return x
+
+
+def _echo(x):
+    return x
+
+
+def control_latency(rounds: int = 200) -> list[dict]:
+    """Median seconds of an empty round (a 1 kB array there and back) on a
+    one-worker cluster, in-process and as a worker process, by each control
+    path: ``Client.submit`` (a task), ``Client.get`` of a one-task graph (a
+    round as today's tasks), and an actor call (the workers' runners). A
+    long-lived task per worker would need a channel back to the driver, and
+    Dask's (``Queue``, ``Variable``, pub-sub) pass through the scheduler: two
+    of the task round's hops, so it is not measured."""
+    from distributed import Client, LocalCluster
+
+    x = np.zeros(128)
+    out = []
+    for processes in (False, True):
+        with LocalCluster(n_workers=1, threads_per_worker=2, processes=processes,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            actor = client.submit(_Echo, actor=True).result()
+            paths = {"task": lambda i: client.submit(_echo, x, key=f"echo-{i}").result(),
+                     "graph": lambda i: client.get({f"graph-{i}": (_echo, x)}, f"graph-{i}"),
+                     "runner": lambda i: actor.call(x).result()}
+            for name, call in paths.items():
+                seconds = []
+                for i in range(rounds):
+                    start = time.perf_counter()
+                    call(i)
+                    seconds.append(time.perf_counter() - start)
+                out.append({"worker": "process" if processes else "in-process", "path": name,
+                            "median_s": float(np.median(seconds[rounds // 10:])),
+                            "rounds": rounds})
+                print(json.dumps(out[-1]), flush=True)
+    return out
 
 
 def run(store: Path, k: int, batch: int, workers: int, threads: int, control: str,
@@ -122,6 +166,8 @@ def grid_main(argv: list[str]) -> None:
     p.add_argument("--sweeps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--latency-only", action="store_true",
+                   help="only the empty rounds' latency by control path (no cells)")
     p.add_argument("--controls", nargs="+", choices=("runners", "tasks"),
                    default=["runners", "tasks"])
     p.add_argument("--placement", default="auto")
@@ -134,8 +180,9 @@ def grid_main(argv: list[str]) -> None:
 
     cells = [tuple(int(x) for x in c.split(":")) for c in args.cells]
     runs = []
+    latency = control_latency()
     with tempfile.TemporaryDirectory() as tmp:
-        for w in sorted({c[1] for c in cells}):
+        for w in sorted({c[1] for c in cells}) if not args.latency_only else ():
             store = Path(tmp) / f"zipf-{w}.zarr"
             make_corpus(store, args.docs, w)
             for k, _, batch in (c for c in cells if c[1] == w):
@@ -160,9 +207,10 @@ def grid_main(argv: list[str]) -> None:
                                    *argv]), "commit": commit, "cpu": cpu_model(),
               "n_cpus": os.cpu_count(), "docs": args.docs, "sweeps": args.sweeps,
               "warmup": args.warmup, "iterations": args.iterations,
-              "placement": args.placement, "runs": runs}
+              "placement": args.placement, "control_latency": latency, "runs": runs}
     Path(args.out).write_text(json.dumps(result, indent=1))
-    plot(result, Path(args.out).with_suffix(".png"))
+    if runs:
+        plot(result, Path(args.out).with_suffix(".png"))
 
 
 def plot(result: dict, path: Path) -> None:
