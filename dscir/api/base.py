@@ -39,7 +39,8 @@ from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
 __all__ = ["Estimator", "Plan"]
 
-#: The run store attribute holding a stopping rule and where it ended burn-in and the run.
+#: The run store attribute holding why the run stopped ("reason", ``STOP_REASONS``) and,
+#: for ``n_iter="auto"``, the stopping rule and where it ended burn-in and the run.
 STOPPING_ATTR = "dscir_stopping"
 
 
@@ -66,6 +67,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     _reportable: ClassVar[bool] = False
     _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
     _rows: ClassVar[str] = "n_topics"  # the parameter of ``_parameter_rows``
+    _lower_is_better: ClassVar[bool] = False  # of the model's held-out score
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -112,20 +114,58 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return {**self.get_params(), **{k: self._reference(reference, k) for k in reference}}
 
     def _burn_in(self) -> int:
-        """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
+        """Iterations before samples are kept: ``burn_in``, or half of ``n_iter`` (0
+        with ``n_iter="auto"``: the stopping rule decides)."""
+        if self.n_iter == AUTO:
+            return 0
         return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)
 
     def _model_type(self, config):
         raise NotImplementedError
 
-    def _iterations(self, config) -> int:
+    def _iterations(self, config, store: str) -> int:
         """The iterations ``fit`` runs in all (at most, with a stopping rule)."""
-        return self.n_iter
+        stopping = self._stopping(config, store)
+        return self.n_iter if stopping is None else stopping.max_iter
 
-    def _stopping(self, config):
+    def _stopping_rule(self) -> dict | None:
+        """The rule's parameters (``dscir.api.stopping_params``) and the scoring
+        cadence with ``n_iter="auto"`` (None: a fixed number of iterations)."""
+        from dscir.engine.stopping import EVAL_EVERY, Plateau
+
+        if self.n_iter != AUTO:
+            return None
+        if self.burn_in is not None:
+            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
+                             "leave it None")
+        declared = self._parameter_constraints
+        rule = {k: declared[k].coerce(getattr(self, k)) for k in Plateau._fields}
+        Plateau(**rule).check()
+        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
+
+    def _rule(self, config) -> dict | None:
+        """The rule of ``config``'s chain (an LDA configuration holds its own)."""
+        return self._stopping_rule()
+
+    def _stopping(self, config, store: str):
         """The ``dscir.engine.stopping.Stopping`` that ends a chain of unknown
-        length (None: the chain runs ``n_iter`` iterations)."""
-        return None
+        length on ``store`` (None: the chain runs ``n_iter`` iterations)."""
+        from dscir.engine.stopping import Plateau, Stopping
+
+        rule = self._rule(config)
+        if rule is None:
+            return None
+        return Stopping(Plateau(**{k: rule[k] for k in Plateau._fields}), rule["eval_every"],
+                        self._lower_is_better, self._iters_per_pass(config, store))
+
+    def _iters_per_pass(self, config, store: str) -> float:
+        """Iterations per pass over the training documents: the training documents
+        over the minibatch, or 1 for an exact sampler (all of them each iteration)."""
+        from dscir.models.base import Data
+
+        if not self._model_type(config).minibatch:
+            return 1.0
+        return Data.open(store).train.size / config.batch_size
 
     def needs_cluster(self) -> bool:
         """Whether the command line starts a cluster for ``fit`` (the exact samplers
@@ -206,7 +246,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         run = resume if resume is not None else out if every or interval else None
         self._chain = chain = self._start(plan, client, local_dir=None if run is None
                                           else str(Path(run) / "local"))
-        writer, n_iter = None, self._iterations(plan.config)
+        writer, n_iter = None, self._iterations(plan.config, plan.store)
         if plan.checkpoint is not None:
             writer = RunWriter.resume(resume, plan.checkpoint, checkpoint_every=checkpoints[0],
                                       checkpoint_interval=checkpoints[1], n_iter=n_iter)
@@ -226,7 +266,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         config = plan.config if seed is None else dataclasses.replace(plan.config, seed=seed)
         executor = new_executor(plan.model_type.name, plan.store, client)
         return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
-                     stopping=self._stopping(config))
+                     stopping=self._stopping(config, plan.store))
 
     def check_run(self, corpus, *, out: str | Path | None = None,
                   checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
@@ -243,17 +283,15 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         from dscir.runs.store import checkpoint_to_resume
 
         config = self.chain_config(corpus)
-        if resume is not None and self.burn_in is None and not getattr(config, "stopping", 0):
+        if resume is not None and self.burn_in is None and self.n_iter != AUTO:
             # The run's burn-in: the default, half of n_iter, changes when n_iter grows.
             burn_in = started_with(resume, "burn_in")
             config = config if burn_in is None else dataclasses.replace(config, burn_in=burn_in)
-        n_iter = self._iterations(config)
-        check_run_options(out, resume, checkpoints, n_iter, overwrite)
         store, model_type = store_path(corpus), self._model_type(config)
         from dscir.models.base import Data
 
         data = Data.open(store)
-        if self._stopping(config) is not None and data.heldout.size == 0:
+        if self._rule(config) is not None and data.heldout.size == 0:
             raise DscirError(f"n_iter='auto' stops where the held-out score stops improving, "
                              f"and {store} has no held-out documents; give n_iter a number "
                              f"or use a store with held-out documents")
@@ -262,6 +300,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
+        n_iter = self._iterations(config, store)
+        check_run_options(out, resume, checkpoints, n_iter, overwrite)
         self._check_memory(config, data.n_words, cluster)
         warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
@@ -346,11 +386,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             model=chain.model.name, metric=chain.model.metric, config=chain.config.to_dict(),
             store=absolute_store(chain.store), iteration=chain.iteration,
             n_samples=chain.n_samples, arrays=arrays, params=self._recorded_params())
-        if chain.stopping is not None:
-            import zarr
+        import zarr
 
-            zarr.open_group(str(self.run_path_), mode="r+").attrs[STOPPING_ATTR] = \
-                chain.stopping.summary()
+        zarr.open_group(str(self.run_path_), mode="r+").attrs[STOPPING_ATTR] = \
+            stop_record(chain)
 
     def _collect(self, chain) -> None:
         """Learned attributes from the chain (every estimator's, then the model's own)."""
@@ -359,8 +398,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
         self.n_features_in_ = int(chain.data.n_words)
+        record = stop_record(chain)
+        self.stop_reason_ = record["reason"]
         if chain.stopping is not None:
-            self.stopping_ = chain.stopping.summary()
+            self.stopping_ = record
 
     def _fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
@@ -378,6 +419,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
         self._load(r)
+        self._load_stopping(run, r.iteration)
         self.n_features_in_ = int(len(r.vocabulary))
         from dscir.runs.chains import chains_meta
 
@@ -389,6 +431,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     def _load(self, run) -> None:
         raise NotImplementedError
 
+    def _load_stopping(self, run, iteration: int) -> None:
+        """``stop_reason_`` (and ``stopping_`` for ``n_iter="auto"``) as the run recorded
+        them (a run from before dscir recorded a reason: "n_iter")."""
+        import zarr
+
+        record = zarr.open_group(str(run), mode="r").attrs.get(STOPPING_ATTR)
+        self.stop_reason_ = "n_iter" if record is None else record["reason"]
+        if record is not None and "tolerance" in record:
+            self.stopping_ = dict(record)
+
     def __repr__(self) -> str:
         params = self.get_params()
         shown = ", ".join(f"{k}={params[k]!r}" for k in self._shown
@@ -398,3 +450,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     def _fitted_repr(self) -> str:
         return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
 
+
+def stop_record(chain) -> dict:
+    """Why ``chain`` stopped, for the run store and ``stop_reason_``: the stopping rule's
+    summary, or ``{"reason": "n_iter"}`` for the iterations asked for."""
+    if chain.stopping is not None:
+        return chain.stopping.summary()
+    return {"reason": "n_iter", "stopped": chain.iteration}

@@ -17,7 +17,6 @@ from dscir.api.lda_params import PARAMS, POLICY_CHOSEN, resumed_options
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
-from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.policy import choose, choose_batch, choose_sweeps, needs_corpus
@@ -46,6 +45,7 @@ class LDA(LDAScikitLearn, Estimator):
     _diagnosable = _reportable = True
     _score_note = "per-token log likelihood"
     _ksd_count, _ksd_unit = "n_words", "documents"
+    _lower_is_better = True  # perplexity
 
     def needs_cluster(self) -> bool:
         """The command line runs LDA on Dask (its settings need no corpus to know
@@ -87,30 +87,8 @@ class LDA(LDAScikitLearn, Estimator):
         return super(LDA, est)._prepare(corpus, out, checkpoints, resume, overwrite,
                                         **keywords)
 
-    def _stopping_rule(self) -> dict | None:
-        """The ``config="stopping"`` parameters and the scoring cadence with
-        ``n_iter="auto"`` (None: a fixed number of iterations)."""
-        if self.n_iter != AUTO:
-            return None
-        if self.burn_in is not None:
-            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
-                             "leave it None")
-        rule = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS
-                if p.config == "stopping"}
-        Plateau(**rule).check()
-        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
-
-    def _burn_in(self) -> int:
-        return 0 if self.n_iter == AUTO else super()._burn_in()
-
-    def _iterations(self, config) -> int:
-        return self.n_iter if config.stopping is None else config.stopping["max_iter"]
-
-    def _stopping(self, config):
-        if config.stopping is None:
-            return None
-        rule = {k: v for k, v in config.stopping.items() if k != "eval_every"}
-        return Stopping(Plateau(**rule), config.stopping["eval_every"], lower_is_better=True)
+    def _rule(self, config) -> dict | None:
+        return config.stopping
 
     def _model_type(self, config):
         return LDAModel

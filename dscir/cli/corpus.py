@@ -179,11 +179,15 @@ def _stopping_info(path: str) -> None:
     rule = zarr.open_group(path, mode="r").attrs.get(STOPPING_ATTR)
     if rule is None:
         return
+    if "tolerance" not in rule:
+        print(f"stopping:    n_iter={rule['stopped']} iterations, as asked ({rule['reason']})")
+        return
     burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
-    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations, "
-          f"plateau within {rule['tolerance']:g} over {rule['window']} scores, at most "
-          f"{rule['max_iter']} iterations; burn-in ended {burn}, stopped at iteration "
-          f"{rule['stopped']} ({rule['reason']})")
+    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations "
+          f"({rule['iters_per_pass']:.4g} a pass), plateau below {rule['tolerance']:.2%} a "
+          f"pass over {rule['window']:g} passes, from {rule['min_passes']:g} to "
+          f"{rule['max_passes']:g} passes ({rule['max_iter']} iterations); burn-in ended "
+          f"{burn}, stopped at iteration {rule['stopped']} ({rule['reason']})")
 
 
 def _run_info(path: str, as_json: bool = False) -> int:

@@ -20,7 +20,8 @@ from support.runs import Interrupt, assert_same_run
 def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
     """Guards against one plateau ending both phases (a chain that stops where it
     should start keeping samples) and against scores of the two phases mixed."""
-    stop = Stopping(Plateau(tolerance=0.01, window=2, max_iter=1000), 5, lower_is_better=True)
+    stop = Stopping(Plateau(tolerance=0.01, window=2, min_passes=0, max_passes=200), 5,
+                    lower_is_better=True, iters_per_pass=5)
     assert stop.burn_in == 1000  # nothing is kept while burning in
     for m, score in zip((5, 10, 15, 20), (900.0, 700.0, 699.0, 698.0)):
         assert stop.due(m) and not stop.due(m + 1)
@@ -36,18 +37,10 @@ def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
     assert stop.summary()["reason"] == "plateau"
 
 
-def test_max_iter_ends_a_chain_that_keeps_improving():
-    stop = Stopping(Plateau(tolerance=0.0, window=1, max_iter=12), 5, lower_is_better=True)
-    for m, score in ((5, 10.0), (10, 9.0), (12, 8.0)):
-        assert stop.due(m)
-        stop.observe(m, score)
-    assert (stop.burn_end, stop.stopped, stop.summary()["reason"]) == (None, 12, "max_iter")
-
-
 def test_the_state_continues_the_same_decision():
     """Guards against a resumed chain that forgets the scores it has seen (it would
     burn in again)."""
-    rule = Plateau(tolerance=0.01, window=2, max_iter=100)
+    rule = Plateau(tolerance=0.01, window=2, min_passes=0, max_passes=100)
     a = Stopping(rule, 1, lower_is_better=False)
     for m, s in enumerate((-9.0, -8.0, -7.99, -7.98, -7.0), 1):
         a.observe(m, s)
@@ -60,14 +53,21 @@ def test_the_state_continues_the_same_decision():
 
 
 def auto_lda(**kw) -> LDA:
-    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter="auto", max_iter=100,
-                thin=2, eval_every=2, eval_sweeps=10, seed=7, progress=False)
+    # 270 training documents, 30 a minibatch: 9 iterations a pass; a score every 2
+    # iterations, a window of 3 scores (0.6 passes), at most 99 iterations.
+    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter="auto", max_passes=11,
+                min_passes=0, window=0.6, tolerance=0.003, thin=2, eval_every=2,
+                eval_sweeps=10, seed=7, progress=False)
     return LDA(**{**base, **kw})
+
+
+PASSES_PER_SCORE = 2 / 9
 
 
 def plateau_at(rule: Plateau, scores: list[float]) -> int | None:
     """The index of the first score where ``rule`` is reached (None: never)."""
-    return next((i for i in range(len(scores)) if rule.reached(scores[:i + 1], True)), None)
+    return next((i for i in range(len(scores))
+                 if rule.reached(scores[:i + 1], True, PASSES_PER_SCORE)), None)
 
 
 def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_workers,
@@ -77,18 +77,24 @@ def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_w
     got = model.stopping_
     ev = [(e.iteration, e.perplexity) for e in model.evaluations_]
     assert [m for m, _ in ev] == list(range(2, model.n_iter_ + 1, 2))
-    rule = Plateau(got["tolerance"], got["window"], got["max_iter"])
+    assert got["iters_per_pass"] == 9 and got["max_iter"] == 99
+    rule = Plateau(got["tolerance"], got["window"], got["min_passes"], got["max_passes"])
     i = plateau_at(rule, [s for _, s in ev])
     assert i is not None and got["burn_end"] == ev[i][0]  # the decision, redone
     kept = [s for m, s in ev if m > got["burn_end"]]
     j = plateau_at(rule, kept)
-    assert got["stopped"] == model.n_iter_ == (ev[i + 1 + j][0] if j is not None else 100)
+    assert got["stopped"] == model.n_iter_ == (ev[i + 1 + j][0] if j is not None else 99)
+    assert model.stop_reason_ == got["reason"] == ("plateau" if j is not None
+                                                    else "max_passes")
     samples = Run.open(tmp_path / "run").samples()["iteration"]
     assert samples.size and samples.min() > got["burn_end"]
     assert np.all((samples - got["burn_end"]) % 2 == 0)
     assert main(["info", str(tmp_path / "run")]) == 0
     assert f"burn-in ended at iteration {got['burn_end']}, stopped at iteration " \
-        f"{got['stopped']}" in capsys.readouterr().out
+        f"{got['stopped']} ({got['reason']})" in capsys.readouterr().out
+    loaded = LDA.load(tmp_path / "run")
+    assert (loaded.stop_reason_, loaded.n_iter_, loaded.stopping_) == \
+        (model.stop_reason_, model.n_iter_, got)
 
 
 @pytest.mark.parametrize("after_burn_in", [-5, 3], ids=["burning-in", "keeping"])
@@ -114,6 +120,8 @@ def test_an_auto_run_resumes_the_same_decision(synthetic_store, two_workers, tmp
     assert read_checkpoint(tmp_path / "cut").iteration == cut - cut % 2
     resumed = auto_lda().fit(store, client=two_workers, resume=tmp_path / "cut")
     assert resumed.stopping_ == whole.stopping_
+    assert (resumed.stop_reason_, resumed.n_iter_) == (whole.stop_reason_, whole.n_iter_)
+    assert LDA.load(tmp_path / "cut").stop_reason_ == whole.stop_reason_
     assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
 
 
@@ -132,13 +140,13 @@ def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_worker
     """Guards against a declared tolerance that never reaches the rule (the chain
     would stop where the default tolerance does)."""
     store, _ = synthetic_store
-    model = auto_lda(tolerance=0.02, max_iter=60).fit(store, client=two_workers)
+    model = auto_lda(tolerance=0.03, max_passes=7).fit(store, client=two_workers)
     got = model.stopping_
-    assert got["tolerance"] == 0.02
+    assert got["tolerance"] == 0.03
     scores = [e.perplexity for e in model.evaluations_]
-    i = plateau_at(Plateau(0.02, got["window"], 60), scores)
+    i = plateau_at(Plateau(0.03, got["window"], 0, 7), scores)
     assert i is not None and got["burn_end"] == model.evaluations_[i].iteration
-    assert plateau_at(Plateau(0.002, got["window"], 60), scores) != i
+    assert plateau_at(Plateau(0.003, got["window"], 0, 7), scores) != i
 
 
 def test_a_bad_tolerance_is_named_as_typed(capsys):
