@@ -110,3 +110,18 @@ def test_impossible_settings_are_named(bad):
     with pytest.raises(DscirError, match=next(iter(bad)).replace("_", " ").split()[0]
                        .replace("min", "min_passes")):
         Plateau(**bad).check()
+
+
+def test_a_chain_reads_its_scores_per_pass():
+    """Guards against a chain that takes an iteration (or a score) for a pass: ten
+    scores a pass, each 0.05 % better, are 0.5 % a pass and do not end burn-in; flat
+    ones do, once the window of ten scores (one pass) holds flat ones only."""
+    stop = Stopping(Plateau(tolerance=0.001, window=1, min_passes=0, max_passes=10), 10,
+                    lower_is_better=True, iters_per_pass=100)
+    assert stop.passes_per_score == 0.1 and stop.max_iter == 1000
+    for m, s in zip(range(10, 310, 10), series(1000.0, [0.0005] * 29)):
+        stop.observe(m, s)
+    assert stop.burn_end is None
+    for m in range(310, 420, 10):  # the drop at 310 leaves the window at 410
+        stop.observe(m, 900.0)
+    assert stop.burn_end == 410
