@@ -447,6 +447,19 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                           if k in params and params[k] is not None and params[k] != AUTO)
         return f"{type(self).__name__}({shown}){self._fitted_repr()}"
 
+    def stop_summary(self) -> str:
+        """One line: where the fit stopped and why (``stop_reason_``)."""
+        self._fitted("n_iter_")
+        reason = getattr(self, "stop_reason_", "n_iter")
+        rule = getattr(self, "stopping_", None)
+        if reason == "n_iter" or rule is None:
+            return f"stopped after {self.n_iter_} iterations: the n_iter asked for"
+        passes = self.n_iter_ / rule["iters_per_pass"]
+        why = ("the held-out score's change per pass fell below "
+               f"{rule['tolerance']:.2%}" if reason == "plateau"
+               else f"max_passes={rule['max_passes']:g} reached")
+        return f"stopped after {self.n_iter_} iterations ({passes:.1f} passes): {why}"
+
     def _fitted_repr(self) -> str:
         return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
 

@@ -375,4 +375,20 @@ class LDA(LDAScikitLearn, Estimator):
         shown = range(min(20, self.topic_word_.shape[0]))
         table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8), self.vocabulary_,
                                     order=shown)
-        return head + table._repr_html_()
+        return head + self._convergence_html() + table._repr_html_()
+
+    def _convergence_html(self) -> str:
+        """Where and why the fit stopped, and its held-out score by pass and by second
+        (``dscir.report.trace``), for a notebook."""
+        from dscir.report.trace import convergence_svgs
+
+        n_train = getattr(getattr(self, "config_", None), "batch_size", 1) or 1
+        try:
+            from dscir.corpus import Corpus
+
+            n_train = int(Corpus.open(self.store_).train_docs().size)
+        except Exception:  # noqa: BLE001 -- the store is gone: passes from the rule alone
+            pass
+        svgs, _ = convergence_svgs(self, n_train)
+        return (f"<p>{html.escape(self.stop_summary())}</p>"
+                + "".join(f'<div style="display:inline-block">{s}</div>' for s in svgs))
