@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import os
 import sys
 import tempfile
@@ -49,7 +48,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import RESULTS, cpu_model
 
 HERE = Path(__file__).resolve().parent
@@ -67,6 +65,7 @@ def make_store(corpus: str, path: Path, seed: int) -> Path:
     held out)."""
     if corpus == "reuters":
         from _common import shared_data
+
         from dscir.corpus import ingest_ldac, split_heldout
 
         data = shared_data() / "reuters"
@@ -81,10 +80,11 @@ def make_store(corpus: str, path: Path, seed: int) -> Path:
 
 def peers_score(client, store: Path, phi: np.ndarray) -> float:
     """The held-out perplexity of ``phi`` under peers.py's one scorer."""
+    from peers import SCORE_ALPHA, SCORE_EVERY, SCORE_SEED, SCORE_SWEEPS
+
     from dscir.corpus import Corpus
     from dscir.engine.dask import DaskExecutor
     from dscir.models.lda import perplexity
-    from peers import SCORE_ALPHA, SCORE_EVERY, SCORE_SEED, SCORE_SWEEPS
 
     heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
     executor = DaskExecutor(client, str(store), "lda")

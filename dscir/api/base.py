@@ -34,14 +34,11 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.interrupted import report_interrupt
 from dscir.api.session import lost_scheduler, new_executor, on_a_cluster, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
+from dscir.api.stopping import STOPPING_ATTR, AutoStop, load_stopping, note_unscored, stop_record
 from dscir.corpus.temporary import store_path
 from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
-__all__ = ["Estimator", "Plan"]
-
-#: The run store attribute holding why the run stopped ("reason", ``STOP_REASONS``) and,
-#: for ``n_iter="auto"``, the stopping rule and where it ended burn-in and the run.
-STOPPING_ATTR = "dscir_stopping"
+__all__ = ["Estimator", "Plan", "STOPPING_ATTR"]
 
 
 class Plan(NamedTuple):
@@ -55,7 +52,7 @@ class Plan(NamedTuple):
     local: bool = False  # the chain runs in this process (no cluster)
 
 
-class Estimator(ScikitLearn, ChainDiagnostics):
+class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
     """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -67,7 +64,6 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     _reportable: ClassVar[bool] = False
     _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
     _rows: ClassVar[str] = "n_topics"  # the parameter of ``_parameter_rows``
-    _lower_is_better: ClassVar[bool] = False  # of the model's held-out score
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -113,59 +109,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         """Every parameter's value, the policy's (``reference``) where it is ``AUTO``."""
         return {**self.get_params(), **{k: self._reference(reference, k) for k in reference}}
 
-    def _burn_in(self) -> int:
-        """Iterations before samples are kept: ``burn_in``, or half of ``n_iter`` (0
-        with ``n_iter="auto"``: the stopping rule decides)."""
-        if self.n_iter == AUTO:
-            return 0
-        return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)
-
     def _model_type(self, config):
         raise NotImplementedError
-
-    def _iterations(self, config, store: str) -> int:
-        """The iterations ``fit`` runs in all (at most, with a stopping rule)."""
-        stopping = self._stopping(config, store)
-        return self.n_iter if stopping is None else stopping.max_iter
-
-    def _stopping_rule(self) -> dict | None:
-        """The rule's parameters (``dscir.api.stopping_params``) and the scoring
-        cadence with ``n_iter="auto"`` (None: a fixed number of iterations)."""
-        from dscir.engine.stopping import EVAL_EVERY, Plateau
-
-        if self.n_iter != AUTO:
-            return None
-        if self.burn_in is not None:
-            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
-                             "leave it None")
-        declared = self._parameter_constraints
-        rule = {k: declared[k].coerce(getattr(self, k)) for k in Plateau._fields}
-        Plateau(**rule).check()
-        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
-
-    def _rule(self, config) -> dict | None:
-        """The rule of ``config``'s chain (an LDA configuration holds its own)."""
-        return self._stopping_rule()
-
-    def _stopping(self, config, store: str):
-        """The ``dscir.engine.stopping.Stopping`` that ends a chain of unknown
-        length on ``store`` (None: the chain runs ``n_iter`` iterations)."""
-        from dscir.engine.stopping import Plateau, Stopping
-
-        rule = self._rule(config)
-        if rule is None:
-            return None
-        return Stopping(Plateau(**{k: rule[k] for k in Plateau._fields}), rule["eval_every"],
-                        self._lower_is_better, self._iters_per_pass(config, store))
-
-    def _iters_per_pass(self, config, store: str) -> float:
-        """Iterations per pass over the training documents: the training documents
-        over the minibatch, or 1 for an exact sampler (all of them each iteration)."""
-        from dscir.models.base import Data
-
-        if not self._model_type(config).minibatch:
-            return 1.0
-        return Data.open(store).train.size / config.batch_size
 
     def needs_cluster(self) -> bool:
         """Whether the command line starts a cluster for ``fit`` (the exact samplers
@@ -291,10 +236,6 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         from dscir.models.base import Data
 
         data = Data.open(store)
-        if self._rule(config) is not None and data.heldout.size == 0:
-            raise DscirError(f"n_iter='auto' stops where the held-out score stops improving, "
-                             f"and {store} has no held-out documents; give n_iter a number "
-                             f"or use a store with held-out documents")
         if model_type.minibatch:
             train = data.train.size
             if config.batch_size > train:
@@ -302,6 +243,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                                  f"documents of {store}")
         n_iter = self._iterations(config, store)
         check_run_options(out, resume, checkpoints, n_iter, overwrite)
+        note_unscored(self, config, store, n_iter)
         self._check_memory(config, data.n_words, cluster)
         warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
@@ -419,7 +361,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
         self._load(r)
-        self._load_stopping(run, r.iteration)
+        load_stopping(self, run)
         self.n_features_in_ = int(len(r.vocabulary))
         from dscir.runs.chains import chains_meta
 
@@ -431,42 +373,12 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     def _load(self, run) -> None:
         raise NotImplementedError
 
-    def _load_stopping(self, run, iteration: int) -> None:
-        """``stop_reason_`` (and ``stopping_`` for ``n_iter="auto"``) as the run recorded
-        them (a run from before dscir recorded a reason: "n_iter")."""
-        import zarr
-
-        record = zarr.open_group(str(run), mode="r").attrs.get(STOPPING_ATTR)
-        self.stop_reason_ = "n_iter" if record is None else record["reason"]
-        if record is not None and "tolerance" in record:
-            self.stopping_ = dict(record)
-
     def __repr__(self) -> str:
         params = self.get_params()
         shown = ", ".join(f"{k}={params[k]!r}" for k in self._shown
                           if k in params and params[k] is not None and params[k] != AUTO)
         return f"{type(self).__name__}({shown}){self._fitted_repr()}"
 
-    def stop_summary(self) -> str:
-        """One line: where the fit stopped and why (``stop_reason_``)."""
-        self._fitted("n_iter_")
-        reason = getattr(self, "stop_reason_", "n_iter")
-        rule = getattr(self, "stopping_", None)
-        if reason == "n_iter" or rule is None:
-            return f"stopped after {self.n_iter_} iterations: the n_iter asked for"
-        passes = self.n_iter_ / rule["iters_per_pass"]
-        why = ("the held-out score's change per pass fell below "
-               f"{rule['tolerance']:.2%}" if reason == "plateau"
-               else f"max_passes={rule['max_passes']:g} reached")
-        return f"stopped after {self.n_iter_} iterations ({passes:.1f} passes): {why}"
-
     def _fitted_repr(self) -> str:
         return f" fitted: {self.n_iter_} iterations" if hasattr(self, "n_iter_") else ""
 
-
-def stop_record(chain) -> dict:
-    """Why ``chain`` stopped, for the run store and ``stop_reason_``: the stopping rule's
-    summary, or ``{"reason": "n_iter"}`` for the iterations asked for."""
-    if chain.stopping is not None:
-        return chain.stopping.summary()
-    return {"reason": "n_iter", "stopped": chain.iteration}

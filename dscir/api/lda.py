@@ -379,8 +379,8 @@ class LDA(LDAScikitLearn, Estimator):
 
     def _convergence_html(self) -> str:
         """Where and why the fit stopped, and its held-out score by pass and by second
-        (``dscir.report.trace``), for a notebook."""
-        from dscir.report.trace import convergence_svgs
+        (``dscir.api.convergence``), for a notebook."""
+        from dscir.api.convergence import convergence_svgs
 
         n_train = getattr(getattr(self, "config_", None), "batch_size", 1) or 1
         try:

@@ -174,7 +174,7 @@ def _stopping_info(path: str) -> None:
     """The stopping rule of an n_iter="auto" run and where it ended burn-in and the run."""
     import zarr
 
-    from dscir.api.base import STOPPING_ATTR
+    from dscir.api.stopping import STOPPING_ATTR
 
     rule = zarr.open_group(path, mode="r").attrs.get(STOPPING_ATTR)
     if rule is None:
@@ -201,7 +201,7 @@ def _run_info(path: str, as_json: bool = False) -> int:
     if as_json:
         import zarr
 
-        from dscir.api.base import STOPPING_ATTR
+        from dscir.api.stopping import STOPPING_ATTR
 
         convention.print_json({
             "kind": "run", "path": path, "model": run.model, "status": "finished",

@@ -110,10 +110,14 @@ class Stopping:
     ``max_passes`` whatever the scores do (reason "max_passes"). The scores seen
     so far are part of the chain's state: a resumed chain continues the same
     decision (``state``/``restore``).
+
+    ``scored=False`` (a corpus without held-out documents): nothing can be scored,
+    so the chain runs ``max_passes`` passes, the first half of them burn-in.
     """
 
     def __init__(self, rule: Plateau, eval_every: int, lower_is_better: bool,
-                 iters_per_pass: float = 1.0):
+                 iters_per_pass: float = 1.0, scored: bool = True):
+        self.scored = scored
         self.rule, self.eval_every = rule.check(), int(eval_every)
         if not iters_per_pass > 0:
             raise DscirError(f"a pass must be a positive number of iterations, "
@@ -135,10 +139,14 @@ class Stopping:
     @property
     def burn_in(self) -> int:
         """Iterations before samples are kept (all of them while burning in)."""
+        if not self.scored:
+            return self.max_iter // 2
         return self.max_iter if self.burn_end is None else self.burn_end
 
     def due(self, iteration: int) -> bool:
         """Whether the chain scores its held-out documents after ``iteration``."""
+        if not self.scored:
+            return False
         return iteration % self.eval_every == 0 or iteration >= self.max_iter
 
     def observe(self, iteration: int, score: float) -> None:
@@ -161,7 +169,7 @@ class Stopping:
     @property
     def reason(self) -> str | None:
         if self.stopped is None:
-            return None
+            return "max_passes" if not self.scored else None
         return "plateau" if self.stopped < self.max_iter else "max_passes"
 
     def progress(self) -> str:
@@ -174,10 +182,13 @@ class Stopping:
 
     def summary(self) -> dict:
         """The rule and where it ended burn-in and the chain (for the run store)."""
+        stopped, burn_end = self.stopped, self.burn_end
+        if not self.scored:  # no held-out documents: the whole length, half burn-in
+            stopped, burn_end = self.max_iter, self.burn_in
         return {**self.rule._asdict(), "eval_every": self.eval_every,
                 "iters_per_pass": self.iters_per_pass, "max_iter": self.max_iter,
-                "burn_end": self.burn_end, "stopped": self.stopped,
-                "passes": None if self.stopped is None else self.stopped / self.iters_per_pass,
+                "scored": self.scored, "burn_end": burn_end, "stopped": stopped,
+                "passes": None if stopped is None else stopped / self.iters_per_pass,
                 "last_rate": self.last_rate, "reason": self.reason or "max_passes"}
 
     def state(self) -> dict:

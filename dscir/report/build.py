@@ -1,7 +1,8 @@
 """Compute a run's report on the cluster and write it (``dscir report RUN STORE``).
 
 The held-out score against passes and seconds with the run's stop marked
-(``dscir.report.trace``, inline SVG). On one cluster: the coherence of each topic's top words over the store
+(``dscir.api.convergence``, inline SVG). On one cluster: the coherence of each
+topic's top words over the store
 (UMass, NPMI and C_v from one scan of it, ``dscir.models.lda.coherence``), the
 convergence diagnostics when the run has several chains
 (``dscir.api.diagnose``), and pyLDAvis's view when pyLDAvis is installed
@@ -93,7 +94,7 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
             diagnosis = diagnose(run, cl, score=score)
         view, note = (_ldavis(model, store, cl, sweeps) if pyldavis
                       else (None, "pyLDAvis view not asked for (--no-pyldavis)."))
-    from dscir.report.trace import convergence_svgs
+    from dscir.api.convergence import convergence_svgs
 
     plots, stop_note = convergence_svgs(model, int(Corpus.open(store).train_docs().size))
     table = model.top_words_table(top)

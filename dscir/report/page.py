@@ -95,7 +95,7 @@ def render(*, title: str, summary: list[str], topics: list[list[tuple[str, float
     """The page as one string. ``topics``: each topic's (word, probability) pairs;
     ``coherence``: per-topic values by measure; ``diagnosis``: a
     ``dscir.api.diagnose.Diagnosis`` (None: a note says why there is none);
-    ``trace_plots``: inline SVGs of the held-out score (``dscir.report.trace``) and
+    ``trace_plots``: inline SVGs of the held-out score (``dscir.api.convergence``) and
     ``stop_note`` why the run stopped."""
     data = {"topics": [[w.lower() for w, _ in words] for words in topics]}
     parts = [f"<h1>{html.escape(title)}</h1>",

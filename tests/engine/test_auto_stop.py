@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from support.lda import K_TRUE
+from support.runs import Interrupt, assert_same_run
 
 from dscir.api import LDA
 from dscir.cli import main
@@ -13,8 +15,6 @@ from dscir.engine.chain import Chain
 from dscir.engine.stopping import Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.runs import Run, read_checkpoint
-from support.lda import K_TRUE
-from support.runs import Interrupt, assert_same_run
 
 
 def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
@@ -125,10 +125,14 @@ def test_an_auto_run_resumes_the_same_decision(synthetic_store, two_workers, tmp
     assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
 
 
-def test_auto_needs_held_out_documents():
+def test_auto_without_held_out_documents_runs_max_passes_half_burn_in():
+    """Nothing to score (an in-memory matrix): the chain runs max_passes passes, the
+    first half burn-in, and says so (reason 'max_passes')."""
     matrix = sp.csr_matrix(np.ones((40, 6), dtype=np.int64))
-    with pytest.raises(DscirError, match="no held-out documents; give n_iter a number"):
-        auto_lda().fit(matrix, vocabulary=[f"w{i}" for i in range(6)])
+    model = auto_lda(batch_size=20, max_passes=3, thin=1).fit(
+        matrix, vocabulary=[f"w{i}" for i in range(6)])
+    assert (model.n_iter_, model.stop_reason_, model.n_samples_) == (6, "max_passes", 3)
+    assert model.stopping_["scored"] is False and model.evaluations_ == []
 
 
 def test_auto_rejects_a_burn_in():
@@ -155,3 +159,19 @@ def test_a_bad_tolerance_is_named_as_typed(capsys):
     assert main(["fit", "lda", "/nonexistent/store", "--iterations", "auto",
                  "--tolerance", "-0.1"]) == 2
     assert "--tolerance must be >= 0, got -0.1" in capsys.readouterr().err
+
+
+def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
+    """The mixtures take the same rule on a score where higher is better (the
+    exact Gibbs sampler: a pass each iteration). Guards against the direction
+    swapped (a rising log predictive read as no progress would stop at once)."""
+    from dscir.api import Mixture
+
+    model = Mixture(4, "gibbs", eval_every=2, window=4, min_passes=6, max_passes=60,
+                    tolerance=0.002, thin=1, seed=0, progress=False).fit(dpmm_store[0])
+    got = model.stopping_
+    assert got["iters_per_pass"] == 1.0 and model.stop_reason_ == got["reason"]
+    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=False)
+    for e in model.evaluations_:
+        again.observe(e[0], e[1])
+    assert again.summary() == got and got["stopped"] == model.n_iter_

@@ -1,4 +1,4 @@
-"""The report's convergence plot (dscir.report.trace): the held-out score against
+"""The report's convergence plot (dscir.api.convergence): the held-out score against
 passes and seconds, burn-in's end and the stop marked, and why the run stopped."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from dscir.api.convergence import convergence_svgs
 from dscir.models.lda import LDAModel
 from dscir.report.page import render
-from dscir.report.trace import convergence_svgs
 
 
 def auto_model():

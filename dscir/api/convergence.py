@@ -1,6 +1,7 @@
-"""The held-out score of a run against passes and seconds, as inline SVG (no
-plotting library, no network): the report page's convergence plot, with where
-burn-in ended and where the run stopped marked."""
+"""The held-out score of a fit against passes and seconds, as inline SVG (no
+plotting library, no network), with where burn-in ended and where the run
+stopped marked: the report page's convergence plot (``dscir report``) and the
+fitted estimator's in a notebook."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def convergence_svgs(model, n_train: int) -> tuple[list[str], str]:
     walls = np.asarray(getattr(model, "history_", {}).get("wall", []), dtype=float)
     if walls.size >= model.n_iter_ > 0 and walls.size:
         clock = np.concatenate([[0.0], np.cumsum(walls)])
-        at = lambda m: float(clock[min(int(m), walls.size)])  # noqa: E731
+        at = lambda m: float(clock[min(int(m), walls.size)])
         svgs.append(trace_svg([at(m) for m in its], scores,
                               xlabel="seconds of iterations (scoring not counted)",
                               ylabel=f"held-out {metric}", title=f"held-out {metric} by time",
