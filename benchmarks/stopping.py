@@ -19,13 +19,16 @@ stationary by b, which is what the first plateau asserts; the real fits of
 ``--check`` measure the difference). A candidate is *good* on a corpus when its
 stop's perplexity is <= ``GOOD_RATIO`` (1.02) x the N-iteration fit's and its time
 (iterations plus held-out scores, at the trace's measured costs) <= ``GOOD_TIME``
-(0.35) x the N-iteration fit's (which scores once). For each corpus left out, the
-candidate chosen on the others is, among those good on all of them (first with a
-margin: ratio <= 1.01), the one with the smallest mean time; it is then replayed
-on the corpus left out. Writes ``results/stopping_loo.json`` and ``.png``.
+(0.35) x the N-iteration fit's (which scores once). A candidate is (tolerance,
+window, min_passes, every): it scores every ``every``-th of the trace's scores
+(``eval_every`` = every x E). For each corpus left out, the candidate chosen on
+the others is the one good with a margin (ratio <= 1.01) on the most of them,
+then good on the most, then with the smallest mean time (among rules that stop
+alike, the most cautious: ``tie``); it is then replayed on the corpus left out. Writes ``results/stopping_loo.json`` and ``.png``.
 
 ``--check CORPUS`` fits ``dscir.LDA(n_topics=K)`` with n_iter="auto" and the rule
-``--table`` chose with CORPUS left out (or ``--tolerance/--window/--min-passes``),
+``--table`` chose with CORPUS left out (or ``--tolerance/--window/--min-passes``;
+``--default``: every setting at its default, ``results/stopping_check_{corpus}_default.json``),
 and compares its passes, time and perplexity (dscir's and peers.py's scorer) with
 the stored N-iteration fit and with tomotopy's 200 iterations where
 ``results/peers_user_{corpus}.json`` has them. Writes
@@ -55,8 +58,9 @@ CORPORA = ("reuters", "kos", "ap", "wiki", "news", "big")
 K, N_ITER, EVAL_EVERY = 20, 1000, 10
 GOOD_RATIO, MARGIN_RATIO, GOOD_TIME = 1.02, 1.01, 0.35
 TOLERANCES = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.01)
-WINDOWS = (2.0, 3.0, 5.0, 8.0)
-MIN_PASSES = (5.0, 10.0, 15.0)
+WINDOWS = (1.0, 2.0, 3.0, 5.0, 8.0)
+MIN_PASSES = (3.0, 5.0, 10.0, 15.0)
+EVERY = (1, 2, 3)  # a candidate scores every this many of the trace's scores
 MAX_PASSES = 100.0
 
 
@@ -134,12 +138,16 @@ def record(corpus: str, n_iter: int, eval_every: int, topics: int, seed: int) ->
     return out
 
 
-def replay(trace: dict, tolerance: float, window: float, min_passes: float) -> dict:
-    """The rule replayed on a trace (see the module's docstring)."""
+def replay(trace: dict, tolerance: float, window: float, min_passes: float,
+           every: int = 1) -> dict:
+    """The rule replayed on a trace, scoring every ``every``-th of its scores (see the
+    module's docstring)."""
     from dscir.engine.stopping import Plateau, Stopping
 
-    E, B, N = trace["eval_every"], trace["burn_in"], trace["n_iter"]
+    E, B, N = trace["eval_every"] * every, trace["burn_in"], trace["n_iter"]
     its, ps = np.asarray(trace["iterations"]), np.asarray(trace["perplexity"])
+    keep = its % E == 0
+    its, ps = its[keep], ps[keep]
     burn, kept = ps[its <= B], ps[its > B]
     stop = Stopping(Plateau(tolerance, window, min_passes, MAX_PASSES), E, True,
                     trace["iters_per_pass"])
@@ -170,37 +178,58 @@ def replay(trace: dict, tolerance: float, window: float, min_passes: float) -> d
             "margin": bool(ratio <= MARGIN_RATIO and time_ratio <= GOOD_TIME)}
 
 
+def tie(c: tuple) -> tuple:
+    """Among candidates that stop alike: the smaller tolerance, the longer window and
+    minimum, the more frequent scores (the most cautious rule)."""
+    return c[0], -c[1], -c[2], c[3]
+
+
 def table(traces: dict) -> dict:
-    cands = list(itertools.product(TOLERANCES, WINDOWS, MIN_PASSES))
+    cands = list(itertools.product(TOLERANCES, WINDOWS, MIN_PASSES, EVERY))
     scores = {c: {n: replay(t, *c) for n, t in traces.items()} for c in cands}
     folds = []
     for out in traces:
         rest = [n for n in traces if n != out]
-        chosen = None
-        for key in ("margin", "good"):
-            ok = [c for c in cands if all(scores[c][n][key] for n in rest)]
-            if ok:
-                chosen = min(ok, key=lambda c: (np.mean([scores[c][n]["time_ratio"]
-                                                         for n in rest]), c))
-                break
-        fold = {"left_out": out, "trained_on": rest, "chosen": None if chosen is None else
-                dict(zip(("tolerance", "window", "min_passes"), chosen))}
-        if chosen is not None:
-            fold.update(selected_by=key, test=scores[chosen][out],
-                        train={n: scores[chosen][n] for n in rest})
+        def rank(c, rest=rest):  # most corpora good (with the margin first), then time
+            return (-sum(scores[c][n]["margin"] for n in rest),
+                    -sum(scores[c][n]["good"] for n in rest),
+                    float(np.mean([scores[c][n]["time_ratio"] for n in rest])), tie(c))
+
+        chosen = min(cands, key=rank)
+        fold = {"left_out": out, "trained_on": rest,
+                "chosen": dict(zip(("tolerance", "window", "min_passes", "every"), chosen)),
+                "good_on_all_others": all(scores[chosen][n]["good"] for n in rest),
+                "test": scores[chosen][out], "train": {n: scores[chosen][n] for n in rest}}
         folds.append(fold)
-    default = tuple(_default_rule().values())
+    names = list(traces)
+
+    def rank_all(c):
+        return (-sum(scores[c][n]["margin"] for n in names),
+                -sum(scores[c][n]["good"] for n in names),
+                float(np.mean([scores[c][n]["time_ratio"] for n in names])), tie(c))
+
+    on_all = min(cands, key=rank_all)
+    default = (*_default_rule().values(), _default_every())
     return {"criterion": f"good: stop's perplexity <= {GOOD_RATIO} x the N-iteration fit's "
-                         f"and time <= {GOOD_TIME} x its; chosen: smallest mean time among "
-                         f"candidates good on every other corpus with perplexity <= "
-                         f"{MARGIN_RATIO} x (else <= {GOOD_RATIO} x)",
+                         f"and time <= {GOOD_TIME} x its; chosen: the candidate good (with "
+                         f"perplexity <= {MARGIN_RATIO} x) on the most other corpora, then "
+                         "good on the most, then the smallest mean time",
             "corpora": list(traces), "folds": folds,
             "all_left_out_good": all(f.get("test", {}).get("good", False) for f in folds),
-            "default_rule": dict(zip(("tolerance", "window", "min_passes"), default)),
+            "chosen_on_all": dict(zip(("tolerance", "window", "min_passes", "every"), on_all)),
+            "default_rule": dict(zip(("tolerance", "window", "min_passes", "every"), default)),
             "default_rule_on_each": {n: scores[default][n] for n in traces}
             if default in scores else None,
             "candidates": [{"tolerance": c[0], "window": c[1], "min_passes": c[2],
-                            **scores[c]} for c in cands]}
+                            "every": c[3], **scores[c]} for c in cands]}
+
+
+def _default_every() -> int:
+    """The default cadence in the trace's scores (one every E iterations, a pass at
+    the default policy's ten iterations a pass)."""
+    from dscir.engine.stopping import SCORE_EVERY_PASSES
+
+    return max(1, round(SCORE_EVERY_PASSES * 10 / EVAL_EVERY))
 
 
 def _default_rule() -> dict:
@@ -224,11 +253,10 @@ def plot(traces: dict, result: dict, path: Path) -> None:
         ax.axhspan(final, final * GOOD_RATIO, color="green", alpha=0.15,
                    label=f"<= {GOOD_RATIO} x the {t['n_iter']}-iteration fit")
         ax.axvline(t["burn_in"] / t["iters_per_pass"], color="grey", lw=0.6, ls=":")
-        if fold["chosen"] is not None:
-            c, test = fold["chosen"], fold["test"]
-            ax.axvline(test["passes"], color="red", ls="--",
-                       label=f"replayed stop: {c['tolerance']:.2%}/pass, window "
-                             f"{c['window']:g}, min {c['min_passes']:g}")
+        c, test = fold["chosen"], fold["test"]
+        ax.axvline(test["passes"], color="red", ls="--",
+                   label=f"replayed stop: {c['tolerance']:.2%}/pass, window "
+                         f"{c['window']:g}, min {c['min_passes']:g}, every {c['every']}")
         ax.set(title=f"{name} (K = {t['K']}) left out", xlabel="passes",
                ylabel="held-out perplexity", ylim=(final * 0.97, final * 1.3))
         ax.legend(fontsize=7)
@@ -281,6 +309,8 @@ def main() -> None:
     p.add_argument("--tolerance", type=float)
     p.add_argument("--window", type=float)
     p.add_argument("--min-passes", type=float)
+    p.add_argument("--default", action="store_true",
+                   help="--check the default rule (every setting at its default)")
     args = p.parse_args()
     RESULTS.mkdir(exist_ok=True)
     argv = sys.argv[1:]
@@ -299,20 +329,25 @@ def main() -> None:
         plot(traces, result, RESULTS / "stopping_loo.png")
         for f in result["folds"]:
             print({k: f.get(k) for k in ("left_out", "chosen", "test")})
+        print("chosen on all:", result["chosen_on_all"])
         print("default rule:", result["default_rule"], result["default_rule_on_each"])
     if args.check:
         rule = {"n_iter": "auto"}
         given = {k: getattr(args, k) for k in ("tolerance", "window", "min_passes")}
-        if all(v is None for v in given.values()):
+        if args.default:  # dscir.LDA(n_topics=K).fit(store): every setting at its default
+            pass
+        elif all(v is None for v in given.values()):
             loo = json.loads((RESULTS / "stopping_loo.json").read_text())
             fold = next(f for f in loo["folds"] if f["left_out"] == args.check)
-            if fold["chosen"] is None:
-                raise SystemExit(f"no rule was good on every corpus but {args.check}")
-            given = fold["chosen"]
+            given = dict(fold["chosen"])
+            given["eval_every"] = EVAL_EVERY * given.pop("every")
+        elif args.eval_every != EVAL_EVERY:
+            given["eval_every"] = args.eval_every
         rule.update({k: v for k, v in given.items() if v is not None})
         out = check(args.check, rule, args.topics, args.seed)
         out.update(_machine(argv))
-        (RESULTS / f"stopping_check_{args.check}.json").write_text(json.dumps(out, indent=1))
+        name = f"stopping_check_{args.check}{'_default' if args.default else ''}.json"
+        (RESULTS / name).write_text(json.dumps(out, indent=1))
         print({k: out.get(k) for k in ("rule", "n_iter", "passes", "stop_reason", "fit_seconds",
                                         "ratio_to_long_chain", "time_ratio_to_long_chain",
                                         "ratio_to_tomotopy_200", "passed")})

@@ -15,7 +15,7 @@ import numbers
 
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
 from dscir.api.stopping_params import n_iter_param, stopping_params
-from dscir.engine.stopping import EVAL_EVERY
+from dscir.engine.stopping import SCORE_EVERY_PASSES
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
@@ -77,7 +77,7 @@ PARAMS: tuple[Param, ...] = (
     Param("thin", Interval(Int, 1), 10, "keep a sample every this many iterations."),
     Param("eval_every", Interval(Int, 0), 0,
           "score the held-out documents every this many iterations (0: never, or every "
-          f"{EVAL_EVERY} with n_iter='auto'; on the command line, at the end when the store "
+          f"{SCORE_EVERY_PASSES:g} passes with n_iter='auto'; on the command line, at the end when the store "
           "has held-out documents).", config=False),
     Param("eval_sweeps", Interval(Int, 2), 100,
           "Gibbs sweeps for document completion when scoring."),

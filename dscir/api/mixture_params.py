@@ -13,7 +13,7 @@ import numbers
 
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
 from dscir.api.stopping_params import n_iter_param, stopping_params
-from dscir.engine.stopping import EVAL_EVERY
+from dscir.engine.stopping import SCORE_EVERY_PASSES
 from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
 from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
 from dscir.models.mixture_components import PLACEMENTS
@@ -34,7 +34,7 @@ RUN: tuple[Param, ...] = (
     Param("thin", Interval(Int, 1), 10, "keep a sample every this many iterations."),
     Param("eval_every", Interval(Int, 0), 0,
           "score the held-out rows every this many iterations (0: never, or every "
-          f"{EVAL_EVERY} with n_iter='auto'; on the command line, at the end).",
+          f"{SCORE_EVERY_PASSES:g} passes with n_iter='auto'; on the command line, at the end).",
           config=False),
     Param("seed", Interval(Int, 0), 0,
           "the whole chain is a function of the seed (and the corpus)."),

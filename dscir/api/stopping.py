@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 def stopping_rule(est) -> dict | None:
     """The rule's parameters and the scoring cadence of ``est`` with ``n_iter="auto"``
     (None: a fixed number of iterations)."""
-    from dscir.engine.stopping import EVAL_EVERY, Plateau
+    from dscir.engine.stopping import Plateau
 
     if est.n_iter != AUTO:
         return None
@@ -31,7 +31,7 @@ def stopping_rule(est) -> dict | None:
     declared = est._parameter_constraints
     rule = {k: declared[k].coerce(getattr(est, k)) for k in Plateau._fields}
     Plateau(**rule).check()
-    return {**rule, "eval_every": int(est.eval_every) or EVAL_EVERY}
+    return {**rule, "eval_every": int(est.eval_every)}  # 0: the rule's cadence
 
 
 def iters_per_pass(est, config, data) -> float:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numbers
 
 from dscir.api.params import AUTO, Interval, Param
-from dscir.engine.stopping import EVAL_EVERY, Plateau
+from dscir.engine.stopping import SCORE_EVERY_PASSES, Plateau
 
 Real = numbers.Real
 DEFAULTS = Plateau._field_defaults
@@ -19,7 +19,7 @@ def n_iter_param(score: str) -> Param:
     return Param("n_iter", Interval(numbers.Integral, 0), AUTO,
                  f"iterations of fit, run exactly; 'auto': until the held-out {score} "
                  "stops improving (dscir.engine.stopping: scored every eval_every "
-                 f"iterations, {EVAL_EVERY} when 0; burn-in ends at the plateau of the "
+                 f"iterations, every {SCORE_EVERY_PASSES:g} passes when 0; burn-in ends at the plateau of the "
                  "current state's score, the run at the plateau of the kept samples' "
                  "mean's, after min_passes and at most max_passes passes over the "
                  "training documents); 'auto' needs held-out documents. The fit records "

@@ -45,10 +45,11 @@ STOP_REASONS = ("plateau", "max_passes", "n_iter")
 
 
 class Plateau(NamedTuple):
-    # benchmarks/stopping.py chooses these by leaving one corpus out
+    # Chosen on ap, kos and reuters by benchmarks/stopping.py (results/stopping_loo.json,
+    # "chosen_on_all", with SCORE_EVERY_PASSES); see docs/guide/fitting.md.
     tolerance: float = 0.001  # relative held-out change per pass that still counts as progress
-    window: float = 5.0  # passes over which the change is read
-    min_passes: float = 10.0  # passes at the least before the chain may stop
+    window: float = 3.0  # passes over which the change is read
+    min_passes: float = 15.0  # passes at the least before the chain may stop
     max_passes: float = 100.0  # passes at the most
 
     def check(self) -> Plateau:
@@ -93,15 +94,18 @@ class Plateau(NamedTuple):
         return r is not None and r <= self.tolerance
 
 
-#: Held-out scores every this many iterations under the rule when none is asked for.
-EVAL_EVERY = 10
+#: Held-out scores every this many passes under the rule when no ``eval_every`` is
+#: asked for (at least every iteration): scoring costs the fit's time, and three
+#: passes between scores were as good as one on every corpus of the study.
+SCORE_EVERY_PASSES = 3.0
 
 
 class Stopping:
     """The decision of a chain of unknown length, in two plateaus.
 
-    Every ``eval_every`` iterations the chain scores its held-out documents; a pass
-    over the training documents is ``iters_per_pass`` iterations. While burning in
+    Every ``eval_every`` iterations the chain scores its held-out documents (0: every
+    ``SCORE_EVERY_PASSES`` passes); a pass over the training documents is
+    ``iters_per_pass`` iterations. While burning in
     (no sample kept), the score is the current state's; burn-in ends at the first
     iteration where those scores reach a plateau, or at half of the maximum
     (``burn_end``), so samples are always kept. Then samples are kept and the score
@@ -118,11 +122,12 @@ class Stopping:
     def __init__(self, rule: Plateau, eval_every: int, lower_is_better: bool,
                  iters_per_pass: float = 1.0, scored: bool = True):
         self.scored = scored
-        self.rule, self.eval_every = rule.check(), int(eval_every)
+        self.rule = rule.check()
         if not iters_per_pass > 0:
             raise DscirError(f"a pass must be a positive number of iterations, "
                              f"got {iters_per_pass!r}")
         self.iters_per_pass = float(iters_per_pass)
+        self.eval_every = int(eval_every) or max(1, round(SCORE_EVERY_PASSES * iters_per_pass))
         self.lower_is_better = lower_is_better
         self.max_iter = max(1, math.ceil(rule.max_passes * self.iters_per_pass - 1e-9))
         self.min_iter = math.ceil(rule.min_passes * self.iters_per_pass - 1e-9)
