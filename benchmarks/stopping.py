@@ -31,8 +31,11 @@ alike, the most cautious: ``tie``); it is then replayed on the corpus left out. 
 ``--default``: every setting at its default, ``results/stopping_check_{corpus}_default.json``),
 and compares its passes, time and perplexity (dscir's and peers.py's scorer) with
 the stored N-iteration fit and with tomotopy's 200 iterations where
-``results/peers_user_{corpus}.json`` has them. Writes
-``results/stopping_check_{corpus}.json``.
+``results/peers_user_{corpus}.json`` has them (peers.py's scorer on both). Writes
+``results/stopping_check_{corpus}.json``; ``--table`` gathers the checks into
+the left-out table (``checks``): passes, iterations, time (measured, and priced at
+the long chain's measured costs per iteration and per score), perplexity against
+the long chain and tomotopy.
 
     nice -n 19 python benchmarks/stopping.py --record reuters   # ap kos wiki news reuters
     python benchmarks/stopping.py --table
@@ -289,6 +292,34 @@ def check(corpus: str, rule: dict, topics: int, seed: int) -> dict:
     return out
 
 
+def checks(traces: dict) -> list[dict]:
+    """The real fits of ``--check`` beside their long chains: the left-out table.
+    ``time_ratio_at_trace_costs`` prices the fit's iterations and scores at the long
+    chain's measured costs (the two ran at different loads of a shared machine)."""
+    rows = []
+    for path in sorted(RESULTS.glob("stopping_check_*.json")):
+        c = json.loads(path.read_text())
+        t = traces.get(c["corpus"])
+        if t is None:
+            continue
+        per_it = t["iteration_seconds"] / t["n_iter"]
+        full = t["iteration_seconds"] + t["eval_seconds"]
+        rows.append({
+            "file": path.name, "corpus": c["corpus"], "rule": c["rule"],
+            "passes": c["passes"], "iterations": c["n_iter"], "reason": c["stop_reason"],
+            "seconds": c["fit_seconds"], "ratio_to_long_chain": c["ratio_to_long_chain"],
+            "peers_ratio_to_long_chain": c["peers_ratio_to_long_chain"],
+            "ratio_to_tomotopy_200": c.get("ratio_to_tomotopy_200"),
+            "time_ratio_measured": c["time_ratio_to_long_chain"],
+            "time_ratio_at_trace_costs": (c["n_iter"] * per_it + c["n_evaluations"]
+                                          * t["eval_seconds"]) / full})
+    for r in rows:
+        r["passed"] = bool(r["ratio_to_long_chain"] <= GOOD_RATIO and
+                           r["time_ratio_at_trace_costs"] <= GOOD_TIME and
+                           (r["ratio_to_tomotopy_200"] or 0.0) <= 1.0)
+    return rows
+
+
 def _machine(argv: list[str]) -> dict:
     return {"command": "nice -n 19 python benchmarks/stopping.py " + " ".join(argv),
             "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
@@ -324,12 +355,15 @@ def main() -> None:
         traces = {n: json.loads((RESULTS / f"stopping_trace_{n}.json").read_text())
                   for n in CORPORA if (RESULTS / f"stopping_trace_{n}.json").exists()}
         result = table(traces)
-        result.update(command="python benchmarks/stopping.py --table")
+        result.update(command="python benchmarks/stopping.py --table",
+                      checks=checks(traces))
         (RESULTS / "stopping_loo.json").write_text(json.dumps(result, indent=1))
         plot(traces, result, RESULTS / "stopping_loo.png")
         for f in result["folds"]:
             print({k: f.get(k) for k in ("left_out", "chosen", "test")})
         print("chosen on all:", result["chosen_on_all"])
+        for r in result["checks"]:
+            print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()})
         print("default rule:", result["default_rule"], result["default_rule_on_each"])
     if args.check:
         rule = {"n_iter": "auto"}
