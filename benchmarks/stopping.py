@@ -64,6 +64,7 @@ TOLERANCES = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.01)
 WINDOWS = (1.0, 2.0, 3.0, 5.0, 8.0)
 MIN_PASSES = (3.0, 5.0, 10.0, 15.0)
 EVERY = (1, 2, 3)  # a candidate scores every this many of the trace's scores
+BEST = 15  # candidates kept in the results, the best on all corpora
 MAX_PASSES = 100.0
 
 
@@ -223,8 +224,11 @@ def table(traces: dict) -> dict:
             "default_rule": dict(zip(("tolerance", "window", "min_passes", "every"), default)),
             "default_rule_on_each": {n: scores[default][n] for n in traces}
             if default in scores else None,
-            "candidates": [{"tolerance": c[0], "window": c[1], "min_passes": c[2],
-                            "every": c[3], **scores[c]} for c in cands]}
+            "best_candidates": [
+                {"tolerance": c[0], "window": c[1], "min_passes": c[2], "every": c[3],
+                 **{n: {k: scores[c][n][k] for k in ("passes", "ratio", "time_ratio", "good")}
+                    for n in names}}
+                for c in sorted(cands, key=rank_all)[:BEST]]}
 
 
 def _default_every() -> int:
