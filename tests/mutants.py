@@ -710,6 +710,10 @@ MUTANTS = [
            "_lower_is_better: bool = False", "_lower_is_better: bool = True",
            ("tests/engine/test_auto_stop.py::test_a_mixture_stops_where_its_held_out_log"
             "_predictive_plateaus",)),
+    Mutant("stopping-not-on-the-progress-bar", "dscir/engine/chain.py",
+           'postfix["stop"] = stopping.progress()', "pass",
+           ("tests/engine/test_auto_stop.py::test_the_progress_bar_shows_the_score_and_the_rules"
+            "_state",)),
     Mutant("stop-reason-not-loaded", "dscir/api/base.py",
            "load_stopping(self, run)", "None",
            ("tests/engine/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -175,3 +177,46 @@ def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
     for e in model.evaluations_:
         again.observe(e[0], e[1])
     assert again.summary() == got and got["stopped"] == model.n_iter_
+
+
+def test_a_fixed_run_records_that_it_ran_what_was_asked(synthetic_store, two_workers,
+                                                        tmp_path, capsys):
+    """An explicit n_iter runs exactly that many iterations, and the run, load and
+    dscir info say why it stopped: 'n_iter'."""
+    store, _ = synthetic_store
+    model = auto_lda(n_iter=4, eval_every=0).fit(store, client=two_workers,
+                                                 out=tmp_path / "run")
+    assert (model.n_iter_, model.stop_reason_) == (4, "n_iter")
+    assert not hasattr(model, "stopping_")
+    assert model.stop_summary() == "stopped after 4 iterations: the n_iter asked for"
+    assert LDA.load(tmp_path / "run").stop_reason_ == "n_iter"
+    assert main(["info", str(tmp_path / "run")]) == 0
+    assert "stopping:    n_iter=4 iterations, as asked (n_iter)" in capsys.readouterr().out
+
+
+def test_the_progress_bar_shows_the_score_and_the_rules_state(synthetic_store, two_workers,
+                                                               monkeypatch):
+    """Guards against a bar that hides where the rule stands: after each score it
+    shows the held-out perplexity and the change per pass against the tolerance."""
+    posts = []
+
+    class Bar:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def set_postfix(self, values, refresh=False):
+            posts.append(dict(values))
+
+        def update(self, n):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("dscir.progress.tqdm", Bar)
+    store, _ = synthetic_store
+    auto_lda(max_passes=2, progress=True).fit(store, client=two_workers)
+    scored = [p for p in posts if "perplexity" in p]
+    assert scored and all("stop" in p for p in posts)
+    assert re.fullmatch(r"(burn-in|kept mean), Δ/pass -?\d+\.\d\d% \(stop < 0\.30%\)",
+                        scored[-1]["stop"])
