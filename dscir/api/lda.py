@@ -35,7 +35,10 @@ class LDA(LDAScikitLearn, Estimator):
     in ``dscir.api.lda_params``. The fitted ``topic_word_`` is a NumPy array, or
     for topics held by the workers above ``dscir.api.fitted.DENSE_MAX_ENTRIES``
     entries a dask array over the stored mean (``materialize_topic_word()``
-    reads it whole onto the driver).
+    reads it whole onto the driver). By default (``n_iter="auto"``) the fit stops where its held-out score stops
+    improving (``dscir.engine.stopping``); ``n_iter_`` is the iterations it ran,
+    ``stop_reason_`` why it stopped ("plateau", "max_passes", or "n_iter" for an
+    explicit ``n_iter``), ``stopping_`` the rule and where it ended burn-in.
     """
 
     _model_name = "lda"
