@@ -34,13 +34,11 @@ from dscir.api.inputs import check_y, is_store
 from dscir.api.interrupted import report_interrupt
 from dscir.api.session import lost_scheduler, new_executor, on_a_cluster, runs_in_process, session
 from dscir.api.sklearn_compat import ScikitLearn
+from dscir.api.stopping import STOPPING_ATTR, AutoStop, load_stopping, note_unscored, stop_record
 from dscir.corpus.temporary import store_path
 from dscir.errors import ClusterError, DscirError, not_fitted, spell
 
-__all__ = ["Estimator", "Plan"]
-
-#: The run store attribute holding a stopping rule and where it ended burn-in and the run.
-STOPPING_ATTR = "dscir_stopping"
+__all__ = ["Estimator", "Plan", "STOPPING_ATTR"]
 
 
 class Plan(NamedTuple):
@@ -54,7 +52,7 @@ class Plan(NamedTuple):
     local: bool = False  # the chain runs in this process (no cluster)
 
 
-class Estimator(ScikitLearn, ChainDiagnostics):
+class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
     """Fit a model's chain on a corpus store; see ``LDA`` and ``DPMixture``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -111,21 +109,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         """Every parameter's value, the policy's (``reference``) where it is ``AUTO``."""
         return {**self.get_params(), **{k: self._reference(reference, k) for k in reference}}
 
-    def _burn_in(self) -> int:
-        """Iterations before samples are kept: ``burn_in``, or half of ``n_iter``."""
-        return int(self.n_iter // 2 if self.burn_in is None else self.burn_in)
-
     def _model_type(self, config):
         raise NotImplementedError
-
-    def _iterations(self, config) -> int:
-        """The iterations ``fit`` runs in all (at most, with a stopping rule)."""
-        return self.n_iter
-
-    def _stopping(self, config):
-        """The ``dscir.engine.stopping.Stopping`` that ends a chain of unknown
-        length (None: the chain runs ``n_iter`` iterations)."""
-        return None
 
     def needs_cluster(self) -> bool:
         """Whether the command line starts a cluster for ``fit`` (the exact samplers
@@ -206,7 +191,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         run = resume if resume is not None else out if every or interval else None
         self._chain = chain = self._start(plan, client, local_dir=None if run is None
                                           else str(Path(run) / "local"))
-        writer, n_iter = None, self._iterations(plan.config)
+        writer, n_iter = None, self._iterations(plan.config, plan.store)
         if plan.checkpoint is not None:
             writer = RunWriter.resume(resume, plan.checkpoint, checkpoint_every=checkpoints[0],
                                       checkpoint_interval=checkpoints[1], n_iter=n_iter)
@@ -226,7 +211,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         config = plan.config if seed is None else dataclasses.replace(plan.config, seed=seed)
         executor = new_executor(plan.model_type.name, plan.store, client)
         return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
-                     stopping=self._stopping(config))
+                     stopping=self._stopping(config, plan.store))
 
     def check_run(self, corpus, *, out: str | Path | None = None,
                   checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
@@ -243,25 +228,22 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         from dscir.runs.store import checkpoint_to_resume
 
         config = self.chain_config(corpus)
-        if resume is not None and self.burn_in is None and not getattr(config, "stopping", 0):
+        if resume is not None and self.burn_in is None and self.n_iter != AUTO:
             # The run's burn-in: the default, half of n_iter, changes when n_iter grows.
             burn_in = started_with(resume, "burn_in")
             config = config if burn_in is None else dataclasses.replace(config, burn_in=burn_in)
-        n_iter = self._iterations(config)
-        check_run_options(out, resume, checkpoints, n_iter, overwrite)
         store, model_type = store_path(corpus), self._model_type(config)
         from dscir.models.base import Data
 
         data = Data.open(store)
-        if self._stopping(config) is not None and data.heldout.size == 0:
-            raise DscirError(f"n_iter='auto' stops where the held-out score stops improving, "
-                             f"and {store} has no held-out documents; give n_iter a number "
-                             f"or use a store with held-out documents")
         if model_type.minibatch:
             train = data.train.size
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
+        n_iter = self._iterations(config, store)
+        check_run_options(out, resume, checkpoints, n_iter, overwrite)
+        note_unscored(self, config, store, n_iter)
         self._check_memory(config, data.n_words, cluster)
         warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
@@ -346,11 +328,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             model=chain.model.name, metric=chain.model.metric, config=chain.config.to_dict(),
             store=absolute_store(chain.store), iteration=chain.iteration,
             n_samples=chain.n_samples, arrays=arrays, params=self._recorded_params())
-        if chain.stopping is not None:
-            import zarr
+        import zarr
 
-            zarr.open_group(str(self.run_path_), mode="r+").attrs[STOPPING_ATTR] = \
-                chain.stopping.summary()
+        zarr.open_group(str(self.run_path_), mode="r+").attrs[STOPPING_ATTR] = \
+            stop_record(chain)
 
     def _collect(self, chain) -> None:
         """Learned attributes from the chain (every estimator's, then the model's own)."""
@@ -359,8 +340,10 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
         self.n_features_in_ = int(chain.data.n_words)
+        record = stop_record(chain)
+        self.stop_reason_ = record["reason"]
         if chain.stopping is not None:
-            self.stopping_ = chain.stopping.summary()
+            self.stopping_ = record
 
     def _fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
@@ -378,6 +361,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
         self._load(r)
+        load_stopping(self, run)
         self.n_features_in_ = int(len(r.vocabulary))
         from dscir.runs.chains import chains_meta
 

@@ -52,7 +52,8 @@ def fit_chains(estimator, plan, client, n_chains: int, *, out: str | Path,
         chains = [estimator._start(plan, client, seed=s) for s in seeds]
 
         def run(c: int) -> None:
-            estimator._advance(chains[c], estimator._iterations(plan.config), writer.writers[c], chain_index=c,
+            estimator._advance(chains[c], estimator._iterations(plan.config, plan.store),
+                               writer.writers[c], chain_index=c,
                                collect=False)
 
         with ThreadPoolExecutor(n_chains, thread_name_prefix="dscir-chain") as pool:

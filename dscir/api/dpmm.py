@@ -30,6 +30,10 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
     alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.dpmm``.
     Each parameter is declared once in ``dscir.api.mixture_params``.
     ``partial_fit(X_new)`` learns from new documents (``dscir.api.streaming``).
+    By default (``n_iter="auto"``) the fit stops where its held-out score stops
+    improving (``dscir.engine.stopping``); ``n_iter_`` is the iterations it ran,
+    ``stop_reason_`` why it stopped ("plateau", "max_passes", or "n_iter" for an
+    explicit ``n_iter``), ``stopping_`` the rule and where it ended burn-in.
     """
 
     _model_name = "dpmm"

@@ -17,7 +17,6 @@ from dscir.api.lda_params import PARAMS, POLICY_CHOSEN, resumed_options
 from dscir.api.params import AUTO, declare
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
-from dscir.engine.stopping import EVAL_EVERY, Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE, LDAConfig, LDAModel
 from dscir.models.lda.policy import choose, choose_batch, choose_sweeps, needs_corpus
@@ -36,7 +35,10 @@ class LDA(LDAScikitLearn, Estimator):
     in ``dscir.api.lda_params``. The fitted ``topic_word_`` is a NumPy array, or
     for topics held by the workers above ``dscir.api.fitted.DENSE_MAX_ENTRIES``
     entries a dask array over the stored mean (``materialize_topic_word()``
-    reads it whole onto the driver).
+    reads it whole onto the driver). By default (``n_iter="auto"``) the fit stops where its held-out score stops
+    improving (``dscir.engine.stopping``); ``n_iter_`` is the iterations it ran,
+    ``stop_reason_`` why it stopped ("plateau", "max_passes", or "n_iter" for an
+    explicit ``n_iter``), ``stopping_`` the rule and where it ended burn-in.
     """
 
     _model_name = "lda"
@@ -46,6 +48,7 @@ class LDA(LDAScikitLearn, Estimator):
     _diagnosable = _reportable = True
     _score_note = "per-token log likelihood"
     _ksd_count, _ksd_unit = "n_words", "documents"
+    _lower_is_better = True  # perplexity
 
     def needs_cluster(self) -> bool:
         """The command line runs LDA on Dask (its settings need no corpus to know
@@ -87,30 +90,8 @@ class LDA(LDAScikitLearn, Estimator):
         return super(LDA, est)._prepare(corpus, out, checkpoints, resume, overwrite,
                                         **keywords)
 
-    def _stopping_rule(self) -> dict | None:
-        """The ``config="stopping"`` parameters and the scoring cadence with
-        ``n_iter="auto"`` (None: a fixed number of iterations)."""
-        if self.n_iter != AUTO:
-            return None
-        if self.burn_in is not None:
-            raise DscirError("burn_in is decided by the stopping rule with n_iter='auto'; "
-                             "leave it None")
-        rule = {p.name: p.coerce(getattr(self, p.name)) for p in PARAMS
-                if p.config == "stopping"}
-        Plateau(**rule).check()
-        return {**rule, "eval_every": int(self.eval_every) or EVAL_EVERY}
-
-    def _burn_in(self) -> int:
-        return 0 if self.n_iter == AUTO else super()._burn_in()
-
-    def _iterations(self, config) -> int:
-        return self.n_iter if config.stopping is None else config.stopping["max_iter"]
-
-    def _stopping(self, config):
-        if config.stopping is None:
-            return None
-        rule = {k: v for k, v in config.stopping.items() if k != "eval_every"}
-        return Stopping(Plateau(**rule), config.stopping["eval_every"], lower_is_better=True)
+    def _rule(self, config) -> dict | None:
+        return config.stopping
 
     def _model_type(self, config):
         return LDAModel
@@ -397,4 +378,20 @@ class LDA(LDAScikitLearn, Estimator):
         shown = range(min(20, self.topic_word_.shape[0]))
         table = TopicTable.from_top(*fitted.top_entries(self.topic_word_, 8), self.vocabulary_,
                                     order=shown)
-        return head + table._repr_html_()
+        return head + self._convergence_html() + table._repr_html_()
+
+    def _convergence_html(self) -> str:
+        """Where and why the fit stopped, and its held-out score by pass and by second
+        (``dscir.api.convergence``), for a notebook."""
+        from dscir.api.convergence import convergence_svgs
+
+        n_train = getattr(getattr(self, "config_", None), "batch_size", 1) or 1
+        try:
+            from dscir.corpus import Corpus
+
+            n_train = int(Corpus.open(self.store_).train_docs().size)
+        except Exception:  # noqa: BLE001 -- the store is gone: passes from the rule alone
+            pass
+        svgs, _ = convergence_svgs(self, n_train)
+        return (f"<p>{html.escape(self.stop_summary())}</p>"
+                + "".join(f'<div style="display:inline-block">{s}</div>' for s in svgs))

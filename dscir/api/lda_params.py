@@ -4,7 +4,8 @@ The estimator's signature, constraint table and docstring, and ``dscir fit lda``
 options are built from ``PARAMS``; ``config=True`` parameters are fields of
 ``LDAConfig`` (``AUTO`` resolved by the policy), ``config="stopping"`` ones the
 stopping rule of ``n_iter="auto"`` (``LDAConfig.stopping``, the fields of
-``dscir.engine.stopping.Plateau``); the others drive the run. ``SAMPLER_OPTIONS``
+``dscir.engine.stopping.Plateau``, declared in ``dscir.api.stopping_params``); the
+others drive the run. ``SAMPLER_OPTIONS``
 are entries of ``sampler_options``, each with its command-line flag.
 """
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 import numbers
 
 from dscir.api.params import AUTO, Interval, Mapping, Options, Param
-from dscir.engine.stopping import EVAL_EVERY, Plateau
+from dscir.api.stopping_params import n_iter_param, stopping_params
+from dscir.engine.stopping import SCORE_EVERY_PASSES
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
@@ -66,16 +68,8 @@ PARAMS: tuple[Param, ...] = (
     Param("control_variates", BOOL, False,
           "a_hat from the stored assignments' counts plus the scaled minibatch correction "
           "(Dubey et al. 2016); needs warm_start.", needs="warm_start"),
-    Param("n_iter", Interval(Int, 0), 1000,
-          "iterations of fit; 'auto': until the held-out score stops improving "
-          "(dscir.engine.stopping): burn-in ends at the plateau of the current state's "
-          "score, the run at the plateau of the kept samples' mean's (or max_iter); "
-          "needs held-out documents.", flag="--iterations", config=False, auto=True),
-    Param("max_iter", Interval(Int, 1), 5000,
-          "iterations at the most with n_iter='auto'.", config="stopping"),
-    Param("tolerance", Interval(Real, 0), Plateau._field_defaults["tolerance"],
-          "with n_iter='auto', the relative improvement of the held-out score over its "
-          "last window of scores that still counts as progress.", config="stopping"),
+    n_iter_param("perplexity"),
+    *stopping_params("stopping"),
     Param("burn_in", Interval(Int, 0, none=True), None,
           "samples of phi are kept every thin iterations after burn_in (None: half of "
           "n_iter; with n_iter='auto' the stopping rule's); topic_word_ is their mean.",
@@ -83,7 +77,7 @@ PARAMS: tuple[Param, ...] = (
     Param("thin", Interval(Int, 1), 10, "keep a sample every this many iterations."),
     Param("eval_every", Interval(Int, 0), 0,
           "score the held-out documents every this many iterations (0: never, or every "
-          f"{EVAL_EVERY} with n_iter='auto'; on the command line, at the end when the store "
+          f"{SCORE_EVERY_PASSES:g} passes with n_iter='auto'; on the command line, at the end when the store "
           "has held-out documents).", config=False),
     Param("eval_sweeps", Interval(Int, 2), 100,
           "Gibbs sweeps for document completion when scoring."),

@@ -35,7 +35,10 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     ``labels_`` (every document's last cluster, -1 if held out),
     ``n_occupied_``, ``n_iter_``, ``n_samples_``, ``history_``, ``evaluations_``,
     ``vocabulary_``, ``n_documents_seen_``. ``partial_fit(X_new)`` learns from new
-    documents (``dscir.api.streaming``).
+    documents (``dscir.api.streaming``). By default (``n_iter="auto"``) the fit stops
+    where its held-out score stops improving (``dscir.engine.stopping``);
+    ``stop_reason_`` says why it stopped ("plateau", "max_passes", or "n_iter" for
+    an explicit ``n_iter``), ``stopping_`` the rule and where it ended burn-in.
     """
 
     _model_name = "mixture"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numbers
 
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
+from dscir.api.stopping_params import n_iter_param, stopping_params
+from dscir.engine.stopping import SCORE_EVERY_PASSES
 from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
 from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
 from dscir.models.mixture_components import PLACEMENTS
@@ -22,16 +24,18 @@ POSITIVE = Interval(Real, 0, open_low=True)
 
 #: The run's length, samples, scores, seed and progress bar.
 RUN: tuple[Param, ...] = (
-    Param("n_iter", Interval(Int, 0), 1000, "iterations of fit.", flag="--iterations",
-          config=False),
+    n_iter_param("log predictive"),
+    *stopping_params(False),
     Param("burn_in", Interval(Int, 0, none=True), None,
-          "samples are kept every thin iterations after burn_in (None: half of n_iter); "
+          "samples are kept every thin iterations after burn_in (None: half of n_iter; "
+          "with n_iter='auto' the stopping rule's); "
           "score averages the held-out predictive over them (held in memory, K x W "
           "floats each, to score other stores).", config=False),
     Param("thin", Interval(Int, 1), 10, "keep a sample every this many iterations."),
     Param("eval_every", Interval(Int, 0), 0,
-          "score the held-out rows every this many iterations (0: never; on the command "
-          "line, at the end).", config=False),
+          "score the held-out rows every this many iterations (0: never, or every "
+          f"{SCORE_EVERY_PASSES:g} passes with n_iter='auto'; on the command line, at the end).",
+          config=False),
     Param("seed", Interval(Int, 0), 0,
           "the whole chain is a function of the seed (and the corpus)."),
     Param("progress", Options((False, True)), True, "show a progress bar (on the command "

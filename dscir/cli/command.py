@@ -36,6 +36,7 @@ def fit_from_flags(cls, params: tuple[Param, ...], args: argparse.Namespace,
     check_flags(model)
     corpus = options.fit(model, args.store, args, **options.run_kwargs(args))
     print(summary(model))
+    print(model.stop_summary())
     if corpus.heldout_docs().size:
         print(model.heldout_report())
     return model, corpus

@@ -174,16 +174,20 @@ def _stopping_info(path: str) -> None:
     """The stopping rule of an n_iter="auto" run and where it ended burn-in and the run."""
     import zarr
 
-    from dscir.api.base import STOPPING_ATTR
+    from dscir.api.stopping import STOPPING_ATTR
 
     rule = zarr.open_group(path, mode="r").attrs.get(STOPPING_ATTR)
     if rule is None:
         return
+    if "tolerance" not in rule:
+        print(f"stopping:    n_iter={rule['stopped']} iterations, as asked ({rule['reason']})")
+        return
     burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
-    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations, "
-          f"plateau within {rule['tolerance']:g} over {rule['window']} scores, at most "
-          f"{rule['max_iter']} iterations; burn-in ended {burn}, stopped at iteration "
-          f"{rule['stopped']} ({rule['reason']})")
+    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations "
+          f"({rule['iters_per_pass']:.4g} a pass), plateau below {rule['tolerance']:.2%} a "
+          f"pass over {rule['window']:g} passes, from {rule['min_passes']:g} to "
+          f"{rule['max_passes']:g} passes ({rule['max_iter']} iterations); burn-in ended "
+          f"{burn}, stopped at iteration {rule['stopped']} ({rule['reason']})")
 
 
 def _run_info(path: str, as_json: bool = False) -> int:
@@ -197,7 +201,7 @@ def _run_info(path: str, as_json: bool = False) -> int:
     if as_json:
         import zarr
 
-        from dscir.api.base import STOPPING_ATTR
+        from dscir.api.stopping import STOPPING_ATTR
 
         convention.print_json({
             "kind": "run", "path": path, "model": run.model, "status": "finished",

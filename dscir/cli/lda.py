@@ -42,6 +42,7 @@ def fit_and_report(model, store: str, args: argparse.Namespace, top: int, **run)
     if model.eval_every == 0 and model.n_iter != AUTO and Corpus.open(store).heldout_docs().size:
         model.set_params(eval_every=max(model.n_iter, 1))
     options.fit(model, store, args, **run)
+    print(model.stop_summary())
     if model.evaluations_:
         last = model.evaluations_[-1]
         print(f"held-out perplexity at iteration {last.iteration}: {last.perplexity:.1f}")

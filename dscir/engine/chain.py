@@ -285,7 +285,7 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
                     new.append(_evaluate(chain, report))
                 saves.after(chain, interrupt.pending)
                 interrupt.raise_pending()
-                _show(bar, model, stats, chain.evaluations)
+                _show(bar, model, stats, chain.evaluations, chain.stopping)
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -297,11 +297,15 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     return new
 
 
-def _show(bar, model, stats: dict[str, Any], evaluations: list[NamedTuple]) -> None:
-    """One more iteration on the progress bar, with its statistics and last score."""
+def _show(bar, model, stats: dict[str, Any], evaluations: list[NamedTuple],
+          stopping=None) -> None:
+    """One more iteration on the progress bar, with its statistics, last score and
+    the stopping rule's state (e.g. "kept mean, Δ/pass 0.40% (stop < 0.10%)")."""
     postfix = model.progress(stats)
     if evaluations:
         postfix[model.metric] = f"{evaluations[-1][1]:.4g}"
+    if stopping is not None:
+        postfix["stop"] = stopping.progress()
     bar.set_postfix(postfix, refresh=False)
     bar.update(1)
 

@@ -1,6 +1,8 @@
 """Compute a run's report on the cluster and write it (``dscir report RUN STORE``).
 
-On one cluster: the coherence of each topic's top words over the store
+The held-out score against passes and seconds with the run's stop marked
+(``dscir.api.convergence``, inline SVG). On one cluster: the coherence of each
+topic's top words over the store
 (UMass, NPMI and C_v from one scan of it, ``dscir.models.lda.coherence``), the
 convergence diagnostics when the run has several chains
 (``dscir.api.diagnose``), and pyLDAvis's view when pyLDAvis is installed
@@ -92,6 +94,9 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
             diagnosis = diagnose(run, cl, score=score)
         view, note = (_ldavis(model, store, cl, sweeps) if pyldavis
                       else (None, "pyLDAvis view not asked for (--no-pyldavis)."))
+    from dscir.api.convergence import convergence_svgs
+
+    plots, stop_note = convergence_svgs(model, int(Corpus.open(store).train_docs().size))
     table = model.top_words_table(top)
     topics = [[(str(w), float(p)) for w, p in words] for _, words in table.rows]
     cfg = model.config_
@@ -106,7 +111,8 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
         coherence_note=(f"Coherence of each topic's top {top} words over all {n_docs} "
                         f"documents of the store (whole-document co-occurrence; higher is "
                         f"more coherent): {', '.join(MEASURES)}."),
-        diagnosis=diagnosis, diagnosis_note=why, ldavis=view, ldavis_note=note)
+        diagnosis=diagnosis, diagnosis_note=why, ldavis=view, ldavis_note=note,
+        trace_plots=plots, stop_note=stop_note)
     out = Path(out)
     tmp = out.parent / f".{out.name}.partial"
     tmp.write_text(page, encoding="utf-8")

@@ -91,10 +91,12 @@ def diagnosis_table(diagnosis) -> str:
 def render(*, title: str, summary: list[str], topics: list[list[tuple[str, float]]],
            coherence: dict[str, np.ndarray] | None = None, coherence_note: str = "",
            diagnosis=None, diagnosis_note: str = "", ldavis: LDAvisView | None = None,
-           ldavis_note: str = "") -> str:
+           ldavis_note: str = "", trace_plots: list[str] = (), stop_note: str = "") -> str:
     """The page as one string. ``topics``: each topic's (word, probability) pairs;
     ``coherence``: per-topic values by measure; ``diagnosis``: a
-    ``dscir.api.diagnose.Diagnosis`` (None: a note says why there is none)."""
+    ``dscir.api.diagnose.Diagnosis`` (None: a note says why there is none);
+    ``trace_plots``: inline SVGs of the held-out score (``dscir.api.convergence``) and
+    ``stop_note`` why the run stopped."""
     data = {"topics": [[w.lower() for w, _ in words] for words in topics]}
     parts = [f"<h1>{html.escape(title)}</h1>",
              "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in summary) + "</ul>",
@@ -102,7 +104,9 @@ def render(*, title: str, summary: list[str], topics: list[list[tuple[str, float
              f"<p>{html.escape(coherence_note)}</p>" if coherence_note else "",
              '<label>filter by word: <input id="dscir-filter" type="search"></label> '
              '<span id="dscir-status">(the page script did not run)</span>',
-             topics_table(topics, coherence), "<h2>Convergence</h2>"]
+             topics_table(topics, coherence), "<h2>Convergence</h2>",
+             f'<p id="dscir-stop">{html.escape(stop_note)}</p>' if stop_note else "",
+             '<div id="trace">' + "".join(trace_plots) + "</div>" if trace_plots else ""]
     parts.append(diagnosis_table(diagnosis) if diagnosis is not None
                  else f"<p>{html.escape(diagnosis_note)}</p>")
     parts.append("<h2>pyLDAvis</h2>")

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from support.lda import K_TRUE
+from support.runs import Interrupt, assert_same_run
 
 from dscir.api import LDA
 from dscir.cli import main
@@ -13,14 +17,13 @@ from dscir.engine.chain import Chain
 from dscir.engine.stopping import Plateau, Stopping
 from dscir.errors import DscirError
 from dscir.runs import Run, read_checkpoint
-from support.lda import K_TRUE
-from support.runs import Interrupt, assert_same_run
 
 
 def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
     """Guards against one plateau ending both phases (a chain that stops where it
     should start keeping samples) and against scores of the two phases mixed."""
-    stop = Stopping(Plateau(tolerance=0.01, window=2, max_iter=1000), 5, lower_is_better=True)
+    stop = Stopping(Plateau(tolerance=0.01, window=2, min_passes=0, max_passes=200), 5,
+                    lower_is_better=True, iters_per_pass=5)
     assert stop.burn_in == 1000  # nothing is kept while burning in
     for m, score in zip((5, 10, 15, 20), (900.0, 700.0, 699.0, 698.0)):
         assert stop.due(m) and not stop.due(m + 1)
@@ -36,18 +39,10 @@ def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
     assert stop.summary()["reason"] == "plateau"
 
 
-def test_max_iter_ends_a_chain_that_keeps_improving():
-    stop = Stopping(Plateau(tolerance=0.0, window=1, max_iter=12), 5, lower_is_better=True)
-    for m, score in ((5, 10.0), (10, 9.0), (12, 8.0)):
-        assert stop.due(m)
-        stop.observe(m, score)
-    assert (stop.burn_end, stop.stopped, stop.summary()["reason"]) == (None, 12, "max_iter")
-
-
 def test_the_state_continues_the_same_decision():
     """Guards against a resumed chain that forgets the scores it has seen (it would
     burn in again)."""
-    rule = Plateau(tolerance=0.01, window=2, max_iter=100)
+    rule = Plateau(tolerance=0.01, window=2, min_passes=0, max_passes=100)
     a = Stopping(rule, 1, lower_is_better=False)
     for m, s in enumerate((-9.0, -8.0, -7.99, -7.98, -7.0), 1):
         a.observe(m, s)
@@ -60,14 +55,21 @@ def test_the_state_continues_the_same_decision():
 
 
 def auto_lda(**kw) -> LDA:
-    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter="auto", max_iter=100,
-                thin=2, eval_every=2, eval_sweeps=10, seed=7, progress=False)
+    # 270 training documents, 30 a minibatch: 9 iterations a pass; a score every 2
+    # iterations, a window of 3 scores (0.6 passes), at most 99 iterations.
+    base = dict(n_topics=K_TRUE, batch_size=30, sweeps=10, n_iter="auto", max_passes=11,
+                min_passes=0, window=0.6, tolerance=0.003, thin=2, eval_every=2,
+                eval_sweeps=10, seed=7, progress=False)
     return LDA(**{**base, **kw})
+
+
+PASSES_PER_SCORE = 2 / 9
 
 
 def plateau_at(rule: Plateau, scores: list[float]) -> int | None:
     """The index of the first score where ``rule`` is reached (None: never)."""
-    return next((i for i in range(len(scores)) if rule.reached(scores[:i + 1], True)), None)
+    return next((i for i in range(len(scores))
+                 if rule.reached(scores[:i + 1], True, PASSES_PER_SCORE)), None)
 
 
 def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_workers,
@@ -77,18 +79,24 @@ def test_auto_fit_keeps_samples_after_the_burn_in_plateau(synthetic_store, two_w
     got = model.stopping_
     ev = [(e.iteration, e.perplexity) for e in model.evaluations_]
     assert [m for m, _ in ev] == list(range(2, model.n_iter_ + 1, 2))
-    rule = Plateau(got["tolerance"], got["window"], got["max_iter"])
+    assert got["iters_per_pass"] == 9 and got["max_iter"] == 99
+    rule = Plateau(got["tolerance"], got["window"], got["min_passes"], got["max_passes"])
     i = plateau_at(rule, [s for _, s in ev])
     assert i is not None and got["burn_end"] == ev[i][0]  # the decision, redone
     kept = [s for m, s in ev if m > got["burn_end"]]
     j = plateau_at(rule, kept)
-    assert got["stopped"] == model.n_iter_ == (ev[i + 1 + j][0] if j is not None else 100)
+    assert got["stopped"] == model.n_iter_ == (ev[i + 1 + j][0] if j is not None else 99)
+    assert model.stop_reason_ == got["reason"] == ("plateau" if j is not None
+                                                    else "max_passes")
     samples = Run.open(tmp_path / "run").samples()["iteration"]
     assert samples.size and samples.min() > got["burn_end"]
     assert np.all((samples - got["burn_end"]) % 2 == 0)
     assert main(["info", str(tmp_path / "run")]) == 0
     assert f"burn-in ended at iteration {got['burn_end']}, stopped at iteration " \
-        f"{got['stopped']}" in capsys.readouterr().out
+        f"{got['stopped']} ({got['reason']})" in capsys.readouterr().out
+    loaded = LDA.load(tmp_path / "run")
+    assert (loaded.stop_reason_, loaded.n_iter_, loaded.stopping_) == \
+        (model.stop_reason_, model.n_iter_, got)
 
 
 @pytest.mark.parametrize("after_burn_in", [-5, 3], ids=["burning-in", "keeping"])
@@ -114,13 +122,19 @@ def test_an_auto_run_resumes_the_same_decision(synthetic_store, two_workers, tmp
     assert read_checkpoint(tmp_path / "cut").iteration == cut - cut % 2
     resumed = auto_lda().fit(store, client=two_workers, resume=tmp_path / "cut")
     assert resumed.stopping_ == whole.stopping_
+    assert (resumed.stop_reason_, resumed.n_iter_) == (whole.stop_reason_, whole.n_iter_)
+    assert LDA.load(tmp_path / "cut").stop_reason_ == whole.stop_reason_
     assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
 
 
-def test_auto_needs_held_out_documents():
+def test_auto_without_held_out_documents_runs_max_passes_half_burn_in():
+    """Nothing to score (an in-memory matrix): the chain runs max_passes passes, the
+    first half burn-in, and says so (reason 'max_passes')."""
     matrix = sp.csr_matrix(np.ones((40, 6), dtype=np.int64))
-    with pytest.raises(DscirError, match="no held-out documents; give n_iter a number"):
-        auto_lda().fit(matrix, vocabulary=[f"w{i}" for i in range(6)])
+    model = auto_lda(batch_size=20, max_passes=3, thin=1).fit(
+        matrix, vocabulary=[f"w{i}" for i in range(6)])
+    assert (model.n_iter_, model.stop_reason_, model.n_samples_) == (6, "max_passes", 3)
+    assert model.stopping_["scored"] is False and model.evaluations_ == []
 
 
 def test_auto_rejects_a_burn_in():
@@ -132,13 +146,13 @@ def test_the_tolerance_decides_where_the_chain_stops(synthetic_store, two_worker
     """Guards against a declared tolerance that never reaches the rule (the chain
     would stop where the default tolerance does)."""
     store, _ = synthetic_store
-    model = auto_lda(tolerance=0.02, max_iter=60).fit(store, client=two_workers)
+    model = auto_lda(tolerance=0.03, max_passes=7).fit(store, client=two_workers)
     got = model.stopping_
-    assert got["tolerance"] == 0.02
+    assert got["tolerance"] == 0.03
     scores = [e.perplexity for e in model.evaluations_]
-    i = plateau_at(Plateau(0.02, got["window"], 60), scores)
+    i = plateau_at(Plateau(0.03, got["window"], 0, 7), scores)
     assert i is not None and got["burn_end"] == model.evaluations_[i].iteration
-    assert plateau_at(Plateau(0.002, got["window"], 60), scores) != i
+    assert plateau_at(Plateau(0.003, got["window"], 0, 7), scores) != i
 
 
 def test_a_bad_tolerance_is_named_as_typed(capsys):
@@ -147,3 +161,62 @@ def test_a_bad_tolerance_is_named_as_typed(capsys):
     assert main(["fit", "lda", "/nonexistent/store", "--iterations", "auto",
                  "--tolerance", "-0.1"]) == 2
     assert "--tolerance must be >= 0, got -0.1" in capsys.readouterr().err
+
+
+def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
+    """The mixtures take the same rule on a score where higher is better (the
+    exact Gibbs sampler: a pass each iteration). Guards against the direction
+    swapped (a rising log predictive read as no progress would stop at once)."""
+    from dscir.api import Mixture
+
+    model = Mixture(4, "gibbs", eval_every=2, window=4, min_passes=6, max_passes=60,
+                    tolerance=0.002, thin=1, seed=0, progress=False).fit(dpmm_store[0])
+    got = model.stopping_
+    assert got["iters_per_pass"] == 1.0 and model.stop_reason_ == got["reason"]
+    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=False)
+    for e in model.evaluations_:
+        again.observe(e[0], e[1])
+    assert again.summary() == got and got["stopped"] == model.n_iter_
+
+
+def test_a_fixed_run_records_that_it_ran_what_was_asked(synthetic_store, two_workers,
+                                                        tmp_path, capsys):
+    """An explicit n_iter runs exactly that many iterations, and the run, load and
+    dscir info say why it stopped: 'n_iter'."""
+    store, _ = synthetic_store
+    model = auto_lda(n_iter=4, eval_every=0).fit(store, client=two_workers,
+                                                 out=tmp_path / "run")
+    assert (model.n_iter_, model.stop_reason_) == (4, "n_iter")
+    assert not hasattr(model, "stopping_")
+    assert model.stop_summary() == "stopped after 4 iterations: the n_iter asked for"
+    assert LDA.load(tmp_path / "run").stop_reason_ == "n_iter"
+    assert main(["info", str(tmp_path / "run")]) == 0
+    assert "stopping:    n_iter=4 iterations, as asked (n_iter)" in capsys.readouterr().out
+
+
+def test_the_progress_bar_shows_the_score_and_the_rules_state(synthetic_store, two_workers,
+                                                               monkeypatch):
+    """Guards against a bar that hides where the rule stands: after each score it
+    shows the held-out perplexity and the change per pass against the tolerance."""
+    posts = []
+
+    class Bar:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def set_postfix(self, values, refresh=False):
+            posts.append(dict(values))
+
+        def update(self, n):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("dscir.progress.tqdm", Bar)
+    store, _ = synthetic_store
+    auto_lda(max_passes=2, progress=True).fit(store, client=two_workers)
+    scored = [p for p in posts if "perplexity" in p]
+    assert scored and all("stop" in p for p in posts)
+    assert re.fullmatch(r"(burn-in|kept mean), Δ/pass -?\d+\.\d\d% \(stop < 0\.30%\)",
+                        scored[-1]["stop"])

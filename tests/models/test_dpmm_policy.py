@@ -119,7 +119,7 @@ def test_default_samplers_recover_the_clusters_the_reference_merges(text_store):
     for name, params, its in [("auto", {}, 40), ("scir", {"sampler": "scir"}, 40),
                               ("gibbs", {"sampler": "gibbs"}, 30),
                               ("reference", {"policy": "reference", "batch_size": 150}, 40)]:
-        cfg = DPMixture(**params, burn_in=10**9, seed=0).chain_config(path)
+        cfg = DPMixture(**params, n_iter=1000, burn_in=10**9, seed=0).chain_config(path)
         model = run(path, cfg, its)
         ari[name] = (adjusted_rand_index(truth, model.labels()), model.n_clusters)
     assert ari["gibbs"][0] > 0.9, ari
@@ -139,7 +139,7 @@ def test_default_sgrld_empties_the_surplus_seeds(tmp_path):
     data = text_mixture(800, 10_000, K, seed=1)
     path = str(tmp_path / "wide.zarr")
     write_corpus(path, data.counts, chunk_docs=128)
-    model = run(path, DPMixture(burn_in=10**9, seed=0).chain_config(path), 40)
+    model = run(path, DPMixture(n_iter=1000, burn_in=10**9, seed=0).chain_config(path), 40)
     got = (adjusted_rand_index(data.labels, model.labels()), model.n_clusters)
     assert got[0] > 0.9 and abs(got[1] - K) <= 2, got
 
@@ -164,7 +164,7 @@ def test_seeded_finite_mixture_beats_the_random_start(text_store):
     path, truth = text_store
     ari = {}
     for name, params in [("auto", {}), ("reference", {"policy": "reference", "batch_size": 150})]:
-        cfg = Mixture(K, **params, burn_in=10**9, seed=0).chain_config(path)
+        cfg = Mixture(K, **params, n_iter=1000, burn_in=10**9, seed=0).chain_config(path)
         chain = Chain(mixture_type(cfg.sampler), cfg, path, LocalExecutor(path, "mixture"))
         for _ in range(40):
             chain.step()

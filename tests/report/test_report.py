@@ -110,6 +110,7 @@ def test_report_without_pyldavis_and_bad_input(fitted, tmp_path, capsys, monkeyp
     assert main(["report", str(root / "run"), store, "--out", str(page), "--workers", "1"]) == 0
     text = page.read_text()
     assert "No pyLDAvis view" in text and 'id="ldavis"' not in text
+    assert "stopped at iteration 10: it ran the n_iter iterations asked for" in text
     assert main(["report", str(root / "run"), store, "--out", str(page)]) == 2  # exists
     assert main(["report", str(root / "run"), str(tmp_path / "none.zarr"), "--out",
                  str(tmp_path / "x.html")]) == 2

@@ -60,8 +60,8 @@ def test_default_recovers_the_clusters_the_previous_defaults_collapse(text_store
     """40 minibatches of 300 at seeds 1 and 2. Measured (ARI, occupied):
     previous defaults (0.00, 2) and (0.00, 3); default (0.89, 6) and (0.71, 5)."""
     path, data = text_store
-    _, old = run(path, Mixture(K, a0=0.5, init="kmeans++", burn_in=10**9, seed=seed))
-    _, new = run(path, Mixture(K, burn_in=10**9, seed=seed))
+    _, old = run(path, Mixture(K, a0=0.5, init="kmeans++", n_iter=1000, burn_in=10**9, seed=seed))
+    _, new = run(path, Mixture(K, n_iter=1000, burn_in=10**9, seed=seed))
     ari_old = adjusted_rand_index(data.labels, old.labels())
     ari_new = adjusted_rand_index(data.labels, new.labels())
     assert ari_old < 0.1 and old.n_occupied <= K // 2, (ari_old, old.n_occupied)
@@ -95,6 +95,6 @@ def test_exact_gibbs_from_the_collapsed_start_keeps_the_clusters(text_store):
     """The exact uncollapsed sampler at the policy's settings: 15 sweeps.
     Measured: ARI 0.93, 6 clusters."""
     path, data = text_store
-    _, model = run(path, Mixture(K, "gibbs", burn_in=10**9, seed=1), 15)
+    _, model = run(path, Mixture(K, "gibbs", n_iter=1000, burn_in=10**9, seed=1), 15)
     ari = adjusted_rand_index(data.labels, model.labels())
     assert ari > 0.8 and model.n_occupied == K, (ari, model.n_occupied)
