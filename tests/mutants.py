@@ -505,10 +505,10 @@ MUTANTS = [
            (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",
             WARM + "::test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process")),
     Mutant("warm-shards-split-between-parts", "dscir/engine/shards.py",
-           "            piece = np.flatnonzero(holder == where)\n",
-           "            piece = np.flatnonzero(holder == where)\n"
+           "            piece = np.flatnonzero(holder == i)\n",
+           "            piece = np.flatnonzero(holder == i)\n"
            "            out.append(ResidentBatch([self._futures[int(s)] for s in np.unique("
-           "shard[piece[:1]])], docs[piece[:1]], where or None))\n"
+           "shard[piece[:1]])], docs[piece[:1]], names[i] or None))\n"
            "            piece = piece[1:]\n",
            (SHARDS + "::test_parts_are_the_documents_in_order_with_their_words",)),
     Mutant("warm-states-task-per-part", "dscir/engine/dask.py",
@@ -1371,10 +1371,10 @@ MUTANTS = [
     # -- a part per worker on all its threads (issue 44) --
     Mutant("parts-per-worker-thread", "dscir/engine/shards.py",
            "            futures = [self._futures[int(s)] for s in np.unique(shard[piece])]\n"
-           "            out.append(ResidentBatch(futures, docs[piece], where or None))\n",
+           "            out.append(ResidentBatch(futures, docs[piece], names[i] or None))\n",
            "            for piece in np.array_split(piece, min(2, piece.size)):\n"
            "                futures = [self._futures[int(s)] for s in np.unique(shard[piece])]\n"
-           "                out.append(ResidentBatch(futures, docs[piece], where or None))\n",
+           "                out.append(ResidentBatch(futures, docs[piece], names[i] or None))\n",
            ("tests/engine/test_threads.py::"
             "test_the_chain_is_the_same_on_any_number_of_workers_and_threads",)),
     Mutant("cuda-dense-alpha-prior-dropped", "dscir/models/lda/_cuda_kernels.py",
