@@ -108,7 +108,7 @@ def control_latency(rounds: int = 200) -> list[dict]:
                     seconds.append(time.perf_counter() - start)
                 out.append({"worker": "process" if processes else "in-process", "path": name,
                             "median_s": float(np.median(seconds[rounds // 10:])),
-                            "rounds": rounds})
+                            "rounds": rounds, "load_after": os.getloadavg()})
                 print(json.dumps(out[-1]), flush=True)
     return out
 
