@@ -44,14 +44,14 @@ _element.__name__ = "float"
 
 def _add(parser: argparse.ArgumentParser, p: Param) -> None:
     c, flag = p.constraint, p.option
-    help_text = p.help
+    help_text = p.help.replace("%", "%%")  # argparse formats help with %
     # no default shown where the flag is required, or unset (None, not a value of its
     # own: the help says what then)
     if not p.required and (p.default is not None or getattr(c, "none", False)):
         help_text = f"{help_text} (default: {p.default})"
     if isinstance(c, Options) and set(c.values) == {False, True}:
         action = "store_false" if p.default else "store_true"
-        parser.add_argument(flag, dest=p.name, action=action, help=p.help)
+        parser.add_argument(flag, dest=p.name, action=action, help=p.help.replace("%", "%%"))
         return
     if isinstance(c, Interval):
         parser.add_argument(flag, dest=p.name, type=_parse(p), default=p.default,
