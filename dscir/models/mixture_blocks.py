@@ -25,9 +25,10 @@ from dscir.models.lda.vocabulary_blocks import combine, row_lse
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
-__all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
-           "block_log_phi", "block_lse", "block_outputs", "combine", "extend_block", "head_block",
-           "row_totals", "sparse_allocation", "step_block"]
+__all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
+           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "combine",
+           "extend_block", "head_block", "permute_block", "row_totals", "sparse_allocation",
+           "step_block"]
 
 
 class Block(NamedTuple):
@@ -146,6 +147,12 @@ def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Bloc
 def head_block(block: Block, sampler, n_rows: int) -> Block:
     """The block's first ``n_rows`` rows (the components kept)."""
     return Block(block.index, block.lo, sampler.head(block.state, n_rows), block.lse[:n_rows])
+
+
+def permute_block(block: Block, sampler, order: np.ndarray) -> Block:
+    """The block's rows reordered: row i is old row ``order[i]``."""
+    state = type(block.state)(*(np.asarray(a)[order] for a in block.state))
+    return Block(block.index, block.lo, state, block.lse[order])
 
 
 def allocation_summary(result: tuple[SparseAllocation, Any]) -> tuple[tuple, Any]:

@@ -16,7 +16,7 @@ Both handles answer the same calls, so the DP and finite mixtures' step is
 written once for either: ``columns`` (log phi columns of given words, arrays
 or futures), ``allocate`` (the parts' tasks), ``advance`` (write the
 allocations, step the components, return the occupancy), ``extend`` and
-``head`` (the DP's new and dropped components), ``log_phi`` and ``fields``
+``head`` and ``permute`` (the DP's new, dropped and relabelled components), ``log_phi`` and ``fields``
 (dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
 The workers' blocks also write the run's components and state themselves
 (``write_run_arrays``: never gathered to the driver).
@@ -34,7 +34,8 @@ from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
                                          block_outputs, combine,
-                                         extend_block, head_block, row_totals,
+                                         extend_block, head_block, permute_block,
+                                         row_totals,
                                          sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
 
@@ -114,6 +115,10 @@ class DriverComponents:
     def head(self, n_rows: int) -> None:
         self.state = self.sampler.head(self.state, n_rows)
 
+    def permute(self, order: np.ndarray) -> None:
+        """Row i becomes old row ``order[i]`` (rows not named are dropped)."""
+        self.state = type(self.state)(*(np.asarray(a)[order] for a in self.state))
+
     def fields(self) -> dict[str, np.ndarray]:
         return self.sampler.arrays(self.state)
 
@@ -192,6 +197,11 @@ class WorkerComponents:
         if n_rows < self.n_rows:
             self.blocks.map("block-head", head_block, self.sampler, n_rows)
             self.norm = self.norm[:n_rows]
+
+    def permute(self, order: np.ndarray) -> None:
+        """Row i becomes old row ``order[i]`` (rows not named are dropped)."""
+        self.blocks.map("block-permute", permute_block, self.sampler, order)
+        self.norm = self.norm[order]
 
     def fields(self) -> dict[str, np.ndarray]:
         """The state's fields as dense K x W arrays on the driver."""

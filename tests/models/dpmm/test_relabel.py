@@ -1,0 +1,103 @@
+"""The relabelling move against exact enumeration, and its bookkeeping in the samplers."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dscir.models.dpmm import GibbsSlice
+from dscir.models.dpmm.relabel import log_labelling_weight, new_labels, relabel
+from dscir.rng import derive
+
+MAX_HOLES = 6  # labellings with more holes are lumped into one cell
+
+
+def exact_occupancy_law(sizes, alpha: float) -> dict:
+    """P(labelled occupancy vector) given the partition's cluster ``sizes``: every
+    order and hole vector with at most MAX_HOLES holes, weight
+    prod_j alpha / (alpha + R_j); the rest is the cell None."""
+    law: dict = {}
+    for perm in itertools.permutations(range(len(sizes))):
+        for holes in itertools.product(range(MAX_HOLES + 1), repeat=len(sizes)):
+            if sum(holes) > MAX_HOLES:
+                continue
+            m = []
+            for k, h in zip(perm, holes):
+                m += [0] * h + [sizes[k]]
+            w = np.exp(log_labelling_weight(np.array(m), alpha))
+            law[tuple(m)] = law.get(tuple(m), 0.0) + w
+    # the total over all labellings: sum over orders of prod_k 1 / (1 - p_k) p_k
+    total = 0.0
+    for perm in itertools.permutations(range(len(sizes))):
+        r = np.cumsum(np.array(sizes, float)[list(perm)][::-1])[::-1]
+        p = alpha / (alpha + r)
+        total += np.prod(p / (1 - p))
+    law = {k: v / total for k, v in law.items()}
+    law[None] = 1.0 - sum(law.values())
+    return law
+
+
+def run_move(m0, alpha: float, n: int, seed: int, sweeps: int = 2) -> dict:
+    """Frequencies of the occupancy vector over n repetitions of the move from ``m0``."""
+    m, counts = np.array(m0), {}
+    for t in range(n):
+        order, fresh = relabel(m, alpha, derive(seed, t), sweeps)
+        m = np.concatenate([m, np.zeros(fresh, np.int64)])[order]
+        cell = tuple(int(x) for x in m) if np.count_nonzero(m == 0) <= MAX_HOLES else None
+        counts[cell] = counts.get(cell, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("sizes,alpha,start", [
+    ((3, 1, 1), 2.0, (0, 0, 1, 0, 3, 1)),
+    ((2, 2, 1), 0.7, (2, 1, 0, 2)),
+])
+def test_move_keeps_the_exact_law_of_labellings(sizes, alpha, start):
+    """The move's chain on the labellings of a fixed partition has the exact law
+    prod_j alpha / (alpha + R_j) (chi-square over the enumerated cells, small
+    cells lumped; fixed seeds)."""
+    law = exact_occupancy_law(sizes, alpha)
+    n = 20_000
+    counts = run_move(start, alpha, n, seed=11)
+    cells = sorted((k for k in law if k is not None and law[k] * n >= 5), key=str)
+    expected = np.array([law[k] * n for k in cells])
+    observed = np.array([counts.get(k, 0) for k in cells])
+    expected = np.append(expected, n - expected.sum())
+    observed = np.append(observed, n - observed.sum())
+    chi2 = ((observed - expected) ** 2 / expected).sum()
+    assert stats.chi2.sf(chi2, len(cells)) > 1e-3, (chi2, len(cells))
+
+
+def test_move_closes_the_holes_and_keeps_the_clusters():
+    """Seeded components that emptied leave holes; one move keeps every cluster
+    with its users and drops nearly all holes (the posterior's p ~ alpha / N)."""
+    rng = np.random.default_rng(3)
+    m = np.zeros(100, np.int64)
+    m[rng.choice(100, 16, replace=False)] = rng.integers(50, 2000, 16)
+    order, fresh = relabel(m, 1.0, 7)
+    assert fresh == 0 and order.size <= 18
+    new = new_labels(order, m.size)
+    assert np.array_equal(np.sort(m[order][m[order] > 0]), np.sort(m[m > 0]))
+    assert np.all(m[order][new[m > 0]] == m[m > 0])
+    assert np.all(new[m > 0] >= 0)
+
+
+def test_gibbs_slice_relabels_allocations_and_components_together():
+    """After a sweep, every user's component is the one it was allocated to: the
+    log likelihood of the users under their components does not change with the
+    relabelling (the components move with their labels)."""
+    rng = np.random.default_rng(0)
+    x = rng.poisson(1.0, size=(40, 6))
+    x[:20, :3] += 4
+    indptr = np.concatenate([[0], np.cumsum((x > 0).sum(1))])
+    indices = np.nonzero(x)[1]
+    g = GibbsSlice(indptr, indices, x[x > 0], 6, a0=0.5, alpha_prior=(1.0, 1.0), n_init=30,
+                   seed=2)
+    g.z = np.repeat([3, 17], 20).astype(np.int32)  # two clusters behind holes
+    before = g.log_theta[g.z].copy()
+    g._relabel(5)
+    assert g.n_components <= 4
+    assert np.array_equal(g.log_theta[g.z], before)
