@@ -104,7 +104,8 @@ def ingest(name: str) -> str:
                 w.writerow(["id", "text"])
                 w.writerows((f"{i}|{labels.index(lab)}", " ".join(text.split()))
                             for i, (lab, text) in enumerate(rows))
-            subprocess.run(["dscir", "ingest", "tsv", tsv, part, "--id-column", "id", "--quiet"],
+            subprocess.run(["dscir", "ingest", "tsv", tsv, part, "--quoting", "csv",
+                            "--id-column", "id", "--quiet"],
                            check=True)
             shutil.move(part, store)
     return str(store)

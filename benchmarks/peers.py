@@ -144,7 +144,7 @@ def make_news(path: Path, seed: int) -> Path:
         w = csv.writer(f, delimiter="\t")
         w.writerow(["id", "text"])
         w.writerows((str(i), text) for i, (_, text) in enumerate(orange_rows("20newsgroups-train")))
-    subprocess.run(["dscir", "ingest", "tsv", str(tsv), str(path), "--column", "text",
+    subprocess.run(["dscir", "ingest", "tsv", str(tsv), str(path), "--quoting", "csv", "--column", "text",
                     "--id-column", "id", "--min-df", "2", "--drop-empty", "--heldout-fraction",
                     "0.125", "--seed", str(seed)], check=True)
     return path

@@ -1,4 +1,4 @@
-"""Scale (issues 14 and 36): an LDA iteration's cost and memory by K x W, driver vs workers.
+"""Scale: an LDA iteration's cost and memory by K x W, driver vs workers, and as cores are added.
 
 A generated corpus: documents of 300 tokens, words drawn from a Zipf law
 (p_w proportional to (w + 1)^-1.07 over W words), written to a Zarr store.
@@ -13,7 +13,7 @@ fails (e.g. out of memory) is recorded with its error. Writes
 benchmarks/results/scale.json and scale.png.
 
 That driver figure is the chain's alone (``Chain.step`` driven directly), not
-what a user runs: the result files before issue 36 (scale*.json without
+what a user runs: the older result files (scale*.json without
 ``chain_only_driver_peak_rss_mb``) call it ``driver_peak_rss_mb``, and it
 leaves out building the fitted topics. With ``--api`` every cell also runs
 what a user runs, each in its own process: ``LDA.fit(store, n_workers=...)``
@@ -30,6 +30,11 @@ them as ``chain_only_driver_peak_rss_mb``.
 
     python benchmarks/scale.py [--topics 100 1000] [--words 10000 100000]
         [--batches 50 1000] [--workers 1 2] [--docs 2000] [--api]
+
+With ``--grid`` it runs the scale grid over cores instead (``_scale_grid``): both
+cells over 1, 2, 4, ... cores as workers and as threads of one worker, with
+the serial share and the per-part overhead of each; ``--grid --help`` for
+its flags; it writes ``results/scale_cores.json`` and its PNG.
 """
 
 from __future__ import annotations
@@ -76,8 +81,15 @@ def make_corpus(path: Path, n_docs: int, n_words: int, seed: int = 0) -> None:
     split_heldout(path, every=10)
 
 
+def _cpu_s() -> float:
+    """This process's CPU seconds so far (user + system, all its threads)."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
 def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, args) -> dict:
-    """One cell, in this process: the timed iterations' medians and the peaks."""
+    """One cell, in this process: the timed iterations' medians, the CPU seconds
+    of the workers and the driver per timed iteration, and the peaks."""
     from distributed import Client, LocalCluster
 
     from dscir.api import LDA
@@ -88,12 +100,16 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     cfg = LDA(n_topics=k, sampler="scir", sweeps=args.sweeps, batch_size=batch, seed=0,
               placement=placement, kernel=args.kernel, scir_step=args.scir_step,
               policy="reference").chain_config(store)
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
+    threads = getattr(args, "threads", 1)
+    with LocalCluster(n_workers=n_workers, threads_per_worker=threads, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
         total = args.warmup + args.iterations
         for i in range(total):
+            if i == args.warmup:
+                cpu = (sum(client.run(_cpu_s).values()), _cpu_s())
             chain.step(prefetch=i + 1 < total)
+        cpu = (sum(client.run(_cpu_s).values()) - cpu[0], _cpu_s() - cpu[1])
         chain.close()
         worker_rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     h = chain.history[args.warmup:]
@@ -103,6 +119,8 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
             "scir_step": cfg.scir_step, "s_per_iteration": med["wall"],
             "token_sweeps_per_s": tokens * args.sweeps / med["wall"],
             "docs_per_s": batch / med["wall"], "split": med,
+            "worker_cpu_s_per_iteration": cpu[0] / args.iterations,
+            "driver_cpu_s_per_iteration": cpu[1] / args.iterations,
             "chain_only_driver_peak_rss_mb":
                 resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "worker_peak_rss_mb": max(worker_rss.values()) / 1024}
@@ -194,6 +212,7 @@ def cell_main(argv: list[str]) -> None:
     for name in ("topics", "batch", "workers", "sweeps", "warmup", "iterations",
                  "transform_docs"):
         p.add_argument(f"--{name}", type=int, required=True)
+    p.add_argument("--threads", type=int, default=1, help="threads per worker")
     p.add_argument("--placement", required=True)
     p.add_argument("--kernel", required=True)
     p.add_argument("--scir_step", required=True)
@@ -330,6 +349,10 @@ def plot(result: dict, path: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--cell":
         cell_main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--grid":
+        from _scale_grid import grid_main
+
+        grid_main(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "--plot":
         plot(json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[2]).with_suffix(".png"))
     else:

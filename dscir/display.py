@@ -84,12 +84,20 @@ def _axes(ax, n: int, title: str):
     return fig, np.asarray(ax).ravel()
 
 
+#: The first panel of a fit that scored nothing.
+NO_SCORE = ("no held-out score: fit with eval_every=N\n(a store with held-out documents)\n"
+            "to score every N iterations")
+
+
 def _fit_axes(ax, suptitle: str, evaluations: list, score: str, **labels):
     """A fit's three axes, the first with the held-out ``score`` of each evaluation."""
     fig, axes = _axes(ax, 3, suptitle)
     if evaluations:
         axes[0].plot([e.iteration for e in evaluations],
                      [getattr(e, score) for e in evaluations], "o-")
+    else:  # eval_every=0, the default, or a store without held-out documents
+        axes[0].text(0.5, 0.5, NO_SCORE, ha="center", va="center", wrap=True,
+                     transform=axes[0].transAxes, fontsize=9)
     axes[0].set(xlabel="iteration", **labels)
     return fig, axes
 

@@ -1,17 +1,31 @@
 """Mutation check: every plausible bug below must make its guarding tests fail.
 
-    PYTHONPATH=. python tests/mutants.py            # all mutants
+    PYTHONPATH=. python tests/mutants.py            # the whole table (about 40 minutes on 2 cores)
     PYTHONPATH=. python tests/mutants.py lda-scale-dropped dp-scale-dropped   # some
-    PYTHONPATH=. python tests/mutants.py --no-baseline  # after the tests passed (CI)
+    PYTHONPATH=. python tests/mutants.py --ci --list    # what CI runs here, and its estimated time
+    PYTHONPATH=. python tests/mutants.py --ci --no-baseline  # CI: after the tests passed
+
+CI runs ``CI_MUTANTS`` mutants, a fixed number so its time does not grow with the
+table: first those a change touches (the mutated module, a guarding test's file
+or the mutant itself changed since the base), then a sample of the others drawn
+by the commit's hash, so every mutant runs over successive commits. The base is
+``--since REV`` if given, else the merge-base with ``origin/main`` when HEAD is
+not on it, else the state ``CI_COMMITS`` commits back (a fresh clone of main:
+the last landing's commits); with no git history, only the sample runs. Touched
+mutants beyond the budget wait for a later commit's sample: a change to a
+guarded module runs the whole table (the first command) before it lands, and
+its closing note says so.
 
 For each mutant the package, the tests, docs/ and pyproject.toml are copied to a
 temporary directory, the mutant's exact original text is replaced (it must
-occur exactly once, or the script stops: the table has gone stale), and the
-guarding tests run there (cwd and PYTHONPATH at the copy, so the mutated
-package is the one imported, also by Dask workers). A mutant is killed when
-the tests fail. First the guarding tests run on an unmutated copy and must
-pass (otherwise a failing test would "kill" everything). Exit status 0 only
-if the baseline passes and every mutant is killed.
+occur exactly once, or the script stops: the table has gone stale; checked for
+the whole table whatever runs), and the guarding tests run there (cwd and
+PYTHONPATH at the copy, so the mutated package is the one imported, also by
+Dask workers; ``-m ""``: a guarding test runs even if marked ``slow``). A
+mutant is killed when the tests fail. First the guarding tests run on an
+unmutated copy and must pass (otherwise a failing test would "kill"
+everything). Exit status 0 only if the baseline passes and every mutant is
+killed.
 
 numba's cache files are copied with the package: unmutated modules load their
 compiled kernels; a mutated module and every module importing it, directly or
@@ -21,6 +35,7 @@ not, are compiled again (a cached kernel holds what it inlined from others).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -79,6 +94,7 @@ STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a
                    "biased_a_large_one")
 TUNE = "tests/api/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
 DIRICHLET_KSD = "tests/diagnostics/test_dirichlet_ksd.py"
+CUDA = "tests/models/lda/test_cuda_kernels.py"
 DP_STEIN = "tests/diagnostics/test_dp_stein.py"
 DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
 DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
@@ -490,16 +506,21 @@ MUTANTS = [
            (LOCAL + "::test_a_visit_places_states_by_shard_and_never_modifies_its_inputs",
             WARM + "::test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process")),
     Mutant("warm-shards-split-between-parts", "dscir/engine/shards.py",
-           "    if not whole:\n        return np.array_split", "    if True:\n        return np.array_split",
-           (SHARDS + "::test_whole_shards_are_never_split_between_parts",)),
+           "            piece = np.flatnonzero(holder == where)\n",
+           "            piece = np.flatnonzero(holder == where)\n"
+           "            out.append(ResidentBatch([self._futures[int(s)] for s in np.unique("
+           "shard[piece[:1]])], docs[piece[:1]], where or None))\n"
+           "            piece = piece[1:]\n",
+           (SHARDS + "::test_parts_are_the_documents_in_order_with_their_words",)),
     Mutant("warm-states-task-per-part", "dscir/engine/dask.py",
            "        futures = self._submit(tasks)\n",
            "        futures = self._submit(tasks)\n        futures[0::2] = [self.client.submit("
            "lambda t: t, f, key=self._key('states')(i)) for i, f in enumerate(futures[0::2])]\n",
            (LOCAL + "::test_a_warm_iteration_is_a_visit_and_its_results_task_per_part",)),
     Mutant("round-submitted-task-by-task", "dscir/engine/dask.py",
-           "        return self.client.get(graph, [t.key for t in tasks], sync=False)",
-           "        return [self.client.get({t.key: t}, t.key, sync=False) for t in tasks]",
+           "        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)",
+           "        return [self.client.get({t.key: t}, t.key, sync=False, resources=resources)\n"
+           "                for t in tasks]",
            (LOCAL + "::test_a_warm_iteration_is_one_message_to_the_scheduler",)),
     Mutant("warm-results-not-in-lineage", "dscir/engine/dask.py",
            "        local.lineage += sum(sizeof(o[0]) for o in out)\n", "",
@@ -756,8 +777,9 @@ MUTANTS = [
            "        cols = materialize(topics)[:, words]\n",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("fitted-score-gathered", "dscir/api/lda.py",
-           "topics = np.asarray(self.topic_word_) if local else self.topic_word_",
-           "topics = np.asarray(self.topic_word_)",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_",
+           "docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), "
+           "np.asarray(self.topic_word_)",
            (FITTED + "::test_the_driver_never_holds_k_by_w",)),
     Mutant("pyldavis-every-word", "dscir/api/pyldavis.py",
            "    if n >= w:\n", "    if True:\n",
@@ -908,7 +930,7 @@ MUTANTS = [
            (DIVERGED + "[workers]",)),
     # -- the embedded cluster's workers (issue 14, 2-worker efficiency) --
     Mutant("embedded-workers-numba-threads-uncapped", "dscir/engine/cluster.py",
-           '"env": _worker_env(threads_per_worker), ', "",
+           '**({"env": _worker_env(form["threads_per_worker"])} if processes else {}),', "",
            ("tests/engine/test_clusters.py::test_embedded_workers_cap_numba_threads_at_their_own",)),
     # -- one-way layers, no import circle (issue 29) --
     Mutant("engine-imports-api-in-a-function", "dscir/engine/minibatch.py",
@@ -1100,7 +1122,7 @@ MUTANTS = [
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
            ("tests/models/mixture/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
     # -- malformed input is one clear error (issue 31, deliverable 2) --
-    Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/text.py",
+    Mutant("csv-open-quote-swallows-the-file", "dscir/corpus/formats/delimited.py",
            "delimiter=delimiter, strict=True)", "delimiter=delimiter)",
            ("tests/corpus/test_corpus.py::test_bad_text_is_rejected_and_leaves_nothing",)),
     Mutant("forgotten-gathers-hide-other-failures", "dscir/engine/cluster.py",
@@ -1229,6 +1251,154 @@ MUTANTS = [
            "self.held.permute(order)", "self.held.head(order.size)",
            (RELABEL + "::test_stochastic_sampler_moves_sticks_components_and_counts_with_"
             "the_labels",)),
+    Mutant("tsv-csv-quoting-by-default", "dscir/corpus/formats/text.py",
+           'default="none",', 'default="csv",',
+           ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),
+    Mutant("tsv-carriage-return-kept", "dscir/corpus/formats/delimited.py",
+           'line[:-1] if line.endswith("\\r") else line', "line",
+           ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),
+    Mutant("encoding-ignored-by-the-line-reader", "dscir/corpus/ingest.py",
+           "decode_text(block, path, lineno, offset, encoding)",
+           "decode_text(block, path, lineno, offset)",
+           ("tests/corpus/test_corpus.py::test_encoding_reads_latin1_and_a_decode_error_names_the_option",)),
+    Mutant("utf-16-accepted-as-an-encoding", "dscir/corpus/ingest.py",
+           "len(two) - len(one) != 1", "len(two) - len(one) < 1",
+           ("tests/corpus/test_corpus.py::test_an_encoding_the_readers_cannot_use_is_a_usage_error",)),
+    Mutant("run-store-called-not-a-corpus", "dscir/corpus/store.py",
+           "if meta is None and any(mark in group.attrs for mark in RUN_ATTRS):",
+           "if meta is None and False:",
+           ("tests/cli/test_cli_messages.py::test_a_run_passed_as_a_corpus_is_named_as_a_run",)),
+    Mutant("memory-check-skipped-for-the-workers-placement", "dscir/api/lda.py",
+           "check_worker_memory(config.n_topics, n_words,",
+           "(lambda *a: None)(config.n_topics, n_words,",
+           ("tests/api/test_memory.py::test_the_workers_placement_is_refused_before_the_cluster_starts",)),
+    Mutant("worker-memory-limits-not-summed", "dscir/api/memory.py",
+           "return sum(limits), sum(disks.values())", "return max(limits), sum(disks.values())",
+           ("tests/api/test_memory.py::test_a_running_cluster_counts_its_workers_limits_and_spill",)),
+    Mutant("more-topics-than-words-not-warned", "dscir/api/memory.py",
+           "        if rows > size:", "        if rows > 2 * size:",
+           ("tests/api/test_memory.py::test_more_topics_than_words_or_documents_is_a_warning",)),
+    Mutant("broken-pipe-an-error", "dscir/cli/__init__.py",
+           "    except BrokenPipeError as exc:", "    except ZeroDivisionError as exc:",
+           ("tests/cli/test_cli_messages.py::test_a_reader_gone_early_is_a_quiet_exit",)),
+    Mutant("plot-empty-score-panel-silent", "dscir/display.py",
+           "axes[0].text(0.5, 0.5, NO_SCORE,", "(lambda *a, **k: None)(0.5, 0.5, NO_SCORE,",
+           ("tests/api/test_display.py::test_a_fit_without_held_out_scores_says_how_to_get_them",)),
+    Mutant("progress-tqdm-auto-without-ipywidgets", "dscir/progress.py",
+           "    if _has_widgets():", "    if True:",
+           ("tests/test_progress.py::test_without_ipywidgets_the_text_bar_and_no_warning",)),
+    Mutant("absurd-perplexity-not-warned", "dscir/models/lda/evaluation.py",
+           "not value > (n_words := Corpus.open(store).n_words)",
+           "not value > 10 * (n_words := Corpus.open(store).n_words)",
+           ("tests/models/lda/test_evaluation.py::test_an_absurd_perplexity_names_the_share_of_unseen_words",)),
+    Mutant("unseen-share-counts-held-out-words-as-training", "dscir/models/lda/evaluation.py",
+           "ids = np.asarray(train.train_docs(), np.int64)", "ids = np.arange(train.n_docs)",
+           ("tests/models/lda/test_evaluation.py::test_an_absurd_perplexity_names_the_share_of_unseen_words",)),
+    Mutant("compare-tomotopy-memory-read-from-dscir", "docs/gen_compare.py",
+           'read.cell(name, "systems", "system=tomotopy", "peak_pss_mb")',
+           'read.cell(name, "systems", "system=dscir-fit", "peak_pss_mb")',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
+    Mutant("compare-numbers-truncated", "docs/gen_compare.py",
+           'return f"{self.value:,.{self.decimals}f}"', 'return f"{int(self.value):,}"',
+           ("tests/test_docs.py::test_a_comparison_row_shows_its_file_s_numbers",)),
+    # -- imports that load only what they use (issue 43) --
+    Mutant("package-reexports-the-api-eagerly", "dscir/__init__.py",
+           "from dscir.errors import CorpusError, DscirError\n",
+           "from dscir.errors import CorpusError, DscirError\nfrom dscir.api import LDA\n",
+           (LAYERS + "::test_a_lower_package_loads_nothing_above_it",)),
+    # -- one burn rule, each constraint checked once (issue 43) --
+    Mutant("burn-sweeps-accepted-without-warm-start", "dscir/api/lda_params.py",
+           'always discards half); needs warm_start.", needs="warm_start"),',
+           'always discards half); needs warm_start."),',
+           (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one"
+            "[burn_sweeps]",)),
+    Mutant("needs-never-checked", "dscir/api/params.py",
+           "if p.needs is not None and values[p.name] != p.default and not values[p.needs]:",
+           "if False:",
+           (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one",)),
+    Mutant("checkpoint-interval-ignored", "dscir/engine/chain.py",
+           "or \\\n            (self.interval > 0 and time.monotonic() - self.since >= self.interval)",
+           "", ("tests/runs/test_resume.py::test_checkpoints_by_wall_time_leave_the_chain_"
+                "unchanged",)),
+    Mutant("ctrl-c-checkpoint-dropped", "dscir/engine/chain.py",
+           "due = interrupted or (self.every", "due = (self.every",
+           ("tests/runs/test_resume.py::test_ctrl_c_mid_iteration_checkpoints_at_its_end_then_"
+            "raises", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_checkpoint")),
+    Mutant("checkpoints-off-by-default", "dscir/api/checkpoints.py",
+           "seconds = DEFAULT_INTERVAL if checkpoint_interval is None else checkpoint_interval",
+           "seconds = checkpoint_interval or 0.0",
+           ("tests/runs/test_resume.py::test_a_fit_with_out_checkpoints_by_default_and_not_"
+            "with_checkpoint_every_0", INTERRUPTS + "::test_ctrl_c_with_default_options_leaves_a_"
+            "checkpoint")),
+    Mutant("fitted-matrix-score-all-columns", "dscir/api/fitted.py",
+           "    if docs.size == 0:\n        return log_columns, None\n",
+           "    return log_columns, None\n",
+           (FITTED + "::test_the_score_of_a_matrix_never_takes_log_phi_over_all_words",
+            FITTED + "::test_the_driver_never_holds_k_by_w")),
+    # -- a part per worker on all its threads (issue 44) --
+    Mutant("parts-per-worker-thread", "dscir/engine/shards.py",
+           "            futures = [self._futures[int(s)] for s in np.unique(shard[piece])]\n"
+           "            out.append(ResidentBatch(futures, docs[piece], where or None))\n",
+           "            for piece in np.array_split(piece, min(2, piece.size)):\n"
+           "                futures = [self._futures[int(s)] for s in np.unique(shard[piece])]\n"
+           "                out.append(ResidentBatch(futures, docs[piece], where or None))\n",
+           ("tests/engine/test_threads.py::"
+            "test_the_chain_is_the_same_on_any_number_of_workers_and_threads",)),
+    Mutant("cuda-dense-alpha-prior-dropped", "dscir/models/lda/_cuda_kernels.py",
+           "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
+           "s += (ndk[k] - (k == old)) * rows[w, k]",
+           (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
+    Mutant("cuda-dense-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+           "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
+           "s += (alpha + ndk[k]) * rows[w, k]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[dense]",)),
+    Mutant("cuda-sparse-smoothing-without-alpha", "dscir/models/lda/_cuda_kernels.py",
+           "smooth = alpha * cum[w, n_topics - 1]", "smooth = cum[w, n_topics - 1]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
+    Mutant("cuda-sparse-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+           "                    if j != i:\n                        s += rows[w, z[j]]",
+           "                    s += rows[w, z[j]]",
+           (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
+    Mutant("cuda-burn-in-kept", "dscir/models/lda/cuda_kernels.py",
+           "rest = (float(alpha), sweeps, sweeps // 2, key, z, counts)",
+           "rest = (float(alpha), sweeps, 0, key, z, counts)",
+           (CUDA + "::test_counts_conserve_tokens_in_the_cpu_order",)),
+    Mutant("cuda-stream-keyed-by-block", "dscir/models/lda/_cuda_kernels.py",
+           "        _seed(state, key, docs[d])\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
+           "        for k in",
+           "        _seed(state, key, cuda.blockIdx.x)\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
+           "        for k in",
+           (CUDA + "::test_streams_by_document_whatever_the_grid[dense]",)),
+    Mutant("cuda-stream-without-iteration", "dscir/models/lda/cuda_kernels.py",
+           "key = np.uint64(derive(_check_int(seed, \"seed\", 0), _check_int(iteration, "
+           "\"iteration\", 0)))",
+           "key = np.uint64(derive(_check_int(seed, \"seed\", 0)))",
+           (CUDA + "::test_streams_by_document_whatever_the_grid",)),
+    Mutant("cuda-device-never-checked", "dscir/models/lda/cuda_kernels.py",
+           "    if not found:\n        raise DscirError", "    if False:\n        raise DscirError",
+           (CUDA + "::test_fit_on_cuda_without_a_device_is_one_clear_error",)),
+    Mutant("cuda-dense-walk-counts-own-token", "dscir/models/lda/_cuda_kernels.py",
+           "q = (alpha + (ndk[k] - (k == old))) * rows[w, k]", "q = (alpha + ndk[k]) * rows[w, k]",
+           (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
+    Mutant("embedded-cluster-not-reused", "dscir/engine/cluster.py",
+           "        yield embedded_client()\n        return\n",
+           "        with _embedded(_form(None, None, None), dashboard_address, None) as c:\n"
+           "            yield c\n        return\n",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",)),
+    Mutant("embedded-default-spawns-processes", "dscir/engine/cluster.py",
+           "processes = n_workers is not None or not numba_threadsafe()", "processes = True",
+           ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",
+            "tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only")),
+    Mutant("in-process-dashboard-link-names-the-machine", "dscir/engine/cluster.py",
+           "host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None",
+           "host = None",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
+    Mutant("in-process-worker-http-on-every-interface", "dscir/engine/cluster.py",
+           'else {"worker_dashboard_address": PRIVATE_DASHBOARD}', "else {}",
+           ("tests/engine/test_private_cluster.py::"
+            "test_the_default_in_process_cluster_listens_on_loopback_only",)),
 ]
 
 
@@ -1278,64 +1448,182 @@ def drop_dependent_caches(dest: Path, mutated: str) -> None:
             cached.unlink()
 
 
-def run_tests(dest: Path, tests: tuple[str, ...], log: Path) -> tuple[int, str]:
-    """pytest's exit status on ``tests`` in the copy at ``dest``, and its last line."""
+def run_tests(dest: Path, tests: tuple[str, ...], log: Path, marks: str = ""
+              ) -> tuple[int, str]:
+    """pytest's exit status on ``tests`` in the copy at ``dest`` (those of them
+    ``marks`` selects; "": all, whatever pyproject.toml deselects), and its last line."""
     env = {**os.environ, "PYTHONPATH": str(dest)}
     with open(log, "w") as out:
         rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             *tests], cwd=dest, env=env, stdout=out, stderr=subprocess.STDOUT
-                            ).returncode
+                             "-m", marks, *tests], cwd=dest, env=env, stdout=out,
+                            stderr=subprocess.STDOUT).returncode
     lines = [x for x in log.read_text().splitlines() if x.strip()]
     return rc, (lines[-1].strip("= ") if lines else "")
 
 
-def main(argv=None) -> int:
+#: CI's mutants per run: with ``MEAN_SECONDS`` each, about 16 minutes of CI's 90.
+CI_MUTANTS = 120
+#: Of those, at least this many from the sample, whatever the change touches.
+CI_SAMPLE_AT_LEAST = 30
+#: Without an ``origin/main`` to compare with, a change is the last this many commits.
+CI_COMMITS = 50
+#: The tests ``python -m pytest -q`` deselects (pyproject.toml's addopts).
+DESELECTED = "benchmark or slow"
+#: A mutant's mean time on CI's 2 cores: the whole table, 286 mutants, took 2,231 s.
+MEAN_SECONDS = 2231 / 286
+
+
+def git(*args: str) -> str | None:
+    """The output of ``git args`` in the repository, or None where git cannot answer."""
+    try:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def ci_base(since: str | None) -> tuple[str | None, str]:
+    """The commit a change is measured from, and how it was found."""
+    if since is not None:
+        if git("rev-parse", "--verify", f"{since}^{{commit}}") is None:
+            raise SystemExit(f"--since {since}: not a commit of this repository")
+        return since, f"--since {since}"
+    if git("rev-parse", "HEAD") is None:
+        return None, "no git history: the sample alone"
+    fork = git("merge-base", "HEAD", "origin/main")
+    if fork and fork != git("rev-parse", "HEAD"):
+        return fork, f"merge-base with origin/main ({fork[:10]})"
+    back = git("rev-parse", "--verify", f"HEAD~{CI_COMMITS}^{{commit}}")
+    if back:
+        return back, f"the last {CI_COMMITS} commits (since {back[:10]})"
+    empty = git("hash-object", "-t", "tree", "/dev/null")  # a short history: all of it
+    return empty, f"the whole history (under {CI_COMMITS} commits)"
+
+
+def touched(mutants: list[Mutant], base: str | None) -> list[Mutant]:
+    """The mutants whose module, a guarding test's file or table entry changed since
+    ``base`` (in the working tree too)."""
+    if base is None:
+        return []
+    changed = set((git("diff", "--name-only", base) or "").split())
+    before = git("show", f"{base}:tests/mutants.py") or ""
+    return [m for m in mutants
+            if m.path in changed or f'"{m.name}"' not in before
+            or any(test.split("::")[0] in changed for test in m.tests)]
+
+
+def ci_selection(mutants: list[Mutant], since: str | None, budget: int
+                 ) -> tuple[list[tuple[Mutant, str]], str]:
+    """CI's mutants, each with why it runs ("touched" or "sample"), and the base's
+    description: the touched ones first, up to ``budget - CI_SAMPLE_AT_LEAST``,
+    then the others in an order drawn by the commit's hash, to ``budget``."""
+    base, how = ci_base(since)
+    seed = git("rev-parse", "HEAD") or hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+    def drawn(m: Mutant) -> str:
+        return hashlib.sha256(f"{seed}:{m.name}".encode()).hexdigest()
+
+    changed = sorted(touched(mutants, base), key=drawn)
+    first = changed[:max(budget - CI_SAMPLE_AT_LEAST, 0)]
+    rest = sorted((m for m in mutants if m not in first), key=drawn)
+    chosen = [(m, "touched") for m in first]
+    chosen += [(m, "touched" if m in changed else "sample") for m in rest[:budget - len(first)]]
+    order = {m.name: i for i, m in enumerate(mutants)}
+    chosen.sort(key=lambda c: order[c[0].name])  # table order
+    left = len([m for m in changed if m not in {c[0] for c in chosen}])
+    note = f"base: {how}; {len(changed)} touched" + (
+        f", {left} of them left to a later commit's sample" if left else "")
+    return chosen, note
+
+
+def probe_all(work: Path) -> None:
+    """Every mutant's original text found once: a stale table fails before any test runs."""
+    for i, m in enumerate(MUTANTS):
+        probe = work / f"probe{i}"
+        (probe / Path(m.path).parent).mkdir(parents=True)
+        shutil.copy2(ROOT / m.path, probe / m.path)
+        apply(probe, m)
+
+
+def run_baseline(work: Path, mutants: list[Mutant], marks: str = "") -> bool:
+    """The guarding tests (those ``marks`` selects) pass on an unmutated copy."""
+    base = work / "baseline"
+    copy_tree(base)
+    tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
+    t0 = time.perf_counter()
+    rc, last = run_tests(base, tests, work / "baseline.log", marks)
+    ok = rc == 0 or (marks and rc == 5)  # 5: none of them carries the marks
+    print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} "
+          f"{time.perf_counter() - t0:6.0f} s  {last}", flush=True)
+    if not ok:
+        print((work / "baseline.log").read_text()[-3000:])
+    return ok
+
+
+def run_mutant(work: Path, i: int, m: Mutant, keep: bool) -> bool:
+    """The mutant is killed: its guarding tests fail on the mutated copy."""
+    dest = work / f"m{i}"
+    copy_tree(dest)
+    apply(dest, m)
+    t0 = time.perf_counter()
+    # exit status 1: tests failed (killed); 0: all passed (survived); anything
+    # else (collection error, interrupted, no tests) is not a kill either
+    rc, last = run_tests(dest, m.tests, work / f"m{i}.log")
+    verdict = {0: "SURVIVED", 1: "killed"}.get(rc, f"ERROR {rc}")
+    print(f"{m.name:40s} {verdict:9s} {time.perf_counter() - t0:6.0f} s  {last}", flush=True)
+    if not keep:
+        shutil.rmtree(dest)
+    return rc == 1
+
+
+def parse(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="mutants to run (default: all)")
+    parser.add_argument("--ci", action="store_true",
+                        help=f"CI's selection: the touched mutants and a sample, {CI_MUTANTS}")
+    parser.add_argument("--since", metavar="REV",
+                        help="with --ci: the change is the difference from this commit")
+    parser.add_argument("--budget", type=int, default=CI_MUTANTS,
+                        help=f"with --ci: mutants to run (default {CI_MUTANTS})")
+    parser.add_argument("--list", action="store_true",
+                        help="print the mutants that would run and their estimated time, only")
     parser.add_argument("--no-baseline", action="store_true",
-                        help="skip running the guarding tests on the unmutated code")
+                        help="after `python -m pytest -q` passed: the baseline runs only "
+                             f"the guarding tests it deselects ({DESELECTED})")
     parser.add_argument("--keep", action="store_true", help="keep the copies and logs")
     args = parser.parse_args(argv)
     unknown = set(args.names) - {m.name for m in MUTANTS}
     if unknown:
         parser.error(f"unknown mutants: {', '.join(sorted(unknown))}")
-    mutants = [m for m in MUTANTS if not args.names or m.name in args.names]
+    if args.ci and args.names:
+        parser.error("--ci chooses the mutants itself; name none")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    chosen = [(m, "named") for m in MUTANTS if not args.names or m.name in args.names]
+    if args.ci:
+        chosen, note = ci_selection(MUTANTS, args.since, args.budget)
+        print(f"CI's mutants: {note}", flush=True)
+    if args.list:
+        with tempfile.TemporaryDirectory(prefix="dscir-mutants-") as work:
+            probe_all(Path(work))
+        for m, why in chosen:
+            print(f"{m.name:50s} {why:8s} {m.path}")
+        print(f"{len(chosen)} of {len(MUTANTS)} mutants, estimated "
+              f"{len(chosen) * MEAN_SECONDS:.0f} s ({MEAN_SECONDS:.1f} s a mutant, the whole "
+              "table's mean on CI's 2 cores)")
+        return 0
+    mutants = [m for m, _ in chosen]
     work = Path(tempfile.mkdtemp(prefix="dscir-mutants-"))
     failed = False
     start = time.perf_counter()
     try:
-        # every mutant's original text first: a stale table fails before any test runs
+        probe_all(work)
+        failed |= not run_baseline(work, mutants, DESELECTED if args.no_baseline else "")
         for i, m in enumerate(mutants):
-            probe = work / f"probe{i}"
-            (probe / Path(m.path).parent).mkdir(parents=True)
-            shutil.copy2(ROOT / m.path, probe / m.path)
-            apply(probe, m)
-        if not args.no_baseline:
-            base = work / "baseline"
-            copy_tree(base)
-            tests = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
-            t0 = time.perf_counter()
-            rc, last = run_tests(base, tests, work / "baseline.log")
-            ok = rc == 0
-            print(f"{'baseline':40s} {'pass' if ok else 'FAIL':9s} "
-                  f"{time.perf_counter() - t0:6.0f} s  {last}", flush=True)
-            if not ok:
-                print((work / "baseline.log").read_text()[-3000:])
-                failed = True
-        for i, m in enumerate(mutants):
-            dest = work / f"m{i}"
-            copy_tree(dest)
-            apply(dest, m)
-            t0 = time.perf_counter()
-            # exit status 1: tests failed (killed); 0: all passed (survived); anything
-            # else (collection error, interrupted, no tests) is not a kill either
-            rc, last = run_tests(dest, m.tests, work / f"m{i}.log")
-            verdict = {0: "SURVIVED", 1: "killed"}.get(rc, f"ERROR {rc}")
-            failed |= rc != 1
-            print(f"{m.name:40s} {verdict:9s} {time.perf_counter() - t0:6.0f} s  {last}",
-                  flush=True)
-            if not args.keep:
-                shutil.rmtree(dest)
+            failed |= not run_mutant(work, i, m, args.keep)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

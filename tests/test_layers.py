@@ -16,12 +16,21 @@ Two checks on that graph:
   <-> ``dscir.models.dpmm``);
 - no import upwards against ``LAYERS``: a module imports from its own layer's
   packages (acyclically, by the first check) and from the layers below.
+
+And one check of what an import loads: each lower package, imported alone in a
+fresh interpreter, loads no module of a layer above it (the package's own
+``__init__`` re-exports the API lazily) and not Dask's cluster client.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "dscir"
@@ -39,7 +48,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("dscir.models",)),
     ("samplers", ("dscir.samplers",)),
     ("corpus and foundations", ("dscir.corpus", "dscir.rng", "dscir.streams", "dscir.errors",
-                                "dscir.integrity")),
+                                "dscir.integrity", "dscir.progress")),
 )
 
 #: Circles still allowed, each as the set of its modules (none left).
@@ -215,3 +224,26 @@ def test_no_import_goes_up_a_layer():
               for a, targets in sorted(graph().items()) for b, line in sorted(targets.items())
               if layer_of(b) < layer_of(a)]
     assert not upward, "\n".join(upward)
+
+
+#: Lower packages imported alone (the models together), each with the third-party
+#: packages it must not load.
+LEAVES = (("dscir.rng", ("distributed", "zarr")), ("dscir.samplers", ("distributed", "zarr")),
+          ("dscir.corpus", ("distributed",)),
+          ("dscir.models.lda, dscir.models.dpmm, dscir.models.mixture", ("distributed",)))
+
+
+@pytest.mark.parametrize("packages, absent", LEAVES, ids=[p.split(",")[0] for p, _ in LEAVES])
+def test_a_lower_package_loads_nothing_above_it(packages, absent):
+    code = f"import sys, {packages}; print(' '.join(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    loaded = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                            capture_output=True, text=True).stdout.split()
+    names = packages.split(", ")
+    assert set(names) <= set(loaded)  # the imports ran
+    layer = min(layer_of(p) for p in names)
+    above = [m for m in loaded if m in modules() and m != "dscir" and layer_of(m) < layer]
+    assert not above, f"import {packages} loads {above}"
+    heavy = [m for m in absent if m in loaded]
+    assert not heavy, f"import {packages} loads {heavy}"

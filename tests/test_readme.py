@@ -7,8 +7,11 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -93,9 +96,21 @@ def test_readme_own_text_commands_and_python_block_run(tmp_path, monkeypatch, ca
         assert main(argv[1:]) == 0, line
     out = capsys.readouterr().out
     assert "held-out perplexity" in out and "topic 9:" in out
-    code = "\n".join(_blocks("From Python")[0])
-    exec(compile(code, "README.md", "exec"), {})
-    out = capsys.readouterr().out.splitlines()
+    _python_block_runs_as_a_saved_script(tmp_path)
+
+
+def _python_block_runs_as_a_saved_script(folder: Path) -> None:
+    """The "From Python" block saved as a script, unguarded (no ``if __name__ ==
+    "__main__":``), as a user would run it: it works, with nothing on stderr (a
+    spawned worker process re-importing the script fails there)."""
+    script = folder / "snippet.py"
+    script.write_text("\n".join(_blocks("From Python")[0]) + "\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script)], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
+    out = done.stdout.splitlines()
     assert len(eval(out[0])) == 5 and float(out[1]) > 1.0
     assert out[2] == "(395, 10)" and len(eval(out[3])) == 5
 

@@ -11,25 +11,24 @@ checked before any cluster starts, ``_start`` a chain, ``_advance`` it (run,
 collect, commit). A subclass names its model and turns validated parameters
 into the model's configuration.
 
-Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a
-temporary store), where the tasks run ``dscir.api.session`` (one client per
-call chain), the driver's memory check ``dscir.api.memory``.
+Where the corpus comes from is ``dscir.corpus.temporary`` (a matrix becomes a temporary
+store), where the tasks run ``dscir.api.session``, the memory checks ``dscir.api.memory``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from dscir.api.chains import check_chains, fit_chains
+from dscir.api.checkpoints import check_run_options, new_run
 from dscir.api.diagnose import ChainDiagnostics
-from dscir.api.memory import check_driver_memory
-from dscir.api.params import AUTO, Interval, validate
+from dscir.api.memory import check_driver_memory, warn_rows
+from dscir.api.params import AUTO, validate
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
 from dscir.api.interrupted import report_interrupt
@@ -66,6 +65,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     _diagnosable: ClassVar[bool] = False
     _reportable: ClassVar[bool] = False
     _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
+    _rows: ClassVar[str] = "n_topics"  # the parameter of ``_parameter_rows``
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -137,8 +137,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
     def fit(self, X, y=None, *, client=None, vocabulary=None, address: str | None = None,
             scheduler_file: str | None = None, n_workers: int | None = None, security=None,
             dashboard_address: str | None = None, out: str | Path | None = None,
-            overwrite: bool = False, checkpoint_every: int = 0,
-            resume: str | Path | None = None, n_chains: int = 1):
+            overwrite: bool = False, checkpoint_every: int | None = None,
+            checkpoint_interval: float | None = None, resume: str | Path | None = None,
+            n_chains: int = 1):
         """Run ``n_iter`` iterations from a fresh chain on a corpus.
 
         ``X`` is a store path/URL or an open ``dscir.corpus.Corpus``, or an in-memory
@@ -150,7 +151,9 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         use a store to ``resume``. ``y`` is ignored (scikit-learn's convention for
         unsupervised estimators). The cluster is ``client``, or the scheduler at
         ``address`` / ``scheduler_file``, or else (without these keywords) the running
-        client of this process, or else an embedded LocalCluster of ``n_workers`` processes
+        client of this process, or else the process's shared embedded cluster (one
+        in-process worker with a thread per core, reused by later calls), or with
+        ``n_workers`` a LocalCluster of that many worker processes for this call
         (``dscir.api.session``), every socket on 127.0.0.1 unless ``dashboard_address``
         ("HOST:PORT", ":PORT" for every interface) serves the dashboard elsewhere;
         ``security`` (a ``distributed.Security`` or ``{"ca_file", "cert", "key"}``)
@@ -160,11 +163,13 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         to a cluster. With ``out``, the run (configuration, parameters, kept samples, final
         state, history, scores) is a Zarr run store.
 
-        With ``checkpoint_every`` = N (and ``out``) the whole chain is checkpointed into the
-        run every N iterations. ``resume=RUN`` continues such a run from its latest
-        checkpoint up to ``n_iter`` iterations in all and writes it back to RUN; the
-        hyperparameters and corpus must be the run's, and the chain is then bit for bit the
-        uninterrupted one.
+        With ``out`` the whole chain is checkpointed into the run every
+        ``checkpoint_interval`` seconds (default 300; 0: not by time), every
+        ``checkpoint_every`` = N iterations if given, and at Ctrl-C or SIGTERM (after the
+        iteration under way; ``dscir.api.checkpoints``); ``checkpoint_every=0`` turns
+        checkpoints off. ``resume=RUN`` continues such a run from its latest checkpoint up
+        to ``n_iter`` iterations in all and writes it back to RUN; the hyperparameters and
+        corpus must be the run's, and the chain is then bit for bit the uninterrupted one.
 
         ``n_chains`` > 1 runs that many chains side by side on the cluster, chain c with
         seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and writes them to
@@ -173,40 +178,43 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         chains.
         """
         check_y(y)
-        n_chains = check_chains(n_chains, out, checkpoint_every, resume)
+        n_chains = check_chains(n_chains, out, checkpoint_every or checkpoint_interval, resume)
         cluster = dict(address=address, scheduler_file=scheduler_file, n_workers=n_workers,
                        security=security, dashboard_address=dashboard_address)
         with self._documents(X, vocabulary) as store:
-            plan = self._prepare(store, out, checkpoint_every, resume, overwrite,
-                                 named=on_a_cluster(X, client, cluster))
+            plan = self._prepare(store, out, (checkpoint_every, checkpoint_interval), resume,
+                                 overwrite, named=on_a_cluster(X, client, cluster),
+                                 cluster=dict(cluster, client=client))
             with session(client, local=plan.local, **cluster) as c:
                 if n_chains > 1:
                     fit_chains(self, plan, c, n_chains, out=out, overwrite=overwrite)
                 else:
-                    self._fit(plan, c, out=out, overwrite=overwrite,
-                              checkpoint_every=checkpoint_every, resume=resume)
+                    self._fit(plan, c, out=out, overwrite=overwrite, resume=resume,
+                              checkpoints=(checkpoint_every, checkpoint_interval))
         if not is_store(X):
             self.store_ = None  # the temporary store is gone
         return self
 
-    def _fit(self, plan: Plan, client, *, out, overwrite: bool, checkpoint_every: int,
-             resume) -> None:
+    def _fit(self, plan: Plan, client, *, out, overwrite: bool, resume,
+             checkpoints: tuple[int | None, float | None]) -> None:
         """One chain of ``plan`` on ``client``, written to ``out`` or resumed from and
-        written back to ``resume``."""
+        written back to ``resume``; ``checkpoints``: ``fit``'s (every, interval)."""
         from dscir.runs.store import RunWriter, read_arrays
 
+        every, interval = new_run(*checkpoints)
         # A checkpointed run keeps the chain's local state, so it can resume.
-        run = resume if resume is not None else out if checkpoint_every else None
+        run = resume if resume is not None else out if every or interval else None
         self._chain = chain = self._start(plan, client, local_dir=None if run is None
                                           else str(Path(run) / "local"))
         writer, n_iter = None, self._iterations(plan.config)
         if plan.checkpoint is not None:
-            writer = RunWriter.resume(resume, plan.checkpoint,
-                                      checkpoint_every=checkpoint_every or None, n_iter=n_iter)
+            writer = RunWriter.resume(resume, plan.checkpoint, checkpoint_every=checkpoints[0],
+                                      checkpoint_interval=checkpoints[1], n_iter=n_iter)
             chain.restore(plan.checkpoint, read_arrays(resume, "samples"))
         elif out is not None:
             writer = RunWriter(out, model=plan.model_type.name, overwrite=overwrite,
-                               checkpoint_every=checkpoint_every, n_iter=n_iter)
+                               checkpoint_every=every, checkpoint_interval=interval,
+                               n_iter=n_iter)
         self._advance(chain, n_iter - chain.iteration, writer)
 
     def _start(self, plan: Plan, client, *, seed: int | None = None,
@@ -220,36 +228,27 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
                      stopping=self._stopping(config))
 
-    def check_run(self, corpus, *, out: str | Path | None = None, checkpoint_every: int = 0,
-                  resume: str | Path | None = None, overwrite: bool = False) -> None:
-        """Raise the error ``fit`` would raise for these parameters and run options,
-        before any cluster starts (the command line calls it first)."""
-        self._prepare(corpus, out, checkpoint_every, resume, overwrite)
+    def check_run(self, corpus, *, out: str | Path | None = None,
+                  checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
+                  resume: str | Path | None = None, overwrite: bool = False,
+                  cluster: dict | None = None) -> None:
+        """Raise the error ``fit`` would raise for these parameters, run options and ``fit``
+        keywords ``cluster``, before any cluster starts (the command line calls it first)."""
+        self._prepare(corpus, out, (checkpoint_every, checkpoint_interval), resume, overwrite,
+                      cluster=cluster)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
-                 named: bool = True) -> Plan:
+    def _prepare(self, corpus, out, checkpoints, resume, overwrite=False, *,
+                 named: bool = True, cluster: dict | None = None) -> Plan:
         from dscir.runs.checkpoint import started_with
-        from dscir.runs.store import check_out_path, checkpoint_to_resume
+        from dscir.runs.store import checkpoint_to_resume
 
         config = self.chain_config(corpus)
         if resume is not None and self.burn_in is None and not getattr(config, "stopping", 0):
             # The run's burn-in: the default, half of n_iter, changes when n_iter grows.
             burn_in = started_with(resume, "burn_in")
             config = config if burn_in is None else dataclasses.replace(config, burn_in=burn_in)
-        Interval(numbers.Integral, 0).check("checkpoint_every", checkpoint_every)
-        if resume is not None and out is not None and Path(out) != Path(resume):
-            raise DscirError(f"a resumed run is written back to {resume}, not to out={out}")
-        if checkpoint_every and out is None and resume is None:
-            raise DscirError(f"{spell('checkpoint_every', '--checkpoint-every')} needs "
-                             f"{spell('out', '--out')}, the run store to checkpoint into")
         n_iter = self._iterations(config)
-        if out is not None and resume is None:
-            if n_iter == 0:
-                raise DscirError(f"{spell('n_iter=0', '--iterations 0')} with "
-                                 f"{spell('out', '--out')} would write a "
-                                 "finished run of the random initial state; ask for at least "
-                                 "1 iteration")
-            check_out_path(out, overwrite)
+        check_run_options(out, resume, checkpoints, n_iter, overwrite)
         store, model_type = store_path(corpus), self._model_type(config)
         from dscir.models.base import Data
 
@@ -263,7 +262,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
             if config.batch_size > train:
                 raise DscirError(f"batch_size={config.batch_size} exceeds the {train} training "
                                  f"documents of {store}")
-        self._check_memory(config, data.n_words)
+        self._check_memory(config, data.n_words, cluster)
+        warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
         if resume is not None:
             ckpt = checkpoint_to_resume(resume, model_type.name, config.to_dict(), store,
@@ -284,17 +284,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         return None
 
     def _driver_arrays(self, config) -> list[str]:
-        """The float64 K x W arrays the driver holds at once: the sampler state (with
-        a momentum if it has one), the running mean of the kept samples and the
-        per-iteration counts."""
+        """The float64 K x W arrays the driver holds at once: the sampler state (and its
+        momentum), the kept samples' running mean and the per-iteration counts."""
         from dscir.samplers.base import SAMPLERS
 
         momentum = bool(getattr(SAMPLERS.get(config.sampler), "momentum", False))
         return ["state", "running mean", "counts"] + (["momentum"] if momentum else [])
 
-    def _check_memory(self, config, n_words: int) -> None:
+    def _check_memory(self, config, n_words: int, cluster: dict | None) -> None:
         """Refuse a fit whose K x W driver arrays (``_driver_arrays``) would not fit
-        in the memory available now."""
+        in the memory available now (``cluster``: the ``fit`` keywords)."""
         check_driver_memory(self._parameter_rows(config), n_words, self._driver_arrays(config))
 
     def _advance(self, chain, n_iter: int, writer=None, *, chain_index: int | None = None,
@@ -304,13 +303,16 @@ class Estimator(ScikitLearn, ChainDiagnostics):
         lost scheduler is one clear error."""
         from dscir.engine.chain import run_chain
 
-        every, end = (writer.checkpoint_every if writer else 0), chain.iteration + n_iter
+        every = writer is not None and writer.checkpoints
+        end = chain.iteration + n_iter
         try:
             run_chain(chain, n_iter,
                       eval_every=self.eval_every if eval_every is None else eval_every,
                       on_sample=writer.append if writer else None,
                       checkpoint=(lambda c: writer.checkpoint(c.checkpoint())) if every else None,
-                      checkpoint_every=every, progress=self.progress, chain_index=chain_index)
+                      checkpoint_every=writer.checkpoint_every if every else 0,
+                      checkpoint_interval=writer.checkpoint_interval if every else 0.0,
+                      progress=self.progress, chain_index=chain_index)
             if writer is not None:
                 self._commit(chain, writer, every)
             # The committed run holds what the workers wrote (LDA's topics): read from there.
@@ -329,7 +331,7 @@ class Estimator(ScikitLearn, ChainDiagnostics):
                                    ) from exc
             raise
 
-    def _commit(self, chain, writer, every: int) -> None:
+    def _commit(self, chain, writer, every: bool) -> None:
         from dscir.corpus import Corpus
         from dscir.runs.checkpoint import absolute_store
 
@@ -352,10 +354,8 @@ class Estimator(ScikitLearn, ChainDiagnostics):
 
     def _collect(self, chain) -> None:
         """Learned attributes from the chain (every estimator's, then the model's own)."""
-        self.config_ = chain.config
-        self.store_ = chain.store
-        self.n_iter_ = chain.iteration
-        self.n_samples_ = chain.n_samples
+        self.config_, self.store_ = chain.config, chain.store
+        self.n_iter_, self.n_samples_ = chain.iteration, chain.n_samples
         self.evaluations_ = list(chain.evaluations)
         self.history_ = chain.history_arrays()
         self.n_features_in_ = int(chain.data.n_words)

@@ -10,8 +10,9 @@ it. Above ``DENSE_MAX_ENTRIES`` entries the fitted ``topic_word_`` (and a loaded
 run's) is a dask array over that array and what reads it goes a block of
 columns at a time, so the driver never holds K x W: ``top_ids`` (top words,
 coherence), ``document_topics`` (the in-process transform, by groups of
-documents whose columns fit in ``COLUMN_ENTRIES``), ``worker_log_columns``
-(held-out scoring and the store transform: the columns read on the workers).
+documents whose columns fit in ``COLUMN_ENTRIES``; ``local_log_columns`` scores
+an in-memory matrix by the same groups), ``worker_log_columns`` (held-out
+scoring and the store transform: the columns read on the workers).
 ``materialize`` is the call that builds the K x W array on the driver. The DP
 and finite mixtures' ``components_`` go the same way (``collect_stored``, their
 blocks writing ``components`` and their state), read by ``topic_columns``.
@@ -205,6 +206,24 @@ def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
             cols, np.searchsorted(words, indices[a:b]).astype(np.int32), alpha, sweeps, key)
         del cols  # before the next group's columns are read
     return out
+
+
+def local_log_columns(topics, corpus, docs: np.ndarray):
+    """For scoring ``docs`` (sorted) of ``corpus`` in this process (an in-memory
+    matrix): ``log_columns(words)``, each part's log columns cut from NumPy topics
+    or read from stored ones, and the documents in groups whose columns take at
+    most ``COLUMN_ENTRIES`` entries (``document_groups``), as ``document_topics``
+    goes: one K x U array at a time, never log phi over all W."""
+    def log_columns(words):
+        with np.errstate(divide="ignore"):
+            return [np.log(topic_columns(topics, np.asarray(w, np.int64))) for w in words]
+
+    if docs.size == 0:
+        return log_columns, None
+    k, w = topics.shape
+    batch = corpus.read(docs)
+    groups = document_groups(batch.indptr, batch.indices, w, max(1, COLUMN_ENTRIES // k))
+    return log_columns, [docs[lo:hi] for lo, hi in groups]
 
 
 def read_log_columns(path: str, words: np.ndarray) -> np.ndarray:

@@ -35,11 +35,23 @@ def column_names(X) -> list[str] | None:
     return [str(c) for c in columns]
 
 
+def numbered(words) -> bool:
+    """Whether ``words`` are the column numbers "0", "1", ... (a matrix without names)."""
+    words = np.asarray(words)
+    return words.size > 0 and str(words[0]) == "0" and str(words[-1]) == str(words.size - 1) \
+        and all(str(w) == str(i) for i, w in enumerate(words))
+
+
 def count_matrix(X, who: str, n_features: int | None = None):
     """``X`` as a CSR matrix of int64 counts, or one clear error naming what is wrong;
     ``n_features``: the columns a fitted model expects."""
     import scipy.sparse as sp
 
+    if hasattr(X, "iloc") and hasattr(X, "sparse"):
+        try:  # a DataFrame of sparse columns stays sparse
+            X = X.sparse.to_coo()
+        except (AttributeError, TypeError, ValueError):
+            pass
     if isinstance(X, CSRBatch):
         X = sp.csr_matrix((X.data, X.indices, X.indptr),
                           shape=(X.indptr.size - 1, n_features or int(X.indices.max(initial=-1)) + 1))

@@ -33,9 +33,9 @@ def _where(writer) -> str:
     from dscir.runs.checkpoint import latest_checkpoint
 
     if writer is None:
-        return "nothing was written (fit with out=RUN and checkpoint_every=N to resume)"
+        return "nothing was written (fit with out=RUN to resume)"
     run = writer.path
-    ckpt = latest_checkpoint(run) if writer.checkpoint_every else None
+    ckpt = latest_checkpoint(run) if writer.checkpoints else None
     if ckpt is None:
         return f"{run} has no checkpoint and cannot be resumed"
     return (f"checkpoint at {run} (iteration {int(ckpt.name)}), resumable with "

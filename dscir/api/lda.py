@@ -9,7 +9,7 @@ import numpy as np
 
 from dscir.api import fitted
 from dscir.api.base import Estimator
-from dscir.api.memory import check_driver_memory
+from dscir.api.memory import check_driver_memory, check_worker_memory
 from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_corpus import corpus_size, on_corpus
@@ -79,14 +79,13 @@ class LDA(LDAScikitLearn, Estimator):
         config = LDAConfig(**values)
         return config if store is None else on_corpus(config, store, size)
 
-    def _prepare(self, corpus, out, checkpoint_every, resume, overwrite=False, *,
-                 named: bool = True):
+    def _prepare(self, corpus, out, checkpoints, resume, overwrite=False, **keywords):
         """Resuming, the sampler options are completed by the run's (``resumed_options``)."""
         options = resumed_options(self.sampler, self.sampler_options, resume)
         est = self if options is self.sampler_options else copy.copy(self)
         est.sampler_options = options
-        return super(LDA, est)._prepare(corpus, out, checkpoint_every, resume, overwrite,
-                                        named=named)
+        return super(LDA, est)._prepare(corpus, out, checkpoints, resume, overwrite,
+                                        **keywords)
 
     def _stopping_rule(self) -> dict | None:
         """The ``config="stopping"`` parameters and the scoring cadence with
@@ -179,13 +178,16 @@ class LDA(LDAScikitLearn, Estimator):
             return ["fitted topics", "their blocks' parts"]
         return super()._driver_arrays(config)
 
-    def _check_memory(self, config, n_words: int) -> None:
-        """Topics on the workers larger than ``fitted.DENSE_MAX_ENTRIES`` stay in the
-        store they are written to: the driver holds no K x W array, only K values."""
-        big = config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES
-        if config.placement == "workers" and big:
-            return check_driver_memory(config.n_topics, 1, ["the topics' row normalisers"])
-        super()._check_memory(config, n_words)
+    def _check_memory(self, config, n_words: int, cluster: dict | None) -> None:
+        """Topics on the workers: the workers hold the sampler's arrays; those larger
+        than ``fitted.DENSE_MAX_ENTRIES`` stay in the store they are written to, so the
+        driver then holds no K x W array, only K values."""
+        if config.placement == "workers":
+            check_worker_memory(config.n_topics, n_words, super()._driver_arrays(config),
+                                cluster)
+            if config.n_topics * n_words > fitted.DENSE_MAX_ENTRIES:
+                return check_driver_memory(config.n_topics, 1, ["the topics' row normalisers"])
+        super()._check_memory(config, n_words, cluster)
 
     def _collect(self, chain) -> None:
         from dscir.corpus import Corpus
@@ -211,11 +213,12 @@ class LDA(LDAScikitLearn, Estimator):
 
     # -- using the fit -------------------------------------------------------
 
-    def top_words(self, n: int = 10) -> list[list[str]]:
-        """The ``n`` most probable words of each topic."""
+    def top_words(self, n: int = 10, vocabulary=None) -> list[list[str]]:
+        """The ``n`` most probable words of each topic; ``vocabulary``: the columns' words
+        where the fit had column numbers only (``ScikitLearn._words``)."""
         self._fitted("topic_word_")
-        order = fitted.top_ids(self.topic_word_, n)
-        return [[str(self.vocabulary_[w]) for w in row] for row in order]
+        words = self._words(vocabulary)
+        return [[str(words[w]) for w in row] for row in fitted.top_ids(self.topic_word_, n)]
 
     def materialize_topic_word(self) -> np.ndarray:
         """``topic_word_`` as a NumPy array, K x W float64 on the driver (large
@@ -223,13 +226,14 @@ class LDA(LDAScikitLearn, Estimator):
         self._fitted("topic_word_")
         return fitted.materialize(self.topic_word_)
 
-    def top_words_table(self, n: int = 10):
+    def top_words_table(self, n: int = 10, vocabulary=None):
         """The ``n`` most probable words of each topic with their probabilities, as a
         ``dscir.display.TopicTable`` (an HTML table in Jupyter; ``.to_pandas()``)."""
         from dscir.display import TopicTable
 
         self._fitted("topic_word_")
-        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n), self.vocabulary_)
+        return TopicTable.from_top(*fitted.top_entries(self.topic_word_, n),
+                                   self._words(vocabulary))
 
     def plot(self, ax=None):
         """Traces of the fit (matplotlib): held-out perplexity, documents/s and
@@ -296,12 +300,11 @@ class LDA(LDAScikitLearn, Estimator):
         """Document-completion perplexity of documents: the held-out documents of a
         store (default the fit's own), or every row of an in-memory matrix.
 
-        Every 10th token of each document is a test token; topic
-        weights are estimated by Gibbs sampling on the other tokens with phi =
-        ``topic_word_`` fixed (``sweeps`` sweeps, default ``eval_sweeps``); the
-        result is exp(-mean natural-log probability of the test tokens) over all
-        test tokens of all the documents. A matrix, and a small store when no
-        cluster is named or running, are scored in this process.
+        Every 10th token of each document is a test token; topic weights are estimated
+        by Gibbs sampling on the other tokens with phi = ``topic_word_`` fixed (``sweeps``
+        sweeps, default ``eval_sweeps``); the result is exp(-mean natural-log probability
+        of the test tokens) over all test tokens of all the documents. A matrix, and a
+        small store with no cluster named or running, are scored in this process.
         """
         from dscir.corpus import Corpus
         from dscir.models.lda import perplexity
@@ -313,14 +316,14 @@ class LDA(LDAScikitLearn, Estimator):
             if c.n_words != self.topic_word_.shape[1]:
                 raise DscirError(f"{store} has {c.n_words} words, the topics have "
                                  f"{self.topic_word_.shape[1]}")
-            # In this process there are no workers to read stored topics' columns.
-            topics = np.asarray(self.topic_word_) if local else self.topic_word_
+            docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_
             with executor_for("lda", store, client, local=local, **cluster) as executor:
-                lazy = fitted.worker_log_columns(topics, executor)
-                return perplexity(executor, np.asarray(c.heldout_docs(), np.int64),
-                                  None if lazy else topics, cfg.alpha,
+                # In this process: by groups of documents, their columns cut or read here.
+                columns, groups = fitted.local_log_columns(topics, c, docs) if local else \
+                    (fitted.worker_log_columns(topics, executor), None)
+                return perplexity(executor, docs, None if columns else topics, cfg.alpha,
                                   sweeps or cfg.eval_sweeps, cfg.seed, cfg.completion_every,
-                                  lazy)
+                                  columns, groups, trained_on=self.store_ or "")
 
     def score(self, X=None, y=None, *, client=None, **cluster) -> float:
         """Per-token held-out log likelihood (natural log) by document completion:

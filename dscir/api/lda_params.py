@@ -17,6 +17,7 @@ from dscir.engine.stopping import EVAL_EVERY, Plateau
 from dscir.errors import DscirError
 from dscir.models.lda import REFERENCE
 from dscir.models.lda.config import BLOCK_ENTRIES, SCIR_STEPS
+from dscir.models.lda.cuda_kernels import DEVICES
 from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K
 from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES
 from dscir.models.lda.policy import POLICIES
@@ -57,13 +58,14 @@ PARAMS: tuple[Param, ...] = (
           "'default' 10, 'reference' 200); one is enough for a warm start with "
           "burn_sweeps=0.", auto=True),
     Param("burn_sweeps", Interval(Int, 0, none=True), None,
-          "the first this many sweeps of a visit are discarded (None: half)."),
+          "the first this many sweeps of a warm-started visit are discarded (None: half; "
+          "a cold visit always discards half); needs warm_start.", needs="warm_start"),
     Param("warm_start", BOOL, False,
           "each document's chain starts from its topic assignments at the end of its last "
           "visit (kept in the run, or a temporary directory the workers must see)."),
     Param("control_variates", BOOL, False,
           "a_hat from the stored assignments' counts plus the scaled minibatch correction "
-          "(Dubey et al. 2016); needs warm_start."),
+          "(Dubey et al. 2016); needs warm_start.", needs="warm_start"),
     Param("n_iter", Interval(Int, 0), 1000,
           "iterations of fit; 'auto': until the held-out score stops improving "
           "(dscir.engine.stopping): burn-in ends at the plateau of the current state's "
@@ -95,6 +97,11 @@ PARAMS: tuple[Param, ...] = (
           "the minibatch Gibbs kernel: 'dense' (exact draws, O(K) per token), 'sparse' "
           "(Metropolis-Hastings with alias tables, O(1) per token) or 'auto' (sparse from "
           f"K = {SPARSE_FROM_K})."),
+    Param("device", Options(DEVICES), "cpu",
+          "where the minibatch Gibbs tasks run: 'cpu' or 'cuda' (an NVIDIA GPU through "
+          "numba-cuda, pip install 'dscir[gpu]'; on a Dask cluster, workers started with "
+          "--resources GPU=1, one per device; the same law as the CPU chain, not its "
+          "numbers; not with warm starts)."),
     Param("placement", Options(PLACEMENTS), "auto",
           "where the topics live: 'driver', 'workers' (vocabulary blocks held and stepped "
           "by the workers; not with warm starts) or 'auto' (workers from K x W = "

@@ -56,6 +56,8 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     def _model_type(self, config):
         return model_type(config.sampler)
 
+    _rows = "n_clusters"
+
     def _parameter_rows(self, config) -> int:
         return config.n_clusters
 

@@ -118,7 +118,9 @@ class Param:
     string: an entry of that field, a dict; a pair of names: a pair's two fields,
     ``config_values``);
     ``positional``: may be given by position in ``__init__``; ``required``: the
-    command line asks for it (the Python default is then for the API alone).
+    command line asks for it (the Python default is then for the API alone);
+    ``needs``: a boolean parameter that must be True when this one is not at its
+    default (e.g. ``burn_sweeps`` needs ``warm_start``).
     """
 
     name: str
@@ -130,6 +132,7 @@ class Param:
     config: bool | str | tuple[str, str] = True
     positional: bool = False
     required: bool = False
+    needs: str | None = None
 
     def coerce(self, value: Any) -> Any:
         """The value as the configuration holds it (a plain int or float for a number)."""
@@ -167,9 +170,17 @@ def validate(params: Any, values: dict[str, Any], cli: bool = False) -> None:
     if isinstance(params, dict):
         for name, constraint in params.items():
             constraint.check(name, values[name])
-        return
-    for p in params:
-        p.check(p.option if cli and p.option else p.name, values[p.name])
+        declared = [c for c in params.values() if isinstance(c, Param)]
+    else:
+        declared = list(params)
+        for p in declared:
+            p.check(p.option if cli and p.option else p.name, values[p.name])
+    spell = {p.name: p.option if cli and p.option else p.name for p in declared}
+    for p in declared:
+        if p.needs is not None and values[p.name] != p.default and not values[p.needs]:
+            needed = spell.get(p.needs, p.needs)
+            raise DscirError(f"{spell[p.name]}={values[p.name]!r} needs "
+                             f"{needed if needed.startswith('--') else needed + '=True'}")
 
 
 def config_values(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:

@@ -4,16 +4,20 @@ Every estimator method that runs tasks takes ``client=None`` and the cluster
 keywords of ``fit`` (``address``, ``scheduler_file``, ``n_workers``,
 ``security``) and opens ``session`` with them: the client given; else, without
 cluster keywords, the running client of this process (yours, or the one an
-enclosing call opened); else ``dscir.engine.cluster.dask_client`` connects to
-the cluster the keywords name or starts an embedded LocalCluster, closed when
-the call returns. So a call that calls others (several chains, ``to_pyldavis``'s
-transform then counts, a report's diagnosis) starts at most one cluster, and
-several calls share one inside ``with session(n_workers=4):``. The exact
-samplers run in this process (``local``: no client at all), and so does a
-stochastic sampler's chain on a small in-memory matrix (scikit-learn's use)
-when no cluster is named or running (``runs_in_process``); a corpus store goes
-to a cluster, the embedded LocalCluster by default. The same reads and tasks, by
-``dscir.engine.local.LocalExecutor``, so the same chain.
+enclosing call opened); else ``dscir.engine.cluster.dask_client``: the cluster
+the keywords name, or without any the process's shared embedded cluster (one
+in-process worker with a thread per core, started at the first call and reused
+by every later one until exit, so an unguarded script works and a second fit
+starts nothing). Embedded keywords (``n_workers=N``: N worker processes) start
+a LocalCluster of their own, closed when the call returns, and ``with
+session(n_workers=4):`` shares one between several calls. So a call that calls
+others (several chains, ``to_pyldavis``'s transform then counts, a report's
+diagnosis) starts at most one cluster. The exact samplers run in this process
+(``local``: no client at all), and so does a stochastic sampler's chain on a
+small in-memory matrix (scikit-learn's use) when no cluster is named or running
+(``runs_in_process``); a corpus store goes to a cluster, the shared embedded one
+by default. The same reads and tasks, by ``dscir.engine.local.LocalExecutor``,
+so the same chain.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from collections.abc import Iterator
 
 
 #: Training tokens up to which a stochastic chain on an in-memory matrix runs in this
-#: process when no cluster is named or running: starting worker processes costs more
-#: than the work.
+#: process when no cluster is named or running: starting a cluster costs more than
+#: the work.
 IN_PROCESS_TOKENS = 200_000
 
 
@@ -39,8 +43,8 @@ def cluster_named(client, cluster: dict) -> bool:
 
 
 def on_a_cluster(X, client, cluster: dict) -> bool:
-    """Whether a fit of ``X`` goes to a cluster: ``X`` a corpus store (the embedded
-    LocalCluster by default), or a cluster named or running; else a small in-memory
+    """Whether a fit of ``X`` goes to a cluster: ``X`` a corpus store (the shared
+    embedded cluster by default), or a cluster named or running; else a small in-memory
     matrix may run here (``runs_in_process``)."""
     from dscir.api.inputs import is_store
 

@@ -1,6 +1,7 @@
 """What makes dscir's estimators scikit-learn estimators, beside ``base.Estimator``.
 
-Documents in memory (``dscir.api.inputs``) become temporary stores; a fitted
+Documents in memory (``dscir.api.inputs``) become temporary stores, a
+DataFrame's columns the words (and ``feature_names_in_``); a fitted
 model pickles without its live chain (its executor holds a client or open
 stores); scikit-learn reads the estimator's tags; a run records the
 parameters as given, so ``load(run)`` has them back and ``clone(load(run))``
@@ -10,12 +11,13 @@ fits the same chain again.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dscir.api.inputs import column_names, count_matrix, is_store
+from dscir.api.inputs import column_names, count_matrix, is_store, numbered
 from dscir.corpus.temporary import corpus_store, scoring_store, store_path
 from dscir.errors import DscirError
 
@@ -29,6 +31,11 @@ class ScikitLearn:
     def _documents(self, X, vocabulary=None) -> Iterator[str]:
         """The store path of ``X``: a store as given, or a checked in-memory matrix
         written to a temporary store (``dscir.corpus.temporary.corpus_store``)."""
+        names = None if is_store(X) else column_names(X)
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:  # scikit-learn's record of a DataFrame's columns
+            self.feature_names_in_ = np.asarray(names, dtype=object)
         if is_store(X):
             with corpus_store(X, vocabulary) as store:
                 yield store_path(store)
@@ -37,6 +44,30 @@ class ScikitLearn:
         with corpus_store(matrix, vocabulary if vocabulary is not None
                           else column_names(X)) as store:
             yield store
+
+    def _words(self, vocabulary=None) -> np.ndarray:
+        """The words of the columns: ``vocabulary`` if given, else the fit's. A fit on a
+        matrix without column names knows column numbers only ("0", "1", ...): said
+        once per estimator, with the ways to give the words (a scikit-learn step
+        cannot read the previous step's ``get_feature_names_out``)."""
+        if vocabulary is not None:
+            words = np.asarray(vocabulary).astype(str)
+            if words.shape != self.vocabulary_.shape:
+                raise DscirError(f"vocabulary has {words.size} entries, the model "
+                                 f"{self.vocabulary_.size} columns")
+            return words
+        words = self.vocabulary_
+        if not getattr(self, "_numbers_said", False) and numbered(words):
+            self._numbers_said = True
+            name = type(self).__name__
+            warnings.warn(
+                f"this {name} knows its words by column number only (it was fitted on a "
+                f"matrix without column names); give them with "
+                f"top_words(vocabulary=pipe[:-1].get_feature_names_out()) after a pipeline, "
+                f"fit(X, vocabulary=vectorizer.get_feature_names_out()), or fit on a pandas "
+                f"DataFrame whose columns are the words (a step's set_output(transform='pandas'))",
+                UserWarning, stacklevel=3)
+        return words
 
     def _own_store(self) -> str:
         """The fit's store, or one clear error after a fit on an in-memory matrix."""

@@ -162,7 +162,8 @@ def partial_fit(est, X, client, vocabulary, n_iter: int | None, cluster: dict):
     with _new_documents(est, X, vocabulary, first) as store:
         named = on_a_cluster(X, client, cluster)
         if first:
-            plan = est._prepare(store, None, 0, None, named=named)
+            plan = est._prepare(store, None, (None, None), None, named=named,
+                                cluster=dict(cluster, client=client))
             _refuse(est, plan.config)
             config, local, seen = plan.config, plan.local, None
         else:

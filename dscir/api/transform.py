@@ -132,7 +132,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
                     seed: int | None = None, spread: bool = False, **cluster):
     """Topic proportions of every document of ``store`` into ``out``; a dask array."""
     import dask.array as da
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     from dscir import streams
     from dscir.api import fitted

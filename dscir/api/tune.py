@@ -119,7 +119,7 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
     module); the runs are written under ``out`` (as h0, h1, ...; runs already there
     are replaced). ``ksd_batch_size``: documents per
     score estimate, or "all" (default the chains' batch size; larger is less noisy)."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     from dscir.api.lda import LDA
     from dscir.api.session import executor_for

@@ -5,7 +5,8 @@ Each command lives in its own module under ``dscir.cli`` exposing
 parsed arguments and returns an exit code. ``dscir.cli.convention`` gives every
 command the same options, help and logging; an error becomes one line on stderr
 and the exit status of its kind (``EPILOG``): a ``DscirError`` its own
-(``exit_code``: 2 usage, 3 bad or damaged data), a runtime failure 1, Ctrl-C 130.
+(``exit_code``: 2 usage, 3 bad or damaged data), a runtime failure 1, Ctrl-C 130;
+a command whose reader closes stdout early (``| head``) exits 0 quietly.
 """
 
 from __future__ import annotations
@@ -61,7 +62,13 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """The command's exit status; an error as one line on stderr."""
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so that a reader gone is caught below
+        return status
+    except BrokenPipeError as exc:
+        if not _stdout_closed():
+            return _error(f"{exc.strerror or exc}")
+        return _discard_stdout()
     except DscirError as exc:
         return _error(str(exc), exc.exit_code)
     except MemoryError as exc:  # beyond the estimate checked before a fit
@@ -82,6 +89,29 @@ def _run(args: argparse.Namespace) -> int:
         return _error(_killed_worker(exc))
 
 
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (``| head`` read enough)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poll.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _discard_stdout() -> int:
+    """Exit quietly as standard tools do when their reader has gone: what is left
+    to write goes to /dev/null (not to a closed pipe at exit)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
+
+
 def _error(message: str, status: int = EXIT_FAILURE) -> int:
     print(f"dscir: error: {message}", file=sys.stderr)
     return status
@@ -94,7 +124,7 @@ def _killed_worker(exc: Exception) -> str:
     named = f" {task!r}" if task is not None else ""
     return (f"task{named} lost its worker every time it ran (workers killed: out of "
             "memory, or stopped from outside); give the workers more memory or use "
-            "fewer topics/clusters or smaller minibatches; a run written with --checkpoint-every "
+            "fewer topics/clusters or smaller minibatches; a run written with --out "
             "continues from its last checkpoint with the same command and --resume RUN")
 
 

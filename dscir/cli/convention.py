@@ -86,6 +86,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def _plain(value):
     """``value`` with numpy scalars and arrays as Python's, NaN and infinities as None."""
     import math

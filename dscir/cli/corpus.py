@@ -73,6 +73,9 @@ def _add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("output", metavar=convention.KINDS["store"],
                    help="the corpus store (Zarr) to create")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--encoding", type=_encoding, default="utf-8",
+                   help="the text encoding of the input and vocabulary files, e.g. latin-1 "
+                   "or cp1252 (any encoding that writes a newline as one byte)")
     p.add_argument("--drop-empty", action="store_true",
                    help="drop documents with no tokens (default: keep them; counted either way)")
     lay = p.add_argument_group("layout")
@@ -89,6 +92,18 @@ def _add_common_options(p: argparse.ArgumentParser) -> None:
                        help="hold out a fraction F of the documents, chosen by --seed")
     p.add_argument("--seed", type=convention.count(0), default=0,
                    help="seed of the held-out choice")
+
+
+def _encoding(text: str) -> str:
+    """An argparse type: a text encoding the readers can use (``check_encoding``)."""
+    from dscir.corpus.ingest import check_encoding
+    from dscir.errors import CorpusError
+
+    try:
+        check_encoding(text)
+    except CorpusError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+    return text
 
 
 def _ingest(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import warnings
 from collections.abc import Iterator
 
 from dscir.cli import convention
@@ -18,7 +19,8 @@ def cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scheduler-file", metavar="PATH",
                    help="scheduler file written by `dask scheduler`")
     g.add_argument("--workers", type=convention.count(1), metavar="N",
-                   help="LocalCluster worker processes (default: one per core, at most 4)")
+                   help="start N single-threaded LocalCluster worker processes (default: "
+                   "one worker in this process with a thread per core)")
     g.add_argument("--dashboard-address", metavar="HOST:PORT",
                    help="serve the LocalCluster's dashboard here (':8787': every interface, "
                    "readable by anyone who reaches the port; default: 127.0.0.1, a free "
@@ -69,9 +71,14 @@ def run_options(p: argparse.ArgumentParser) -> None:
     convention.out_option(p, "write the run (samples, state, history) to this Zarr path "
                           "(default: not kept)", metavar="RUN")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    p.add_argument("--checkpoint-every", type=convention.count(0), default=0, metavar="N",
-                   help="checkpoint the whole chain into --out every N iterations, so "
-                   "the run can be continued with --resume (0: never)")
+    p.add_argument("--checkpoint-every", type=convention.count(0), default=None, metavar="N",
+                   help="also checkpoint the whole chain into --out every N iterations "
+                   "(0: no checkpoints at all; the run is then written when it completes)")
+    p.add_argument("--checkpoint-interval", type=convention.seconds, default=None,
+                   metavar="SECONDS",
+                   help="checkpoint the whole chain into --out every SECONDS of wall time "
+                   "(default 300; 0: not by time) and at Ctrl-C, so the run can be "
+                   "continued with --resume")
     p.add_argument("--resume", metavar="RUN",
                    help="continue the checkpointed run RUN from its last checkpoint up to "
                    "--iterations in all (same hyperparameters, seed and store)")
@@ -83,22 +90,27 @@ def run_options(p: argparse.ArgumentParser) -> None:
 def run_kwargs(args: argparse.Namespace) -> dict:
     """The ``fit`` keywords of the ``run_options``."""
     return dict(out=args.out, overwrite=args.overwrite, checkpoint_every=args.checkpoint_every,
-                resume=args.resume, n_chains=args.chains)
+                checkpoint_interval=args.checkpoint_interval, resume=args.resume,
+                n_chains=args.chains)
 
 
 def fit(model, store: str, args: argparse.Namespace, *, out=None, overwrite: bool = False,
-        checkpoint_every: int = 0, resume=None, n_chains: int = 1):
+        checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
+        resume=None, n_chains: int = 1):
     """Fit ``model`` on ``store`` on the cluster the ``cluster_options`` in ``args``
     name: every parameter and run option is checked before a cluster starts.
     Returns the corpus."""
     from dscir.api.chains import check_chains
     from dscir.corpus import Corpus
 
-    run = dict(out=out, checkpoint_every=checkpoint_every, resume=resume)
-    if model.needs_cluster():
-        cluster_kwargs(args)  # bad TLS options first: they are the command line's own
-    model.check_run(store, overwrite=overwrite, **run)
-    check_chains(n_chains, out, checkpoint_every, resume)
+    run = dict(out=out, checkpoint_every=checkpoint_every,
+               checkpoint_interval=checkpoint_interval, resume=resume)
+    # bad TLS options first: they are the command line's own
+    named = cluster_kwargs(args) if model.needs_cluster() else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fit checks again and warns then, once
+        model.check_run(store, overwrite=overwrite, cluster=named, **run)
+    check_chains(n_chains, out, checkpoint_every or checkpoint_interval, resume)
     corpus = Corpus.open(store)
     with cluster(args, model.needs_cluster()) as client:
         model.fit(corpus, client=client, overwrite=overwrite, n_chains=n_chains, **run)

@@ -173,12 +173,11 @@ def print_progress(path: str) -> int:
         print(f"corpus:      {p.store}")
     planned = f" of {p.n_iter:,}" if p.n_iter is not None else ""
     if p.iteration is None:
-        print(f"iterations:  no checkpoint yet{planned}; checkpoints every "
-              f"{p.checkpoint_every:,}")
+        print(f"iterations:  no checkpoint yet{planned}; checkpoints {p.cadence()}")
     else:
         written = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(p.written))
         print(f"iterations:  {p.iteration:,}{planned} at the latest checkpoint (written "
-              f"{written}); checkpoints every {p.checkpoint_every:,}")
+              f"{written}); checkpoints {p.cadence()}")
     last = f" (the last at iteration {p.last_sample:,})" if p.last_sample is not None else ""
     print(f"samples:     {p.n_samples:,} kept{last}")
     if p.config:

@@ -9,6 +9,7 @@ line, and the writer removes the partial store.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import re
 import zlib
@@ -18,7 +19,7 @@ import numpy as np
 
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter, warn_merged
-from dscir.errors import CorpusError, DataError
+from dscir.errors import CorpusError, DataError, spell
 
 BLOCK_BYTES = 1 << 22
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
@@ -40,13 +41,31 @@ def bad_integer(tokens) -> str | None:
     return None
 
 
+def check_encoding(encoding: str) -> str:
+    """``encoding``'s codec name; an error unless Python knows it and it writes a
+    newline as the one byte 0x0a (the readers cut lines at that byte: UTF-8,
+    Latin-1, cp1252, Shift-JIS do; UTF-16 and UTF-32 do not)."""
+    flag = spell("encoding", "--encoding")
+    try:
+        name = codecs.lookup(encoding).name
+        one, two = "\n".encode(name), "\n\n".encode(name)
+    except (LookupError, TypeError, UnicodeError):
+        raise CorpusError(f"{flag}: unknown text encoding {encoding!r} (e.g. utf-8, "
+                          "latin-1, cp1252)") from None
+    if not one.endswith(b"\n") or len(two) - len(one) != 1:
+        raise CorpusError(f"{flag}: {encoding} is not supported (lines are cut at the byte "
+                          "0x0a); convert the file to UTF-8, e.g. with iconv")
+    return name
+
+
 def line_blocks(path, *, progress: bool = False, desc: str | None = None,
-                block_bytes: int = BLOCK_BYTES):
+                block_bytes: int = BLOCK_BYTES, encoding: str = "utf-8"):
     """(first line number, text) for consecutive blocks of whole lines of a
-    plain or gzip file, decoded as UTF-8; a tqdm bar counts the bytes read."""
-    from tqdm.auto import tqdm
+    plain or gzip file, decoded from ``encoding``; a tqdm bar counts the bytes read."""
+    from dscir.progress import tqdm
 
     path = Path(path)
+    encoding = check_encoding(encoding)
     if not path.is_file():
         raise CorpusError(f"no such file: {path}")
     raw = open(path, "rb")
@@ -72,7 +91,7 @@ def line_blocks(path, *, progress: bool = False, desc: str | None = None,
                 cut = buf.rfind(b"\n") + 1
                 block, rest = buf[:cut], buf[cut:]
             if block:
-                yield lineno, decode_utf8(block, path, lineno, offset)
+                yield lineno, decode_text(block, path, lineno, offset, encoding)
                 lineno += block.count(b"\n")
                 offset += len(block)
             bar.update(raw.tell() - bar.n)
@@ -97,24 +116,28 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
-def decode_utf8(block: bytes, path, lineno: int, offset: int) -> str:
+def decode_text(block: bytes, path, lineno: int, offset: int, encoding: str = "utf-8") -> str:
     """``block`` (starting at line ``lineno``, byte ``offset`` of ``path``) as
-    text; invalid UTF-8 is an error naming its line, column and byte offset."""
+    text; bytes invalid in ``encoding`` are an error naming their line, column and
+    byte offset, and the option that names another encoding."""
     try:
-        return block.decode("utf-8")
+        return block.decode(encoding)
     except UnicodeDecodeError as exc:
         line = lineno + block.count(b"\n", 0, exc.start)
         col = exc.start - (block.rfind(b"\n", 0, exc.start) + 1) + 1
+        name = "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
+        other = spell("encoding='latin-1'", "--encoding latin-1")
         raise DataError(
-            f"{path}:{line}: not valid UTF-8 (byte {block[exc.start]:#04x} at column {col}, "
-            f"byte offset {offset + exc.start} of the decompressed text)") from None
+            f"{path}:{line}: not valid {name} (byte {block[exc.start]:#04x} at column {col}, "
+            f"byte offset {offset + exc.start} of the decompressed text); name the file's "
+            f"encoding if it has another, e.g. {other}") from None
 
 
-def read_vocabulary(path) -> np.ndarray:
+def read_vocabulary(path, encoding: str = "utf-8") -> np.ndarray:
     """One word a line (surrounding whitespace stripped); blank lines are
     allowed only at the end, since a word's id is its line number - 1."""
     words = []
-    for _, text in line_blocks(path):
+    for _, text in line_blocks(path, encoding=encoding):
         words.extend(w.strip() for w in split_lines(text))
     while words and not words[-1]:
         words.pop()
@@ -165,7 +188,7 @@ def ingest_bow(docs, out, vocabulary=None, *, n_words=None, doc_ids=None, overwr
     (word id, count) pairs. ``vocabulary`` is a sequence of words or a mapping
     id -> word (e.g. a gensim ``Dictionary``); without it the vocabulary size
     is ``n_words`` or the largest id + 1 and words are named by their ids."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     if vocabulary is not None:
         vocabulary = _word_list(vocabulary)

@@ -37,6 +37,9 @@ DEFAULT_CACHE_BYTES = 128 << 20
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 ATTR = "dscir_corpus"
+#: The attributes that mark a run store (``dscir.runs.store``: finished, resumable,
+#: several chains): a run passed where a corpus is expected is named as one.
+RUN_ATTRS = ("dscir_run", "dscir_resumable", "dscir_chains")
 INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -283,6 +286,14 @@ def _corpus_group(path: str):
                               "one") from exc
         raise CorpusError(f"no corpus store at {path}") from exc
     meta = group.attrs.get(ATTR)
+    if meta is None and any(mark in group.attrs for mark in RUN_ATTRS):
+        run = group.attrs.get(RUN_ATTRS[0])
+        store = run.get("store") if isinstance(run, dict) else None
+        fitted_on = f" (this one was fitted on {store})" if isinstance(store, str) else ""
+        reader = spell("an estimator's load(RUN)", "`dscir info RUN` or `dscir topics RUN`")
+        raise CorpusError(f"{path} is a dscir run (a fitted model), not a corpus store: pass "
+                          f"the corpus store it was fitted on{fitted_on}, or read the run "
+                          f"with {reader}")
     if meta is None:
         raise CorpusError(f"{path} is a Zarr group but not a dscir corpus store "
                           f"(its zarr.json has no {ATTR} attribute)")

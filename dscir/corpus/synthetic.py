@@ -108,7 +108,7 @@ def write_lda_corpus(path, *, n_docs: int, n_words: int, n_topics: int, doc_leng
     if not (doc_length > 0 and alpha > 0 and eta > 0):
         raise CorpusError(f"doc_length, alpha and eta must be positive, got "
                           f"{doc_length!r}, {alpha!r}, {eta!r}")
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     phi = lda_topics(n_topics, n_words, eta, seed)
     tables = alias_tables(phi)

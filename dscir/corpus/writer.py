@@ -246,7 +246,7 @@ def write_corpus(path, matrix, vocabulary=None, doc_ids=None, *, overwrite=False
     doc_ids = np.arange(n_docs).astype(str) if doc_ids is None else np.asarray(doc_ids, str)
     if doc_ids.size != n_docs:
         raise CorpusError(f"{doc_ids.size} document ids for {n_docs} documents")
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     with CorpusWriter(path, overwrite=overwrite, chunk_docs=chunk_docs,
                       shard_chunks=shard_chunks, drop_empty=drop_empty) as w:

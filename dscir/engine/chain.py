@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir import monitor
+from dscir.engine.interrupts import held
 from dscir.engine.local_state import LocalState, state_dtype
 from dscir.engine.minibatch import EpochPosition, next_minibatch
 from dscir.engine.parts import Timing
@@ -84,7 +85,6 @@ class Chain:
         lengths[self.data.heldout] = 0  # never visited by a minibatch
         self.model.local = LocalState(None if local_dir is None else str(local_dir), lengths,
                                       corpus.chunk_docs, state_dtype(n_values))
-        self.executor.whole_shards = True
         return self.model.local
 
     @property
@@ -96,7 +96,6 @@ class Chain:
         state is flushed first, so the new executor reads it back."""
         if self.local is not None:
             self.executor.flush(self.local)
-            executor.whole_shards = True
         self.executor = self.model.executor = executor
         self._pending = None
 
@@ -217,23 +216,46 @@ class Chain:
         return out
 
 
+class _Checkpoints:
+    """When ``run_chain`` checkpoints: at every multiple of ``every`` iterations, after
+    the first iteration that ends ``interval`` seconds or more after the last
+    checkpoint (or the start), and where an interrupt was held."""
+
+    def __init__(self, save: Callable[[Chain], None] | None, every: int, interval: float):
+        self.save, self.every, self.interval = save, every, interval
+        self.since = time.monotonic()
+
+    def after(self, chain: Chain, interrupted: bool) -> None:
+        """Checkpoint ``chain`` after its iteration if one is due."""
+        if self.save is None:
+            return
+        due = interrupted or (self.every > 0 and chain.iteration % self.every == 0) or \
+            (self.interval > 0 and time.monotonic() - self.since >= self.interval)
+        if due:
+            self.save(chain)
+            self.since = time.monotonic()
+
+
 def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
               on_sample: Callable[[dict[str, np.ndarray]], None] | None = None,
               checkpoint: Callable[[Chain], None] | None = None, checkpoint_every: int = 0,
-              progress: bool = True, chain_index: int | None = None) -> list[NamedTuple]:
+              checkpoint_interval: float = 0.0, progress: bool = True,
+              chain_index: int | None = None) -> list[NamedTuple]:
     """Advance ``chain`` by ``n_iter`` iterations, scoring held-out documents at
     every iteration that is a multiple of ``eval_every`` (and at the end) when
     ``eval_every > 0``; returns the new scores (also in ``chain.evaluations``).
 
     A chain with a ``stopping`` rule scores where the rule asks, and ends where it
     decides (at most ``n_iter`` iterations). ``on_sample(rows)`` receives each
-    kept sample's rows; ``checkpoint(chain)`` is called at every multiple of
-    ``checkpoint_every``, after that iteration's sample and score. Both count the
-    chain's iterations, so a resumed chain scores and checkpoints where an
-    uninterrupted one does. ``chain_index`` (chains run side by side) names the
-    chain on its progress bar and gives the bar its own line.
+    kept sample's rows; ``checkpoint(chain)`` is called after an iteration's sample
+    and score: at every multiple of ``checkpoint_every``, once ``checkpoint_interval``
+    seconds of wall time have passed since the last, and at Ctrl-C or SIGTERM (held
+    to the end of the iteration, ``dscir.engine.interrupts.held``; then raised). A
+    checkpoint never changes the chain, so one taken where the clock says leaves it
+    reproducible. ``chain_index`` (chains run side by side) names the chain on its
+    progress bar and gives the bar its own line.
     """
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     cfg, model = chain.config, chain.model
     report = monitor.RunReporter(
@@ -248,25 +270,22 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
     bar = tqdm(total=chain.iteration + n_iter, initial=chain.iteration, disable=not progress,
                unit="it", desc=f"dscir {model.name} ({cfg.sampler}){which}",
                position=chain_index, leave=True)
+    saves = _Checkpoints(checkpoint, checkpoint_every, checkpoint_interval)
     status = "failed"
     try:
-        for i in range(n_iter):
-            if chain.stopping is not None and chain.stopping.done(chain.iteration):
-                break
-            stats = chain.step(prefetch=i + 1 < n_iter)
-            report.iteration(**stats)
-            if on_sample is not None and chain.last_sample is not None:
-                on_sample(chain.last_sample)
-            if _score_due(chain, eval_every, last=i + 1 == n_iter):
-                new.append(_evaluate(chain, report))
-            if checkpoint is not None and checkpoint_every > 0 \
-                    and chain.iteration % checkpoint_every == 0:
-                checkpoint(chain)
-            postfix = model.progress(stats)
-            if chain.evaluations:
-                postfix[model.metric] = f"{chain.evaluations[-1][1]:.4g}"
-            bar.set_postfix(postfix, refresh=False)
-            bar.update(1)
+        with held(checkpoint is not None) as interrupt:
+            for i in range(n_iter):
+                if chain.stopping is not None and chain.stopping.done(chain.iteration):
+                    break
+                stats = chain.step(prefetch=i + 1 < n_iter)
+                report.iteration(**stats)
+                if on_sample is not None and chain.last_sample is not None:
+                    on_sample(chain.last_sample)
+                if _score_due(chain, eval_every, last=i + 1 == n_iter):
+                    new.append(_evaluate(chain, report))
+                saves.after(chain, interrupt.pending)
+                interrupt.raise_pending()
+                _show(bar, model, stats, chain.evaluations)
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -276,6 +295,15 @@ def run_chain(chain: Chain, n_iter: int, *, eval_every: int = 0,
         chain.close()
         report.finish(chain.iteration, status)
     return new
+
+
+def _show(bar, model, stats: dict[str, Any], evaluations: list[NamedTuple]) -> None:
+    """One more iteration on the progress bar, with its statistics and last score."""
+    postfix = model.progress(stats)
+    if evaluations:
+        postfix[model.metric] = f"{evaluations[-1][1]:.4g}"
+    bar.set_postfix(postfix, refresh=False)
+    bar.update(1)
 
 
 def _score_due(chain: Chain, eval_every: int, last: bool) -> bool:

@@ -3,11 +3,16 @@
 A client passed in is used as is; an address or a scheduler file connects to a
 running cluster (``dask scheduler`` / ``dask worker``), as does Dask's own
 ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``, which the Dask
-Kubernetes operator sets in its pods) when neither is given; otherwise an
-embedded LocalCluster is started and closed with the run. The embedded cluster
-is private: its scheduler, workers, nannies and dashboard listen on 127.0.0.1
-only (its dashboard elsewhere when ``dashboard_address`` says so), and its worker
-processes leave Ctrl-C and SIGTERM to the driver (``dscir.engine.interrupts``). ``security`` (a
+Kubernetes operator sets in its pods) when neither is given. Otherwise the
+work runs on an embedded LocalCluster: without keywords the process's one
+shared cluster (``embedded_client``: started at first use, reused by every later
+call, closed at exit), an in-process worker with a thread per core (no
+spawned processes, so an unguarded script works; no serialisation); with
+embedded keywords (``n_workers``: worker processes) a cluster of their own,
+closed with the call. The embedded cluster is private: its scheduler, workers,
+nannies and dashboard listen on 127.0.0.1 only (its dashboard elsewhere when
+``dashboard_address`` says so), and its worker processes leave Ctrl-C and
+SIGTERM to the driver (``dscir.engine.interrupts``). ``security`` (a
 ``distributed.Security``, or the CA, certificate and key files of
 ``tls_security``) makes the connection, or the embedded cluster, use mutual TLS;
 without it the ``distributed.comm.tls`` settings of the Dask configuration apply.
@@ -15,18 +20,24 @@ without it the ``distributed.comm.tls`` settings of the Dask configuration apply
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import logging
 import os
+import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dask
 from distributed import Client, LocalCluster, Security
 
 from dscir.engine.interrupts import signals_to_driver, deferred
 from dscir.errors import ClusterError, DscirError
+
+log = logging.getLogger(__name__)
 
 #: Where the embedded cluster listens: the loopback interface only.
 PRIVATE_HOST = "127.0.0.1"
@@ -94,25 +105,27 @@ def dask_client(
     address: str | None = None,
     scheduler_file: str | None = None,
     n_workers: int | None = None,
-    threads_per_worker: int = 1,
-    processes: bool = True,
+    threads_per_worker: int | None = None,
+    processes: bool | None = None,
     dashboard_address: str | None = PRIVATE_DASHBOARD,
     security: Security | Mapping[str, str] | None = None,
 ) -> Iterator[Client]:
     """Yield a connected client; close only what this function opened.
 
-    The embedded default is one single-threaded worker process per core: the
-    Gibbs kernel holds the GIL-free numba loop, but process workers keep numba
-    and zarr caches apart and match how a real cluster behaves. Each worker
-    process's numba (and OpenMP) threads are capped at its own threads, as the
-    cluster recipes do: otherwise every worker's parallel kernels (the
-    samplers' steps of the topic blocks) spread over all cores and contend with
-    the other workers. Results do not depend on it (streams are per row). Every
-    socket of the embedded cluster is on ``PRIVATE_HOST``; ``dashboard_address``
-    (``HOST:PORT`` or ``:PORT``, all interfaces; None: no dashboard) serves the
-    dashboard elsewhere. ``security``
-    is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM
-    files (see ``tls_security``).
+    Without a client, address, scheduler file or embedded keywords, the client
+    of the process's shared embedded cluster (``embedded_client``), left open.
+    With embedded keywords, a LocalCluster of their own, closed at the end:
+    ``n_workers`` (or ``processes=True``) asks for worker processes, one thread
+    each unless ``threads_per_worker`` says otherwise, one per core (at most 4)
+    unless ``n_workers`` says; ``processes=False`` one in-process worker with
+    a thread per core. A worker process's numba (and OpenMP) threads are capped
+    at its own threads, as the cluster recipes do, so the workers' parallel
+    kernels do not contend for the same cores. Results do not depend on the form
+    (streams are per document). Every socket of the embedded cluster is on
+    ``PRIVATE_HOST``; ``dashboard_address`` (``HOST:PORT`` or ``:PORT``, all
+    interfaces; None: no dashboard) serves the dashboard elsewhere. ``security``
+    is a ``Security`` or a mapping ``{"ca_file", "cert", "key"}`` of PEM files
+    (see ``tls_security``).
     """
     if n_workers is not None and not n_workers >= 1:
         raise DscirError(f"n_workers (--workers) must be at least 1, got {n_workers!r}")
@@ -139,39 +152,147 @@ def dask_client(
         with _connect(address, scheduler_file, security) as c:
             yield c
         return
-    if n_workers is None:
-        n_workers = max(1, min(os.cpu_count() or 1, 4))
-    with _embedded(n_workers, threads_per_worker, processes, dashboard_address,
-                   security) as c:
+    form = (n_workers, threads_per_worker, processes)
+    if form == (None,) * 3 and security is None and dashboard_address == PRIVATE_DASHBOARD:
+        yield embedded_client()
+        return
+    with _embedded(_form(*form), dashboard_address, security) as c:
         yield c
+
+
+def _form(n_workers: int | None, threads_per_worker: int | None,
+          processes: bool | None) -> dict:
+    """The LocalCluster's workers for the embedded keywords given (see ``dask_client``);
+    none given: one in-process worker with a thread per core, or (where numba's
+    threading layer is not thread-safe) today's single-threaded worker processes."""
+    cores = os.cpu_count() or 1
+    if processes is None:
+        processes = n_workers is not None or not numba_threadsafe()
+    if processes:
+        n_workers = n_workers or max(1, min(cores, 4))
+        return dict(n_workers=n_workers, threads_per_worker=threads_per_worker or 1,
+                    processes=True)
+    n_workers = n_workers or 1
+    return dict(n_workers=n_workers, processes=False,
+                threads_per_worker=threads_per_worker or max(1, cores // n_workers))
+
+
+#: numba's thread-safe threading layers, in the order its default choice tries them.
+THREADSAFE_LAYERS = ("tbb", "omp")
+
+
+def numba_threadsafe() -> bool:
+    """Whether numba's parallel kernels may run in several threads of this process
+    at once: its threading layer is (or, not started yet, will be) TBB or OpenMP.
+    Its workqueue layer aborts the process on concurrent use, so without TBB or
+    OpenMP the embedded workers are processes (logged, with the fix)."""
+    import importlib
+
+    import numba
+
+    try:
+        return numba.threading_layer() in THREADSAFE_LAYERS
+    except ValueError:  # not started: the layer its setting will choose
+        pass
+    setting = str(numba.config.THREADING_LAYER)
+    layers = {"default": THREADSAFE_LAYERS, "threadsafe": THREADSAFE_LAYERS,
+              "safe": ("tbb",)}.get(setting, (setting,))
+    for layer in layers:
+        if layer in THREADSAFE_LAYERS:
+            try:
+                importlib.import_module(f"numba.np.ufunc.{layer}pool")
+                return True
+            except (ImportError, OSError):
+                continue
+    log.warning("numba's threading layer here is not thread-safe (no TBB or OpenMP "
+                "library): the embedded cluster runs worker processes, so a script "
+                "needs `if __name__ == \"__main__\":`; `pip install tbb` gives an "
+                "in-process worker")
+    return False
+
+#: The shared embedded cluster and its client, and the process that started them.
+_shared: dict = {}
+_shared_lock = threading.Lock()
+
+
+def embedded_client() -> Client:
+    """The client of this process's shared embedded cluster, started at the first
+    call (``_form()``'s workers, every socket private) and reused by every later
+    one; closed at exit, or by ``close_embedded``. Not made Dask's default
+    client: computations of your own do not land on it unless you pass it."""
+    with _shared_lock:
+        c = _shared.get("client")
+        if c is not None and _shared["pid"] == os.getpid() and c.status == "running":
+            return c
+        if c is not None and _shared["pid"] == os.getpid():
+            _close_shared()
+        _shared.clear()
+        cluster, c = _start(_form(None, None, None), PRIVATE_DASHBOARD, None, default=False)
+        _shared.update(cluster=cluster, client=c, pid=os.getpid())
+        return c
+
+
+def close_embedded() -> None:
+    """Close this process's shared embedded cluster, if it started one (run at exit;
+    the next call without a cluster starts a new one)."""
+    with _shared_lock:
+        if _shared.get("pid") == os.getpid():
+            _close_shared()
+        _shared.clear()
+
+
+def _close_shared() -> None:
+    _shared["client"].close()
+    _shared["cluster"].close()
+
+
+atexit.register(close_embedded)
+
+
+def _start(form: dict, dashboard_address: str | None, security: Security | None,
+           default: bool = True) -> tuple[LocalCluster, Client]:
+    """A new LocalCluster of ``form``'s workers and its client (made Dask's default
+    client unless ``default`` is False); a signal while they start is raised once
+    both are made, or the cluster closed."""
+    processes = form["processes"]
+    with _capped_message_logs(), signals_to_driver(), deferred():
+        cluster = LocalCluster(
+            **form,
+            dashboard_address=dashboard_address,
+            silence_logs=40,
+            security=security,
+            # in-process: no sockets but the scheduler's and the worker's HTTP ones
+            # (unless TLS asks for them), the worker's bound to the loopback too
+            **({"host": PRIVATE_HOST} if processes or security is not None
+               else {"worker_dashboard_address": PRIVATE_DASHBOARD}),
+            **({"env": _worker_env(form["threads_per_worker"])} if processes else {}),
+        )
+        try:
+            c = Client(cluster, set_as_default=default)
+        except BaseException:
+            cluster.close()
+            raise
+    host = (dashboard_address or "").rpartition(":")[0]
+    if host and not processes and security is None:
+        _DASHBOARD_HOSTS[cluster] = host
+    return cluster, c
+
+
+#: The host an in-process cluster's dashboard listens on, by cluster: Dask's link
+#: names the host of its scheduler's in-process address, the machine's address.
+_DASHBOARD_HOSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
-def _embedded(n_workers: int, threads_per_worker: int, processes: bool,
-              dashboard_address: str | None, security: Security | None) -> Iterator[Client]:
-    """A client of a new LocalCluster (see ``dask_client``), both closed at the end;
-    a signal while it starts is raised once it can be closed."""
-    cluster = c = None
+def _embedded(form: dict, dashboard_address: str | None,
+              security: Security | None) -> Iterator[Client]:
+    """A client of a new LocalCluster of ``form``'s workers, both closed at the end."""
+    cluster, c = _start(form, dashboard_address, security)
     try:
-        with _capped_message_logs(), signals_to_driver(), deferred():
-            cluster = LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=threads_per_worker,
-                processes=processes,
-                dashboard_address=dashboard_address,
-                silence_logs=40,
-                security=security,
-                # (threads share the process: no socket but the dashboard)
-                **({"env": _worker_env(threads_per_worker), "host": PRIVATE_HOST}
-                   if processes else {}),
-            )
-            c = Client(cluster)
         yield c
     finally:
-        if c is not None:
-            c.close()
-        if cluster is not None:
-            cluster.close()
+        c.close()
+        cluster.close()
 
 
 def check_dashboard_address(address: str | None) -> None:
@@ -250,8 +371,15 @@ def current_client() -> Client | None:
 
 
 def dashboard_link(client: Client) -> str | None:
-    """The dashboard URL of the client's scheduler, if it serves one."""
+    """The dashboard URL of the client's scheduler, if it serves one (for an
+    in-process embedded cluster, on the host its dashboard listens on)."""
     try:
-        return client.dashboard_link
+        link = client.dashboard_link
     except (AttributeError, KeyError):
         return None
+    cluster = getattr(client, "cluster", None)
+    host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None
+    if not link or host is None:
+        return link
+    parts = urlsplit(link)
+    return parts._replace(netloc=f"{host}:{parts.port}").geturl()

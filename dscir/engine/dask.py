@@ -5,15 +5,17 @@ default when the store's shards fit a share of the workers' memory limits,
 ``shards.choose_reads``: a larger store is streamed; the choice is logged and
 kept in ``reads``) the corpus is held on the workers in shards, each read from the Zarr
 store once (``dscir.engine.shards``), and ``read`` groups documents by the
-worker holding their shards into parts (one per worker thread: each task
-costs milliseconds of scheduler round trip, as much as a few hundred
-documents' Gibbs work), and computes each part's distinct words on the
+worker holding their shards into parts, one per worker (each task costs
+milliseconds of scheduler round trip, and each part gets a copy of the
+parameter columns of its words: on Zipf text the columns of a part barely
+shrink with it), whose task runs on all the worker's threads (numba's,
+``worker.with_threads``), and computes each part's distinct words on the
 driver, so an iteration is one round of tasks, each run beside its shards
 with only the parameter columns of its words. Without it, and always in
 ``read_blocks``, each part is read by a task of its own, which reports the
-part's words. Every task's input is
-either computed from the store or travels inside the task, never scattered,
-so a lost worker costs a recomputation, not the chain.
+part's words: one part per worker thread, each task on one thread. Every
+task's input is either computed from the store or travels inside the task,
+never scattered, so a lost worker costs a recomputation, not the chain.
 
 Keys are ``(f"dscir-{model}-{what}-{token}", iteration, serial, part)``: the
 dashboard shows ``dscir-lda-gibbs`` and friends, a key names the chain's
@@ -91,11 +93,11 @@ class DaskExecutor:
                     _why(self.reads))
         resident = self.reads["reads"] == "resident"
         self.shards = Shards(client, self.store, lambda s: (shard_key, s)) if resident else None
-        self.whole_shards = False  # parts of whole shards (a chain with local state)
+        self.resources: dict[str, dict[str, float]] = {}  # by task name (``require``)
 
     @property
     def n_parts(self) -> int:
-        """One task per worker thread."""
+        """Parts of a read without resident shards: one per worker thread."""
         return max(sum(self.client.nthreads().values()), 1)
 
     def _key(self, what: str, iteration: int | None = None) -> Callable[[int], tuple]:
@@ -110,7 +112,7 @@ class DaskExecutor:
         read by tasks submitted now; returns at once."""
         docs = np.asarray(docs, dtype=np.int64)
         if self.shards is not None:
-            batches = self.shards.group(docs, self.whole_shards)
+            batches = self.shards.group(docs)
             parts = [b.docs for b in batches]
             return Parts(np.concatenate(parts) if parts else docs, parts, batches,
                          [self.shards.words(p) for p in parts])
@@ -138,6 +140,21 @@ class DaskExecutor:
         self.timing.add_wait(time.perf_counter() - start)
         return out
 
+    def require(self, what: str, resources: dict[str, float], check: Callable) -> None:
+        """Tasks ``what`` run only on workers with ``resources`` (e.g. ``{"GPU": 1}``,
+        workers started with ``--resources GPU=1``); one clear error now where no
+        worker has them, or where ``check`` raises on one that has."""
+        have = {a: w.get("resources", {}) for a, w in
+                self.client.scheduler_info()["workers"].items()}
+        able = [a for a, r in have.items() if all(r.get(k, 0) >= v for k, v in resources.items())]
+        if not able:
+            need = ",".join(f"{k}={v:g}" for k, v in resources.items())
+            raise DscirError(f"the {what} tasks need workers with the resources {need}, and "
+                             f"none of the cluster's {len(have)} workers has them: start "
+                             f"them with `dask worker --resources {need}` (one per device)")
+        self.client.run(check, workers=able[:1])
+        self.resources[what] = dict(resources)
+
     def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
                near: str | None = None) -> Any:
         """``fn(*args)`` as one task (futures among ``args`` are its dependencies, met
@@ -148,7 +165,8 @@ class DaskExecutor:
         if timed:
             fn, args = worker.timed, (fn, *args)
         where = {} if near is None else {"workers": [near], "allow_other_workers": True}
-        return self.client.submit(fn, *args, key=self._key(what)(j), **where)
+        return self.client.submit(fn, *args, key=self._key(what)(j), **where,
+                                  resources=self.resources.get(what))
 
     def settle(self, futures: Sequence[Any], timeout: float = SETTLE_SECONDS) -> None:
         """Wait (at most ``timeout`` s) until ``futures`` are no longer running, whatever
@@ -184,11 +202,13 @@ class DaskExecutor:
     def _beside(batch: ResidentBatch, key, fn: Callable, *args: Any) -> Task:
         """The task ``worker.timed_at(fn, batch, *args)``, drawn to the worker holding
         ``batch``'s shards by its dependencies on them (no restriction: see
-        ``dscir.engine.shards``); submitted with others by ``_submit``."""
+        ``dscir.engine.shards``), ``fn`` on all that worker's threads; submitted
+        with others by ``_submit``."""
         fn, args = packed(fn, (batch, *args))
+        fn = functools.partial(worker.with_threads, None, fn)
         return Task(key, worker.timed_at, *(parse_input(a) for a in (fn, *args)))
 
-    def _submit(self, tasks: Sequence[Task]) -> list[Any]:
+    def _submit(self, tasks: Sequence[Task], resources: dict | None = None) -> list[Any]:
         """The futures of ``tasks`` (one may depend on another by ``TaskRef``), sent
         to the scheduler as one graph: one message for a round, not one per task."""
         if not tasks:
@@ -196,7 +216,7 @@ class DaskExecutor:
         # a graph of a fresh token, as ``Client.submit`` makes: a plain dict would be
         # tokenized, hashing the columns inside the tasks on every round
         graph = LLGExpr({t.key: t for t in tasks}, _determ_token=uuid.uuid4().hex)
-        return self.client.get(graph, [t.key for t in tasks], sync=False)
+        return self.client.get(graph, [t.key for t in tasks], sync=False, resources=resources)
 
     def blocked(self, n_rows: int, n_cols: int, block_entries: int) -> blocks.BlockedState:
         """A handle on an n_rows x n_cols state to be held by the workers in blocks of
@@ -215,16 +235,25 @@ class DaskExecutor:
         key = self._key(what)
         if _resident(parts):
             futures = self._submit([self._beside(b, key(j), fn, w, *a) for j, (b, w, a)
-                                    in enumerate(zip(parts.batches, parts.words, args))])
+                                    in enumerate(zip(parts.batches, parts.words, args))],
+                                   self.resources.get(what))
         else:  # the words stay on the workers as futures: no second gather
-            futures = [self.client.submit(worker.timed, fn, b, w, *a, key=key(j))
+            one = functools.partial(worker.with_threads, 1, fn)  # a part per thread
+            futures = [self.client.submit(worker.timed, one, b, w, *a, key=key(j),
+                                          resources=self.resources.get(what))
                        for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
         start = time.time()
         out = self.client.gather(futures)
         self.timing.add_round(start, time.time(), [o[1] for o in out])
         if _resident(parts):
-            self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
+            self._ran_on(parts, [o[2] for o in out])
         return [o[0] for o in out]
+
+    def _ran_on(self, parts: Parts, workers: list[str]) -> None:
+        """A resident round's tasks ran on ``workers``: counted (the parts, so the
+        copies of their columns, one worker got) and compared with the plan."""
+        self.timing.add_parts(workers)
+        self.shards.ran_on([b.holder for b in parts.batches], workers)
 
     def _state(self, local: local_state.LocalState, s: int) -> Any:
         """Shard s's state as a task argument: None, a read of its flushed chunk
@@ -248,9 +277,9 @@ class DaskExecutor:
         (Dask fetches a task's whole value: the states would travel with it).
         The visit's value keeps its result too until the shards' next visits,
         so the results count towards the lineage budget with the columns."""
-        if not _resident(parts) or not self.whole_shards:
+        if not _resident(parts):
             raise DscirError("local state (warm starts) needs the documents resident on "
-                             "the workers, in parts of whole shards")
+                             "the workers")
         local.create()
         key, results = self._key(what), self._key("result")
         tasks, shards = [], []
@@ -265,7 +294,7 @@ class DaskExecutor:
         start = time.time()
         out = self.client.gather(futures[1::2])
         self.timing.add_round(start, time.time(), [o[1] for o in out])
-        self.shards.ran_on([b.holder for b in parts.batches], [o[2] for o in out])
+        self._ran_on(parts, [o[2] for o in out])
         local.lineage += sum(sizeof(o[0]) for o in out)
         for held, task in zip(shards, futures[0::2]):
             for i, s in enumerate(held):

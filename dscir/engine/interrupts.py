@@ -19,6 +19,9 @@ dscir's code, or blocked in a condition's wait; elsewhere the signal is sent
 again a moment later), and once: further signals while the fit unwinds
 (closing the cluster) are ignored. Inside ``deferred`` (starting a cluster:
 half a cluster could not be closed) a signal is raised at the end of the block.
+Inside ``held`` (a checkpointed chain's iterations) the first signal waits for
+the loop to reach a point where the chain is whole (the end of an iteration:
+it checkpoints, then raises it); a second one is raised at once.
 """
 
 from __future__ import annotations
@@ -101,12 +104,13 @@ class _Handler:
     def __init__(self) -> None:
         self.raised = False
         self.deferring = False
+        self.holding = False
         self.pending: int | None = None
 
     def __call__(self, signum: int, frame) -> None:
         if self.raised:
             return  # the fit is unwinding already
-        if self.deferring:
+        if self.deferring or (self.holding and self.pending is None):
             self.pending = self.pending or signum
             return
         if not _safe(frame):  # raise a moment later, elsewhere
@@ -169,6 +173,43 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         handler.deferring = False
+    if handler.pending is not None and not handler.raised and not handler.holding:
+        handler.raise_(handler.pending)
+
+
+class Held:
+    """The signal a ``held`` block holds (none outside ``interruptible``)."""
+
+    def __init__(self, handler: _Handler | None) -> None:
+        self._handler = handler
+
+    @property
+    def pending(self) -> bool:
+        """Whether a signal waits to be raised."""
+        h = self._handler
+        return h is not None and h.pending is not None and not h.raised
+
+    def raise_pending(self) -> None:
+        """Raise the signal that waits, if one does (call where the work is whole)."""
+        if self.pending:
+            self._handler.raise_(self._handler.pending)
+
+
+@contextlib.contextmanager
+def held(hold: bool = True) -> Iterator[Held]:
+    """Inside ``interruptible`` (and ``hold``), the first signal arriving in the block
+    waits for ``Held.raise_pending`` (or the block's end); a second is raised at once,
+    where safe. Elsewhere nothing changes."""
+    handler = _active
+    if not hold or handler is None or handler.holding or \
+            threading.current_thread() is not threading.main_thread():
+        yield Held(None)
+        return
+    handler.holding = True
+    try:
+        yield Held(handler)
+    finally:
+        handler.holding = False
     if handler.pending is not None and not handler.raised:
         handler.raise_(handler.pending)
 

@@ -46,6 +46,11 @@ class LocalExecutor:
     def words(self, parts: Parts) -> list[np.ndarray]:
         return list(parts.words)
 
+    def require(self, what: str, resources: dict[str, float], check: Callable) -> None:
+        """Tasks ``what`` need ``resources`` (``DaskExecutor.require``): they run in
+        this process, so ``check`` (raising where this process lacks them) runs here."""
+        check()
+
     def run(self, what: str, fn: Callable, parts: Parts, args: Sequence[tuple],
             local: local_state.LocalState | None = None) -> list[Any]:
         if local is not None:

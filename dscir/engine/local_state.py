@@ -171,8 +171,8 @@ def _open(path: str, mode: str):
         raise DscirError(
             f"worker on {socket.gethostname()} cannot see the chain's local state at {path}: "
             "warm starts need a directory every worker sees; on a multi-host cluster fit "
-            "with out= on a shared filesystem and checkpoint_every (--out and "
-            "--checkpoint-every on the command line), whose run holds it") from None
+            "with out= on a shared filesystem (--out on the command line), whose run "
+            "holds it") from None
 
 
 def write_state(path: str, slot: int, s: int, state: np.ndarray) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -65,6 +66,10 @@ class Timing:
     stamps are compared with the driver's clock: exact on one machine; on a
     cluster, clock skew moves time between ``transfer`` and ``queue``. The rest
     of an iteration's wall time (not blocked) is the driver's own work.
+
+    ``parts_per_worker`` is the most tasks one worker ran in one round of parts
+    (each with a copy of its words' columns): 1 when a worker runs its part
+    on all its threads. It is a count of this executor's, not in ``split``.
     """
 
     blocked: float = 0.0
@@ -72,6 +77,12 @@ class Timing:
     compute_sum: float = 0.0
     transfer: float = 0.0
     queue: float = 0.0
+    parts_per_worker: int = 0
+
+    def add_parts(self, workers: Sequence[str]) -> None:
+        """A round of parts ran on ``workers`` (one address per task)."""
+        most = max(Counter(workers).values(), default=0)
+        self.parts_per_worker = max(self.parts_per_worker, most)
 
     def add_wait(self, seconds: float) -> None:
         """A wait on work that is not a timed task (e.g. reads): queueing."""

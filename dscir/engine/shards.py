@@ -5,11 +5,11 @@ read from the Zarr store once by a task (``read_shard``) whose result stays
 on its worker as long as the executor holds its future, under Dask's memory
 management (spilled, never dropped). All shards are read on first use, where
 the scheduler puts them; an iteration's documents are then grouped by the
-worker holding their shards (``group``), one task per worker thread, which
-gets its shards' futures and the document ids (``ResidentBatch``), with no
-read task and no words gather per iteration: the distinct words of a part are
-computed on the driver from a resident index of the documents' word ids
-(``Shards.words``).
+worker holding their shards (``group``), one task per worker (its kernel
+runs the documents on the worker's threads), which gets its shards' futures
+and the document ids (``ResidentBatch``), with no read task and no words
+gather per iteration: the distinct words of a part are computed on the
+driver from a resident index of the documents' word ids (``Shards.words``).
 
 No task carries a worker restriction: a task's shards (its dependencies)
 draw it to their worker. A restriction would name a worker that may die, and
@@ -153,17 +153,6 @@ def packed(fn: Callable, args: Sequence[Any]) -> tuple[Callable, tuple]:
     return functools.partial(unpack, fn, spots), args
 
 
-def _pieces(rows: np.ndarray, shard: np.ndarray, n: int, whole: bool) -> list[np.ndarray]:
-    """``rows`` in at most ``n`` non-empty pieces, in order; with ``whole``, cut
-    only where the shard changes."""
-    if not whole:
-        return np.array_split(rows, min(n, rows.size))
-    cuts = np.flatnonzero(np.diff(shard)) + 1
-    groups = np.split(rows, cuts)
-    spans = np.array_split(np.arange(len(groups)), min(n, len(groups)))
-    return [np.concatenate(groups[sp[0]:sp[-1] + 1]) for sp in spans if sp.size]
-
-
 class Shards:
     """The driver's side of a store's resident shards on ``client``'s workers.
 
@@ -180,7 +169,6 @@ class Shards:
         self._index: CSRBatch | None = None
         self._futures: list[Any] = []
         self._holder: list[str | None] = []
-        self._nthreads: dict[str, int] = {}
         self.stale = True  # the holders and workers must be asked for
 
     def words(self, docs: np.ndarray) -> np.ndarray:
@@ -212,7 +200,6 @@ class Shards:
         if not self._futures:
             self._submit()
         wait(self._futures)
-        self._nthreads = dict(sorted(self.client.nthreads().items()))
         held = self.client.who_has(self._futures)
         for s, f in enumerate(self._futures):
             where = sorted(held.get(f.key, ()))
@@ -220,11 +207,12 @@ class Shards:
                 self._holder[s] = where[0] if where else None
         self.stale = False
 
-    def group(self, docs: np.ndarray, whole: bool = False) -> list[ResidentBatch]:
-        """``docs`` (sorted) in parts: each worker's documents (those whose shards
-        it holds, in order), split into that worker's threads; with ``whole``
-        a shard's documents are never split between two parts (each part then
-        returns its shards' new local state, ``dscir.engine.local_state``)."""
+    def group(self, docs: np.ndarray) -> list[ResidentBatch]:
+        """``docs`` (sorted) in parts: one per worker, its documents (those whose
+        shards it holds, in order). A part holds a shard's every document of the
+        minibatch, so it can return its shards' new local state
+        (``dscir.engine.local_state``), and its task runs them on all the
+        worker's threads with one copy of their words' columns."""
         if self.stale:
             self._refresh()
         docs = np.asarray(docs, np.int64)
@@ -233,10 +221,9 @@ class Shards:
                           dtype=object)[shard]
         out = []
         for where in sorted(set(holder)):
-            mine = np.flatnonzero(holder == where)
-            for piece in _pieces(mine, shard[mine], self._nthreads.get(where, 1), whole):
-                futures = [self._futures[int(s)] for s in np.unique(shard[piece])]
-                out.append(ResidentBatch(futures, docs[piece], where or None))
+            piece = np.flatnonzero(holder == where)
+            futures = [self._futures[int(s)] for s in np.unique(shard[piece])]
+            out.append(ResidentBatch(futures, docs[piece], where or None))
         return out
 
     def ran_on(self, planned: Sequence[str | None], actual: Sequence[str]) -> None:

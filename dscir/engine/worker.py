@@ -38,6 +38,25 @@ def batch_words(batch: CSRBatch) -> np.ndarray:
     return np.unique(batch.indices).astype(np.int64)
 
 
+def with_threads(threads: int | None, fn, *args: Any) -> Any:
+    """``fn(*args)`` with numba's parallel kernels on ``threads`` threads of the
+    calling one (None: as many as this Dask worker has, or numba's default
+    outside a worker), at most numba's pool. numba's count is the calling
+    thread's own and stays with it, so every task sets it; a kernel's result
+    does not depend on it (``dscir.models.lda._threads``)."""
+    import numba
+
+    if threads is None:
+        from distributed import get_worker
+
+        try:
+            threads = get_worker().state.nthreads
+        except ValueError:  # not on a worker
+            threads = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    return fn(*args)
+
+
 def timed(fn, *args: Any) -> tuple[Any, TaskTime]:
     """``fn(*args)`` and when and where it computed (its own work, not its queueing)."""
     start, clock = time.time(), time.perf_counter()

@@ -80,7 +80,7 @@ def study(*, seeds: int = 5, fractions=FRACTIONS, burn_in: int = 1000, kept: int
             raise DscirError(f"minibatch fractions must be in (0, 1], got {f}")
     if seeds < 1 or burn_in < 0 or kept < 2:
         raise DscirError("need seeds >= 1, burn_in >= 0 and kept >= 2")
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
     rows, fifth = [], {}
     total = len(POSTERIORS) * len(fractions) * seeds

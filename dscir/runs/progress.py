@@ -37,6 +37,7 @@ class Progress:
     n_samples: int = 0  # samples kept so far (some may follow the latest checkpoint)
     last_sample: int | None = None  # the iteration of the last one
     evaluations: dict[str, np.ndarray] = field(default_factory=dict)  # to the checkpoint
+    checkpoint_interval: float = 0.0  # seconds between checkpoints (0: not by time)
 
     @classmethod
     def open(cls, path: str | Path) -> Progress:
@@ -48,7 +49,8 @@ class Progress:
             raise DscirError(f"{path} is a finished run")
         self = cls(path=path, model=meta["model"],
                    checkpoint_every=int(meta["checkpoint_every"]),
-                   n_iter=meta.get("n_iter"), iteration=None, written=None)
+                   n_iter=meta.get("n_iter"), iteration=None, written=None,
+                   checkpoint_interval=float(meta.get("checkpoint_interval", 0.0)))
         kept = path / "samples" / "iteration"
         if kept.exists():
             iterations = integrity.read(zarr.open_array(str(kept), mode="r"))
@@ -65,10 +67,18 @@ class Progress:
                                                                  "checkpoint"))
         return self
 
+    def cadence(self) -> str:
+        """When the run checkpoints, in words."""
+        every = [f"every {self.checkpoint_every:,} iterations"] if self.checkpoint_every else []
+        if self.checkpoint_interval:
+            every.append(f"every {self.checkpoint_interval:g} s")
+        return " and ".join(every + ["at Ctrl-C"])
+
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON-ready)."""
         return {"path": str(self.path), "model": self.model, "finished": False,
-                "checkpoint_every": self.checkpoint_every, "n_iter": self.n_iter,
+                "checkpoint_every": self.checkpoint_every,
+                "checkpoint_interval": self.checkpoint_interval, "n_iter": self.n_iter,
                 "checkpoint_iteration": self.iteration, "checkpoint_written": self.written,
                 "config": self.config, "store": self.store, "n_samples": self.n_samples,
                 "last_sample": self.last_sample,

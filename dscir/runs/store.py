@@ -21,8 +21,9 @@ A run is written into a hidden sibling directory and renamed into place when
 complete, so an interrupted or failed fit leaves nothing at ``RUN``; an
 existing run is replaced only with ``overwrite=True``. A checkpointed run is
 written in place instead and marked ``attrs["dscir_resumable"] = {format_version,
-model, checkpoint_every, n_iter}`` from the start (``n_iter``: the iterations
-asked for, at most); ``dscir_run`` is set last, when it completes
+model, checkpoint_every, checkpoint_interval, n_iter}`` from the start (``n_iter``:
+the iterations asked for, at most; ``checkpoint_interval``: seconds, absent in runs
+checkpointed by iterations alone); ``dscir_run`` is set last, when it completes
 (``dscir.runs.progress`` reads how far an unfinished one got). Everything is arrays and JSON attributes: no pickle.
 """
 
@@ -61,39 +62,49 @@ def chain_path(run: str | Path, chain: int) -> Path:
 class RunWriter:
     """Writes a run incrementally, then commits it.
 
-    With ``checkpoint_every`` > 0 the run is written in place (an existing run
-    is removed at once with ``overwrite``) and can be resumed
+    With checkpoints (every ``checkpoint_every`` > 0 iterations, or every
+    ``checkpoint_interval`` > 0 seconds) the run is written in place (an existing
+    run is removed at once with ``overwrite``) and can be resumed
     (``RunWriter.resume``) from its latest checkpoint; otherwise it is written
     into a temporary directory and renamed into place by ``commit``.
     """
 
     def __init__(self, path: str | Path, *, model: str, overwrite: bool = False,
-                 checkpoint_every: int = 0, n_iter: int | None = None):
+                 checkpoint_every: int = 0, checkpoint_interval: float = 0.0,
+                 n_iter: int | None = None):
         self.path = Path(os.path.abspath(path))  # workers may write into it from another cwd
         check_out_path(self.path, overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.checkpoint_every = int(checkpoint_every)
+        self.checkpoint_interval = float(checkpoint_interval)
         self._checkpointed = False
-        if self.checkpoint_every > 0:
+        if self.checkpoints:
             if self.path.exists():
                 shutil.rmtree(self.path)
             self.tmp = self.path
             self.group = zarr.open_group(str(self.path), mode="w")
             self.group.attrs[RESUMABLE] = {"format_version": FORMAT_VERSION, "model": model,
                                            "checkpoint_every": self.checkpoint_every,
+                                           "checkpoint_interval": self.checkpoint_interval,
                                            **_planned(n_iter)}
         else:
             self.tmp = self.path.parent / f".{self.path.name}.partial-{uuid.uuid4().hex[:8]}"
             self.group = zarr.open_group(str(self.tmp), mode="w")
         self._growing: dict[str, zarr.Array] = {}
 
+    @property
+    def checkpoints(self) -> bool:
+        """Whether the run is checkpointed (so written in place, and resumable)."""
+        return self.checkpoint_every > 0 or self.checkpoint_interval > 0
+
     @classmethod
     def resume(cls, path: str | Path, ckpt: Checkpoint, *,
-               checkpoint_every: int | None = None, n_iter: int | None = None) -> RunWriter:
+               checkpoint_every: int | None = None, checkpoint_interval: float | None = None,
+               n_iter: int | None = None) -> RunWriter:
         """Reopen a checkpointed run (finished or not) to continue it from ``ckpt``,
         its latest checkpoint, up to ``n_iter`` iterations. Samples kept after that
         checkpoint are dropped (the resumed chain keeps them again);
-        ``checkpoint_every`` None keeps the run's own."""
+        ``checkpoint_every`` / ``checkpoint_interval`` None keep the run's own."""
         path = Path(os.path.abspath(path))
         meta = resumable(path)
         self = cls.__new__(cls)
@@ -101,11 +112,16 @@ class RunWriter:
         self._checkpointed = True
         self.checkpoint_every = int(meta["checkpoint_every"] if checkpoint_every is None
                                     else checkpoint_every)
-        if self.checkpoint_every < 1:
-            raise DscirError("a resumed run keeps checkpointing: checkpoint_every must be >= 1")
+        self.checkpoint_interval = float(meta.get("checkpoint_interval", 0.0)
+                                         if checkpoint_interval is None else checkpoint_interval)
+        if checkpoint_every == 0 or not self.checkpoints:
+            raise DscirError(f"a resumed run keeps checkpointing: "
+                             f"{spell('checkpoint_every=0', '--checkpoint-every 0')} "
+                             "cannot resume a run")
         self.group = zarr.open_group(str(path), mode="r+")
         self.group.attrs.pop(ATTR, None)  # unfinished again until it commits
         self.group.attrs[RESUMABLE] = dict(meta, checkpoint_every=self.checkpoint_every,
+                                           checkpoint_interval=self.checkpoint_interval,
                                            **_planned(n_iter))
         self._growing = {}
         for name, rows in ckpt.sample_rows.items():
@@ -116,8 +132,8 @@ class RunWriter:
 
     def checkpoint(self, ckpt: Checkpoint) -> Path:
         """Write ``ckpt`` atomically as the run's latest checkpoint."""
-        if self.checkpoint_every <= 0:
-            raise DscirError("this run was not started with checkpoint_every > 0")
+        if not self.checkpoints:
+            raise DscirError("this run was started without checkpoints")
         self._checkpointed = True
         return write_checkpoint(self.path, ckpt)
 
@@ -224,8 +240,9 @@ def resumable(path: str | Path) -> dict[str, Any]:
         raise DscirError(f"no run at {path} to resume")
     meta = _open(path).attrs.get(RESUMABLE)
     if meta is None:
-        raise DscirError(f"{path} has no checkpoints to resume from (it was fitted without "
-                         f"{spell('checkpoint_every', '--checkpoint-every')})")
+        raise DscirError(f"{path} has no checkpoints to resume from (it was fitted with "
+                         f"{spell('checkpoint_every=0', '--checkpoint-every 0')}, or "
+                         "without checkpoints by an earlier dscir)")
     _check_version(path, meta)
     return dict(meta)
 

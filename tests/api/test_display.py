@@ -80,3 +80,16 @@ def test_topic_table_to_pandas():
     df = t.to_pandas()
     assert isinstance(df, pd.DataFrame)
     assert df.loc[1, "1"] == "c (0.600)" and df.loc[0, "2"] == "b (0.200)"
+
+
+def test_a_fit_without_held_out_scores_says_how_to_get_them():
+    """At the default eval_every=0 the score panel says how to get a score."""
+    rng = np.random.default_rng(0)
+    model = dscir.LDA(n_topics=2, n_iter=2, batch_size=10, progress=False).fit(
+        rng.integers(0, 3, (20, 6)))
+    assert model.evaluations_ == []
+    score = model.plot().axes[0]
+    assert not score.lines
+    assert [t.get_text() for t in score.texts] == [
+        "no held-out score: fit with eval_every=N\n(a store with held-out documents)\n"
+        "to score every N iterations"]

@@ -11,11 +11,13 @@ What each test guards against:
   group of documents given another group's columns or streams, held-out scores
   from the wrong columns, a loaded run read eagerly (``Run.open``);
 - the transform of NumPy topics taking log phi over all W, or differing from
-  the dense kernel's (``document_topics``);
+  the dense kernel's (``document_topics``); the same for the score of an
+  in-memory matrix (``local_log_columns``);
 - the driver building K x W during fit, top_words, transform, score or the
   pyLDAvis view: the memory budget test (mutants ``fitted-topics-gathered``,
   ``fitted-top-words-gathered``, ``fitted-transform-gathered``,
-  ``fitted-score-gathered``, ``pyldavis-every-word``, ``pyldavis-topics-gathered``);
+  ``fitted-score-gathered``, ``pyldavis-every-word``, ``pyldavis-topics-gathered``,
+  ``fitted-matrix-score-all-columns``);
 - the pyLDAvis view's words: each topic's most probable first, then the most
   frequent, rows renormalised over them (``view_words``, ``topic_term``).
 """
@@ -87,6 +89,39 @@ def test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words(monkey
     assert peak < phi.nbytes / 4, f"the transform allocated {peak / 2**20:.1f} MiB"
 
 
+def test_the_score_of_a_matrix_never_takes_log_phi_over_all_words(tmp_path, monkeypatch):
+    """A matrix is scored in this process by groups of documents, each with its
+    words' columns alone: log phi over all W would cost K x W x 8 bytes (mutant
+    ``fitted-matrix-score-all-columns``); the perplexity is the all-at-once one."""
+    from dscir.corpus import Corpus
+    from dscir.corpus.temporary import scoring_store
+    from dscir.engine.local import LocalExecutor
+    from dscir.models.lda import perplexity
+
+    k, w = 20, 100_000
+    rng = np.random.default_rng(5)
+    phi = rng.dirichlet(np.full(w, 0.05), size=k)
+    docs = sp.random(40, w, density=2e-3, format="csr", random_state=rng)
+    docs.data = np.ceil(docs.data * 3)
+    monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 40 * k)  # several groups
+    with scoring_store(sp.csr_matrix(docs, dtype=np.int64)) as store:
+        corpus, ex = Corpus.open(store), LocalExecutor(store, "lda")
+        ids = np.sort(np.asarray(corpus.heldout_docs(), np.int64))
+        want = perplexity(ex, ids, phi, 0.1, 6, 9, 10)
+        columns, groups = fitted.local_log_columns(phi, corpus, ids)
+        assert len(groups) > 1
+        perplexity(ex, ids, None, 0.1, 6, 9, 10, columns, groups)  # compiled and warm
+        tracemalloc.start()
+        try:
+            columns, groups = fitted.local_log_columns(phi, corpus, ids)
+            got = perplexity(ex, ids, None, 0.1, 6, 9, 10, columns, groups)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert got == want
+    assert peak < phi.nbytes / 4, f"the score allocated {peak / 2**20:.1f} MiB"
+
+
 def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path,  # noqa: F811
                                         monkeypatch):
     """Above the size limit (set to 0 here) ``topic_word_`` is a dask array over
@@ -115,6 +150,7 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
         assert str(est.top_words_table(4)) == str(dense.top_words_table(4))
         np.testing.assert_array_equal(est.transform(docs), want)
         assert est.score(client=two_workers) == dense.score(client=two_workers)
+        assert est.score(docs) == dense.score(docs)  # a matrix, in groups, here
         np.testing.assert_array_equal(est.coherence(client=two_workers, top=5).per_topic,
                                       dense.coherence(client=two_workers, top=5).per_topic)
 
@@ -126,8 +162,8 @@ def test_the_driver_never_holds_k_by_w(zipf_store, two_workers, tmp_path, monkey
     """K = 200 x W = 2 x 10^5 topics (320 MB of float64) on the workers: the
     driver's peak Python allocation (tracemalloc: NumPy's buffers included) stays
     below half of K x W x 8 bytes (dask's threads read several stored chunks at
-    once) through fit, top_words, transform of 100
-    documents, score and the pyLDAvis view's arrays (``MAX_ENTRIES`` set to 2^20
+    once) through fit, top_words, transform and score of 100
+    documents (a matrix, in this process), score of the store and the pyLDAvis view's arrays (``MAX_ENTRIES`` set to 2^20
     topic-term entries here; ``prepare`` on them is tests/report's); gathering the
     mean onto the driver or reading it whole in any of them breaks the budget."""
     from dscir.api import LDA, pyldavis
@@ -144,6 +180,7 @@ def test_the_driver_never_holds_k_by_w(zipf_store, two_workers, tmp_path, monkey
                            ("top_words", lambda: est.top_words(10)),
                            ("transform", lambda: est.transform(counts[:100])),
                            ("score", lambda: est.score(client=two_workers)),
+                           ("score matrix", lambda: est.score(counts[:100])),
                            ("pyldavis", lambda: est.to_pyldavis(
                                store, two_workers, out=tmp_path / "topics"))]:
             tracemalloc.reset_peak()

@@ -80,6 +80,22 @@ def test_an_error_names_what_the_user_typed(python, flag, value, message):
         check_flags(model)
 
 
+
+@pytest.mark.parametrize("python, flag, value", [
+    ("burn_sweeps", "--burn-sweeps", 1), ("control_variates", "--control-variates", True),
+], ids=["burn_sweeps", "control_variates"])
+def test_what_only_a_warm_start_uses_is_refused_without_one(python, flag, value):
+    """One burn rule: a cold visit always discards half its sweeps, so burn_sweeps
+    (like control_variates) without warm_start is one error, not silently ignored."""
+    model = dscir.LDA(sweeps=4, policy="reference", **{python: value})
+    with pytest.raises(DscirError, match=f"^{python}={value!r} needs warm_start=True$"):
+        model.chain_config()
+    with pytest.raises(DscirError, match=f"^{flag}={value!r} needs --warm-start$"):
+        check_flags(model)
+    model.set_params(warm_start=True)
+    assert getattr(model.chain_config(), python) == value
+    assert model.set_params(burn_sweeps=1).chain_config().burn == 1
+
 def test_the_command_line_names_the_flag(capsys):
     assert main(["fit", "lda", "/nonexistent/store", "--iterations", "-3"]) == 2
     assert "--iterations must be >= 0, got -3" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 Guards against each estimator method starting its own LocalCluster when one
 is running (a fit, then its perplexity and coherence, were three clusters),
+against each fit without a client starting (and stopping) a cluster of its own,
 against cluster keywords being ignored in favour of the running client, and
 against a client that lost its scheduler being taken for the running one.
 """
@@ -9,17 +10,23 @@ against a client that lost its scheduler being taken for the running one.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import time
+import urllib.request
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from distributed import Client
 
 from dscir.api import LDA
 from dscir.api.session import session
 from dscir.corpus import write_corpus
 from dscir.engine import cluster as cluster_module
-from dscir.engine.cluster import current_client
+from dscir.engine.cluster import (close_embedded, current_client, dashboard_link,
+                                  embedded_client)
+from dscir.engine.shards import workers_memory
 
 #: A LocalCluster of threads in this process: fast to start, enough to count starts.
 THREADS = dict(n_workers=1, processes=False)
@@ -63,6 +70,51 @@ def test_calls_inside_a_session_share_its_one_cluster(store, started):
     assert len(started) == 1
     assert np.isfinite(perplexity) and perplexity > 1
     assert current_client() is not client  # closed with its session, never reused
+
+
+@pytest.fixture
+def fresh_embedded(monkeypatch):
+    """No shared embedded cluster before the test, none left after it, and no client
+    of another test running (the test session's cluster fixtures are Dask's default
+    client until the session ends: calls without a client would use them)."""
+    monkeypatch.setattr(cluster_module, "current_client", lambda: None)
+    close_embedded()
+    yield
+    close_embedded()
+
+
+def test_fits_without_a_client_share_one_embedded_cluster(store, started, fresh_embedded):
+    """Two fits and a perplexity, none given a cluster: one LocalCluster, started at
+    the first call and still running after the last (reused until exit), made of one
+    in-process worker with a thread per core, and not Dask's default client."""
+    first, second = small_lda().fit(store), small_lda().fit(store)
+    second.perplexity(store)
+    assert len(started) == 1
+    client = embedded_client()
+    assert client.status == "running" and started[0].scheduler_address == \
+        client.scheduler.address
+    assert list(client.nthreads().values()) == [os.cpu_count()]
+    assert not started[0].processes
+    with contextlib.suppress(ValueError):  # no default client at all: fine too
+        assert Client.current() is not client  # not Dask's default client
+    assert np.array_equal(first.components_, second.components_)
+
+
+def test_the_embedded_cluster_serves_the_run_page_and_its_memory(store, fresh_embedded):
+    """The dashboard's dscir page lists each fit of the shared cluster; the worker's
+    memory (what the resident reads are sized against) is the host's."""
+    small_lda().fit(store)
+    small_lda().fit(store)
+    client = embedded_client()
+    base = dashboard_link(client).rsplit("/", 1)[0]
+    for _ in range(100):
+        with urllib.request.urlopen(base + "/dscir/api/runs", timeout=10) as page:
+            runs = json.loads(page.read())["runs"]
+        if len(runs) == 2 and all(r["status"] == "finished" for r in runs):
+            break
+        time.sleep(0.1)
+    assert [(r["model"], r["status"]) for r in runs] == [("lda", "finished")] * 2
+    assert workers_memory(client) > 2**28
 
 
 def test_cluster_keywords_start_the_cluster_they_name(store, started):

@@ -14,6 +14,7 @@ new documents under its stated rules.
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import joblib
 import numpy as np
@@ -328,3 +329,53 @@ def test_a_dataframes_columns_are_the_vocabulary(X):
     model = lda().fit(frame)
     assert list(model.vocabulary_) == list(frame.columns)
     assert np.array_equal(model.transform(frame[:4]), model.transform(X[:4]))
+    assert model.feature_names_in_.dtype == object
+    assert list(model.feature_names_in_) == list(frame.columns)
+    sparse = lda().fit(pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X), columns=frame.columns))
+    assert np.array_equal(sparse.topic_word_, model.topic_word_)  # the same chain
+    assert not hasattr(sparse.fit(X), "feature_names_in_")  # a refit on a plain matrix
+
+
+def texts_and_words(n: int = 40):
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry dog egg fish goat hat ice jam kite lamp moon nest owl".split()
+    return [" ".join(rng.choice(words[:7] if i % 2 else words[7:], size=30))
+            for i in range(n)], words
+
+
+def test_the_vocabulary_reaches_lda_where_scikit_learn_lets_it():
+    """A pipeline's words reach the estimator through a DataFrame (``set_output``:
+    ``feature_names_in_``) or ``vocabulary=`` routed to fit; else ``top_words`` says once
+    that it has column numbers and takes the words. Guards against the feature names
+    dropped (top words as numbers)."""
+    from collections import Counter
+
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    texts, words = texts_and_words()
+    vocab = set(words)
+    small = dict(n_topics=2, n_iter=10, progress=False)
+    frames = make_pipeline(DictVectorizer(sparse=False).set_output(transform="pandas"),
+                           dscir.LDA(**small)).fit([Counter(t.split()) for t in texts])
+    assert set(frames[-1].feature_names_in_) == vocab
+    assert {w for row in frames[-1].top_words(5) for w in row} <= vocab
+
+    fixed = sorted(words)
+    routed = make_pipeline(CountVectorizer(vocabulary=fixed), dscir.LDA(**small))
+    routed.fit(texts, lda__vocabulary=fixed)
+    assert {w for row in routed[-1].top_words(5) for w in row} <= vocab
+
+    pipe = make_pipeline(CountVectorizer(), dscir.LDA(**small)).fit(texts)
+    with pytest.warns(UserWarning, match="column number only.*get_feature_names_out"):
+        numbers = pipe[-1].top_words(5)
+    assert {w for row in numbers for w in row} <= {str(i) for i in range(len(words))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        pipe[-1].top_words(5)
+        named = pipe[-1].top_words(5, vocabulary=pipe[:-1].get_feature_names_out())
+    assert {w for row in named for w in row} <= vocab
+    assert str(pipe[-1].top_words_table(3, vocabulary=pipe[:-1].get_feature_names_out()))
+    with pytest.raises(DscirError, match="vocabulary has 2 entries, the model 15 columns"):
+        pipe[-1].top_words(5, vocabulary=["a", "b"])

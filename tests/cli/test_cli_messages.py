@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -133,6 +134,39 @@ def test_a_path_of_the_wrong_kind_says_what_it_is(store, tmp_path, capsys):
     assert "No group found" not in err
     code, err = error_of(["info", str(tmp_path)], capsys)
     assert code == EXIT_USAGE and "is a directory, not a corpus store" in err
+
+
+def test_a_run_passed_as_a_corpus_is_named_as_a_run(store, tmp_path, capsys):
+    from dscir.corpus.store import RUN_ATTRS
+    from dscir.errors import CorpusError
+    from dscir.runs import store as runs
+
+    assert RUN_ATTRS == (runs.ATTR, runs.RESUMABLE, runs.CHAINS)
+    run = str(tmp_path / "run")
+    assert main(["fit", "dpmm", store, "--sampler", "gibbs", "--iterations", "2",
+                 "--thin", "1", "-o", run, "-q"]) == 0
+    capsys.readouterr()
+    said = (f"{run} is a dscir run (a fitted model), not a corpus store: pass the corpus "
+            f"store it was fitted on (this one was fitted on {store}), or read the run with ")
+    for argv in (["fit", "lda", run], ["fit", "mixture", run, "--clusters", "2"]):
+        code, err = error_of(argv, capsys)
+        assert code == EXIT_USAGE and err == f"dscir: error: {said}`dscir info RUN` or " \
+            "`dscir topics RUN`\n"
+    with pytest.raises(CorpusError, match=re.escape(f"{said}an estimator's load(RUN)")):
+        dscir.LDA(n_topics=2).fit(run)
+
+
+def test_a_reader_gone_early_is_a_quiet_exit(store):
+    """`dscir info S | head -1`: the reader closes the pipe before dscir writes (it
+    is still importing), as `head` does once it has its lines; exit 0, nothing said."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "dscir", "info", store],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait() == 0 and err == ""
 
 
 def test_info_and_verify_answer_in_json(store, capsys):

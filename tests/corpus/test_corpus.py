@@ -340,7 +340,7 @@ def test_bad_ldac_is_rejected_and_leaves_nothing(tmp_path, text, message):
     (tmp_path / "v.txt").write_text("a\nb\nc\n")
     with pytest.raises(CorpusError, match=message):
         ingest_ldac(tmp_path / "r.ldac", tmp_path / "v.txt", tmp_path / "out.zarr")
-    assert leftovers(tmp_path) == []
+    assert leftovers(tmp_path, "partial") == []
 
 
 @pytest.mark.parametrize("text, vocab, message", [
@@ -367,7 +367,7 @@ def test_bad_uci_is_rejected_and_leaves_nothing(tmp_path, text, vocab, message):
     with pytest.raises(CorpusError, match=message):
         ingest_uci(tmp_path / "d.txt", tmp_path / "out.zarr",
                    tmp_path / "v.txt" if vocab else None)
-    assert leftovers(tmp_path) == []
+    assert leftovers(tmp_path, "partial") == []
 
 
 def test_duplicates_are_merged_with_a_warning_and_empty_docs_counted(tmp_path, capsys):
@@ -423,7 +423,7 @@ def test_bad_text_is_rejected_and_leaves_nothing(tmp_path, capsys, fmt, name, co
         (2 if usage else 3)
     err = capsys.readouterr().err
     assert re.search(message, err), err
-    assert leftovers(tmp_path) == []
+    assert leftovers(tmp_path, "partial") == []
 
 
 @needs_data
@@ -518,3 +518,77 @@ def test_anndata_reads_the_counts(tmp_path):
     group = zarr.open_group(str(tmp_path / "s.zarr"), mode="r")
     assert abs(anndata_io.read_elem(group) - m).sum() == 0
     assert abs(anndata_io.sparse_dataset(group)[10:20] - m[10:20]).sum() == 0
+
+
+def test_tsv_is_iana_tsv_unless_quoting_csv(tmp_path, capsys):
+    """A TSV field may begin with a quote (dialogue) by default; --quoting csv
+    reads a TSV written with CSV quoting (a tab inside quotes), which the default
+    rejects with a hint naming --quoting csv."""
+    plain = tmp_path / "novel.tsv"
+    plain.write_text('text\tid\n"Hello," she whispered.\t1\n"Quiet" readers\t2\r\n'
+                     'no quotes here\t3\n', encoding="utf-8")
+    out = tmp_path / "novel.zarr"
+    assert main(["ingest", "tsv", str(plain), str(out), "--id-column", "id", "-q"]) == 0
+    c = Corpus.open(out)
+    assert c.doc_ids.tolist() == ["1", "2", "3"]
+    words = c.vocabulary.tolist()
+    assert words == ["hello", "quiet", "quotes", "readers", "whispered"]
+    assert as_dicts(c)[1] == {words.index("quiet"): 1, words.index("readers"): 1}
+    assert main(["ingest", "tsv", str(plain), str(tmp_path / "q.zarr"), "--quoting",
+                 "csv", "-q"]) == 3
+    assert "malformed CSV" in capsys.readouterr().err
+
+    quoted = tmp_path / "quoted.tsv"
+    quoted.write_text('text\tid\n"a tab\tinside quotes"\tx\n', encoding="utf-8")
+    assert main(["ingest", "tsv", str(quoted), str(tmp_path / "c.zarr"), "--quoting",
+                 "csv", "--id-column", "id", "-q"]) == 0
+    assert Corpus.open(tmp_path / "c.zarr").vocabulary.tolist() == ["inside", "quotes", "tab"]
+    assert main(["ingest", "tsv", str(quoted), str(tmp_path / "n.zarr"), "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "quoted.tsv:2: 3 fields, the header has 2; a TSV field holds no tab: for CSV " \
+        "quoting pass --quoting csv" in err
+    assert leftovers(tmp_path, "partial") == []
+
+
+LATIN1 = "Café naïve déjà\n"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "text", "trec", "ldac"])
+def test_encoding_reads_latin1_and_a_decode_error_names_the_option(tmp_path, capsys, fmt):
+    body = {"csv": f"text\n{LATIN1}", "tsv": f"text\n{LATIN1}",
+            "jsonl": json.dumps({"text": LATIN1}, ensure_ascii=False) + "\n",
+            "trec": f"<DOC>\n<DOCNO> 1 </DOCNO>\n<TEXT>\n{LATIN1}</TEXT>\n</DOC>\n",
+            "ldac": "3 0:1 1:1 2:1\n", "text": LATIN1}[fmt]
+    src = tmp_path / "in"
+    extra = []
+    if fmt == "text":
+        src.mkdir()
+        (src / "a.txt").write_bytes(body.encode("latin-1"))
+    else:
+        src.write_bytes(body.encode("latin-1"))
+    if fmt == "ldac":
+        (tmp_path / "v.txt").write_bytes("café\nnaïve\ndéjà\n".encode("latin-1"))
+        extra = ["--vocab", str(tmp_path / "v.txt")]
+    assert main(["ingest", fmt, str(src), str(tmp_path / "u.zarr"), *extra, "-q"]) == 3
+    err = capsys.readouterr().err
+    assert re.search(r":[0-9]+: not valid UTF-8 \(byte 0xe9 at column [0-9]+, .*e.g. "
+                     r"--encoding latin-1", err), err
+    assert err.count("\n") == 1 and leftovers(tmp_path, "partial") == []
+    out = tmp_path / "l.zarr"
+    assert main(["ingest", fmt, str(src), str(out), *extra, "--encoding", "latin-1",
+                 "-q"]) == 0
+    assert sorted(Corpus.open(out).vocabulary.tolist()) == ["café", "déjà", "naïve"]
+
+
+def test_an_encoding_the_readers_cannot_use_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("text\nhello\n")
+    for name, message in (("utf-16", "utf-16 is not supported (lines are cut at the byte "
+                                     "0x0a); convert the file to UTF-8"),
+                          ("utf-16-be", "utf-16-be is not supported"),
+                          ("klingon", "unknown text encoding 'klingon'")):
+        assert main(["ingest", "csv", str(tmp_path / "d.csv"), str(tmp_path / "o.zarr"),
+                     "--encoding", name]) == 2
+        err = capsys.readouterr().err
+        assert "argument --encoding: " + message in err, err
+    with pytest.raises(CorpusError, match="encoding: unknown text encoding"):
+        ingest_text(trec_source(tmp_path / "d.csv", encoding="klingon"), tmp_path / "p.zarr")

@@ -94,7 +94,7 @@ def inputs(seed: bytes):
 def _options(**kw) -> argparse.Namespace:
     base = dict(vocab=None, min_df=1, max_df=1.0, max_vocab=None, min_length=2,
                 no_stopwords=False, pattern="*", text_field="text", id_field=None,
-                column="text", id_column=None)
+                column="text", id_column=None, quoting="none", encoding="utf-8")
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -204,9 +204,10 @@ def test_fuzz_csv(data, id_column):
 
 
 @FUZZ
-@given(data=inputs(TSV), id_column=st.sampled_from([None, "id"]))
-def test_fuzz_tsv(data, id_column):
-    _ingest("tsv", data, id_column=id_column)
+@given(data=inputs(TSV), id_column=st.sampled_from([None, "id"]),
+       quoting=st.sampled_from(["none", "csv"]))
+def test_fuzz_tsv(data, id_column, quoting):
+    _ingest("tsv", data, id_column=id_column, quoting=quoting)
 
 
 @FUZZ

@@ -64,6 +64,18 @@ if __name__ == "__main__":
         sys.exit(130)
 """
 
+UNGUARDED = """\
+import json, sys
+from dscir.api import LDA
+
+store, run, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+try:
+    LDA(**params).fit(store, out=run, checkpoint_every=2)
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__)
+    sys.exit(130)
+"""
+
 
 @pytest.fixture(scope="module")
 def reuters(tmp_path_factory):
@@ -82,11 +94,15 @@ def cli(store: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "dscir", *(store if a == "STORE" else a for a in FIT), *args]
 
 
-def interrupt(argv: list[str], run: Path, sig: int, tmp: Path) -> tuple[int, str, str]:
-    """Run ``argv`` in a new process group; once ``run`` has a checkpoint, send ``sig``
-    to the group. Returns the exit status, stdout and stderr, after checking that
-    every process the run started is gone."""
+def interrupt(argv: list[str], run: Path, sig: int, tmp: Path,
+              ready=None, spawns: bool = True) -> tuple[int, str, str]:
+    """Run ``argv`` in a new process group; once ``run`` has a checkpoint (or
+    ``ready(stderr so far)``), send ``sig`` to the group. Returns the exit status,
+    stdout and stderr, after checking that every process the run started (some, if
+    it ``spawns`` workers) is gone."""
     out, err = tmp / "stdout", tmp / "stderr"
+    if ready is None:
+        ready = lambda _: latest_checkpoint(run) is not None  # noqa: E731
     # A command started with SIGINT ignored (a shell's background job, nohup) keeps
     # ignoring it, as it should: start this one as a terminal's foreground job is.
     ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
@@ -100,12 +116,12 @@ def interrupt(argv: list[str], run: Path, sig: int, tmp: Path) -> tuple[int, str
             signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         deadline = time.monotonic() + 600
-        while latest_checkpoint(run) is None:
+        while not ready(err.read_text()):
             assert proc.poll() is None, f"exited {proc.returncode}: {err.read_text()}"
-            assert time.monotonic() < deadline, "no checkpoint in 600 s"
+            assert time.monotonic() < deadline, "not ready to interrupt in 600 s"
             time.sleep(0.02)
         started = psutil.Process(proc.pid).children(recursive=True)
-        assert started, "the fit started no process (an embedded cluster has workers)"
+        assert started or not spawns, "the fit started no process (its cluster has workers)"
         os.killpg(proc.pid, sig)
         status = proc.wait(timeout=300)
     finally:
@@ -152,6 +168,26 @@ def test_ctrl_c_ends_a_cli_fit_with_one_line_and_a_resumable_checkpoint(
     assert_same_run(reference, Run.open(run))
 
 
+def test_ctrl_c_with_default_options_leaves_a_checkpoint(reuters, reference, tmp_path):
+    """A CLI fit with ``--out`` and no checkpoint option gets Ctrl-C after its first
+    held-out score (iteration 10; the default interval, 300 s, has not passed): the
+    signal waits for the end of the iteration under way, which is checkpointed, so
+    ``--resume`` continues to the uninterrupted run. Guards against a default fit
+    that Ctrl-C loses whole (no checkpoints by default, or none at the interrupt)."""
+    run = tmp_path / "run"
+    status, _, stderr = interrupt(cli(reuters, "--out", str(run)), run, signal.SIGINT,
+                                  tmp_path, ready=lambda err: "iteration 10:" in err)
+    at = assert_intact(run)
+    assert status == 130 and at >= 10, stderr
+    assert lines_but_the_dashboard(stderr)[-1] == (
+        f"dscir: interrupted; {run} keeps its checkpoint at iteration {at}: continue with "
+        f"the same command and --resume {run}")
+    resumed = subprocess.run(cli(reuters, "--resume", str(run)), capture_output=True,
+                             text=True, env=ENV, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_run(reference, Run.open(run))
+
+
 def test_sigterm_to_every_process_of_a_cli_fit_exits_143(reuters, reference, two_workers,
                                                          tmp_path):
     run = tmp_path / "run"
@@ -192,6 +228,25 @@ def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
     assert (code, stdout) == (status, printed), stderr
     what = "interrupted" if sig == signal.SIGINT else "terminated (SIGTERM)"
     reached = re.fullmatch(interrupted_line(what, run, at) + "\n", stderr)
+    assert reached and at <= int(reached[1]) < ITERATIONS, stderr
+    LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
+    assert_same_run(reference, Run.open(run))
+
+
+def test_ctrl_c_stops_a_default_fit_of_an_unguarded_script(reuters, reference, two_workers,
+                                                          tmp_path):
+    """The default embedded cluster (an in-process worker, so a script needs no
+    ``__main__`` guard): Ctrl-C gives the same one exception and one line, and the
+    checkpoint resumes, on worker processes, to the uninterrupted chain."""
+    script = tmp_path / "fit.py"
+    script.write_text(UNGUARDED)
+    run = tmp_path / "run"
+    code, stdout, stderr = interrupt(
+        [sys.executable, str(script), reuters, str(run), json.dumps(PARAMS)], run,
+        signal.SIGINT, tmp_path, spawns=False)
+    at = assert_intact(run)
+    assert (code, stdout) == (130, "KeyboardInterrupt\n"), stderr
+    reached = re.fullmatch(interrupted_line("interrupted", run, at) + "\n", stderr)
     assert reached and at <= int(reached[1]) < ITERATIONS, stderr
     LDA(**PARAMS).fit(reuters, client=two_workers, resume=run)
     assert_same_run(reference, Run.open(run))

@@ -74,6 +74,20 @@ def test_every_socket_of_the_embedded_cluster_is_on_loopback():
             in sockets
 
 
+def test_the_default_in_process_cluster_listens_on_loopback_only():
+    """The shared embedded cluster (no keywords): one process, no sockets but the
+    HTTP ones of its scheduler (the dashboard) and worker, on 127.0.0.1, and the
+    link that announces the dashboard says so (Dask's names the machine's address)."""
+    with Embedded({}) as cluster:
+        sockets = cluster.report["sockets"]
+        dashboard = cluster.report["dashboard"]
+        assert dashboard.startswith("http://127.0.0.1:")
+        port = int(dashboard.split(":")[2].split("/")[0])
+        assert len(sockets) == 2 and port in {s["port"] for s in sockets}
+        assert {(s["pid"], s["ip"], s["tcp"]) for s in sockets} == \
+            {(cluster.proc.pid, "127.0.0.1", True)}
+
+
 def test_dashboard_address_moves_only_the_dashboard():
     """127.0.0.2 is loopback too: the request is honoured without opening anything."""
     with Embedded({"n_workers": 1, "dashboard_address": "127.0.0.2:0"}) as cluster:

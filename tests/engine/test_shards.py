@@ -2,7 +2,7 @@
 
 A part built from resident shards is the batch a store read gives, its words
 computed on the driver are the words of that batch, a minibatch is one part per
-worker thread beside its shards, an iteration is one round of Gibbs tasks (one
+worker beside its shards (each holding whole shards), an iteration is one round of Gibbs tasks (one
 per worker, no read or words task, each shard read once),
 and a shard lost with its worker is rebuilt from the store with the chain
 unchanged.
@@ -21,7 +21,7 @@ from distributed import get_task_stream
 from dscir.corpus import Corpus
 from dscir.engine.chain import Chain, run_chain
 from dscir.engine.dask import DaskExecutor
-from dscir.engine.shards import _pieces, read_shard, take
+from dscir.engine.shards import read_shard, take
 from dscir.engine.worker import batch_words
 from dscir.models.lda import LDAModel
 from support.lda import small_config
@@ -70,22 +70,11 @@ def test_parts_are_the_documents_in_order_with_their_words(synthetic_store, two_
     held = two_workers.who_has([f for b in parts.batches for f in b.shards])
     for b in parts.batches:
         assert all(b.holder in held[f.key] for f in b.shards)
-    assert len(parts.batches) <= sum(two_workers.nthreads().values())
-
-
-def test_whole_shards_are_never_split_between_parts():
-    """With local state each part returns its shards' whole new states, so two
-    parts must never hold documents of one shard (the later part's states would
-    drop the earlier's documents' new state)."""
-    rng = np.random.default_rng(3)
-    for n_threads in (1, 2, 3, 8):
-        rows = np.sort(rng.choice(400, 90, replace=False))
-        shard = rows // 64
-        pieces = _pieces(rows, shard, n_threads, whole=True)
-        assert np.array_equal(np.concatenate(pieces), rows)
-        assert len(pieces) == min(n_threads, np.unique(shard).size)
-        owners = [set(p // 64) for p in pieces]
-        assert all(not (a & b) for i, a in enumerate(owners) for b in owners[i + 1:])
+    # one part per worker, so a shard's documents are never split between two
+    # parts (each returns its shards' whole new local state)
+    assert len({b.holder for b in parts.batches}) == len(parts.batches) <= 2
+    owners = [set(p // corpus.chunk_docs) for p in parts.parts]
+    assert all(not (a & b) for i, a in enumerate(owners) for b in owners[i + 1:])
 
 
 def _kinds(stream) -> Counter:

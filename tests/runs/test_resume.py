@@ -81,11 +81,92 @@ def test_resume_with_other_settings_is_refused(synthetic_store, client, tmp_path
     with pytest.raises(DscirError, match="past n_iter"):
         lda(n_iter=2).fit(store, client=client, resume=tmp_path / "run")
     assert Run.open(tmp_path / "run").iteration == 4  # still the finished run
-    lda(n_iter=4).fit(store, client=client, out=tmp_path / "plain")
+    lda(n_iter=4).fit(store, client=client, out=tmp_path / "plain", checkpoint_every=0)
     with pytest.raises(DscirError, match="no checkpoints to resume"):
         lda(n_iter=6).fit(store, client=client, resume=tmp_path / "plain")
     with pytest.raises(DscirError, match=r"^checkpoint_every needs out,"):
         lda().fit(store, client=client, checkpoint_every=2)
+    with pytest.raises(DscirError, match=r"^checkpoint_interval needs out,"):
+        lda().fit(store, client=client, checkpoint_interval=60)
+    with pytest.raises(DscirError, match=r"checkpoint_every=0 cannot go with resume"):
+        lda(n_iter=6).fit(store, client=client, resume=tmp_path / "run", checkpoint_every=0)
+
+
+def test_a_fit_with_out_checkpoints_by_default_and_not_with_checkpoint_every_0(
+        synthetic_store, client, tmp_path):
+    """With ``out`` alone a run is checkpointed (resumable, every 300 s and at the
+    end); ``checkpoint_every=0`` turns checkpoints off. Guards against the default
+    left at no checkpoints (Ctrl-C then loses the whole fit)."""
+    from dscir.runs.store import resumable
+
+    store, _ = synthetic_store
+    lda(n_iter=4).fit(store, client=client, out=tmp_path / "default")
+    assert resumable(tmp_path / "default")["checkpoint_interval"] == 300.0
+    assert read_checkpoint(tmp_path / "default").iteration == 4
+    lda(n_iter=4).fit(store, client=client, out=tmp_path / "none", checkpoint_every=0)
+    assert not (tmp_path / "none" / "checkpoints").exists()
+
+
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled as a fresh Python process handles it (an import by another test,
+    dask_jobqueue's runner, replaces the handler with its own for the whole process)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_mid_iteration_checkpoints_at_its_end_then_raises(
+        synthetic_store, client, tmp_path, monkeypatch, python_sigint):
+    """SIGINT arriving during an iteration of a fit with ``out`` (default options) is
+    held to the end of that iteration, which is checkpointed, then raised; resumed,
+    the run is the uninterrupted one. Guards against dropping the Ctrl-C checkpoint
+    (the default interval is minutes: the run would have none to resume from)."""
+    store, _ = synthetic_store
+    lda().fit(store, client=client, out=tmp_path / "whole")
+    step = Chain.step
+
+    def step_signalled_in_7(self, prefetch=True):
+        if self.iteration == 6:
+            os.kill(os.getpid(), signal.SIGINT)  # handled at once: inside iteration 7
+        return step(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step_signalled_in_7)
+    with pytest.raises(KeyboardInterrupt):
+        lda().fit(store, client=client, out=tmp_path / "cut")
+    monkeypatch.setattr(Chain, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == 7
+    lda().fit(store, client=client, resume=tmp_path / "cut")
+    assert_same_run(Run.open(tmp_path / "whole"), Run.open(tmp_path / "cut"))
+
+
+def test_checkpoints_by_wall_time_leave_the_chain_unchanged(
+        synthetic_store, client, tmp_path, monkeypatch):
+    """A warm-started chain (local state flushed at each checkpoint) checkpointed by
+    time at every iteration (a tiny interval), cut after iteration 9 and resumed, is
+    bit for bit the chain never checkpointed: where the clock puts a checkpoint
+    does not matter. Guards against the interval ignored (no checkpoint at 9) and
+    against a checkpoint that changes the chain."""
+    from support.digests import run_digest
+
+    store, _ = synthetic_store
+    warm = functools.partial(lda, warm_start=True, control_variates=True, burn_sweeps=1,
+                             sweeps=4)
+    warm().fit(store, client=client, out=tmp_path / "whole", checkpoint_every=0)
+    step = Chain.step
+
+    def step_until_9(self, prefetch=True):
+        if self.iteration == 9:
+            raise Interrupt
+        return step(self, prefetch)
+
+    monkeypatch.setattr(Chain, "step", step_until_9)
+    with pytest.raises(Interrupt):
+        warm().fit(store, client=client, out=tmp_path / "cut", checkpoint_interval=1e-9)
+    monkeypatch.setattr(Chain, "step", step)
+    assert read_checkpoint(tmp_path / "cut").iteration == 9
+    warm().fit(store, client=client, resume=tmp_path / "cut")
+    assert run_digest(tmp_path / "cut") == run_digest(tmp_path / "whole")
 
 
 def test_a_checkpoint_older_than_a_setting_resumes_at_the_value_it_had(

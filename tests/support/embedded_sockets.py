@@ -1,5 +1,6 @@
 """Helper of tests/engine/test_private_cluster.py: start dscir's embedded cluster as a fit
-does (``dscir.api.session`` with cluster keywords, the JSON of argv[1]) and print,
+does (``dscir.api.session`` with cluster keywords, the JSON of argv[1], none: the
+shared in-process one) and print,
 as one JSON line, every socket its processes bind (TCP listening, UDP bound)
 with the dashboard's link; with ``--control`` also the port of a control socket
 this process opens on every interface afterwards (so a test can tell a refused
@@ -35,11 +36,12 @@ def bound_sockets(pid: int) -> list[dict]:
 
 def main() -> None:
     from dscir.api.session import session
+    from dscir.engine.cluster import dashboard_link
 
     kwargs = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     with session(**kwargs) as client:
         client.wait_for_workers(kwargs.get("n_workers", 1))
-        report = {"sockets": bound_sockets(os.getpid()), "dashboard": client.dashboard_link}
+        report = {"sockets": bound_sockets(os.getpid()), "dashboard": dashboard_link(client)}
         control = None
         if "--control" in sys.argv:
             control = socket.create_server(("0.0.0.0", 0))

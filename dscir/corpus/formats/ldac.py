@@ -64,11 +64,11 @@ def _parse_ldac(text: str, lineno: int, path):
 
 def ingest_ldac(path, vocab_path, out, *, overwrite=False, chunk_docs=256, shard_chunks=16,
                 drop_empty=False, heldout=None, progress=False,
-                block_bytes=BLOCK_BYTES) -> Corpus:
+                block_bytes=BLOCK_BYTES, encoding="utf-8") -> Corpus:
     """An LDA-C file (one document a line, ``N id:count ...``, ids 0-based)
-    and its vocabulary file. Document ids are the 0-based line indices
-    (blank lines skipped)."""
-    vocab = read_vocabulary(vocab_path)
+    and its vocabulary file (in ``encoding``). Document ids are the 0-based line
+    indices (blank lines skipped)."""
+    vocab = read_vocabulary(vocab_path, encoding)
     W = vocab.size
     header = f"no vocabulary entry: {Path(vocab_path).name} has {W} words"
     merged = n_seen = 0
@@ -96,7 +96,7 @@ def _ingest(args, **options) -> Corpus:
     # DscirError line like every other input problem
     if not args.vocab:
         raise CorpusError("ldac ingestion needs --vocab")
-    return ingest_ldac(args.input, args.vocab, args.output, **options)
+    return ingest_ldac(args.input, args.vocab, args.output, encoding=args.encoding, **options)
 
 
 FORMATS = (Format("ldac", "LDA-C file ('N id:count ...' a line) + --vocab",

@@ -1,6 +1,7 @@
 """Raw text input, the formats text, jsonl, csv, tsv and trec: a tokenizer,
 one document source per format (a directory of files, JSON lines, a CSV/TSV
-column, ``<DOC>``/``<TEXT>`` blocks) and the two-pass ingestion they share.
+column (``delimited``), ``<DOC>``/``<TEXT>`` blocks), each read in the
+``encoding`` given (UTF-8 by default), and the two-pass ingestion they share.
 
 Pass 1 tokenizes every document and counts document frequencies; the
 vocabulary is then the words kept by ``min_df``/``max_df``, cut to the
@@ -12,7 +13,6 @@ document-frequency table and one block of documents, never the corpus.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 from collections import Counter
@@ -22,7 +22,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 from dscir.corpus.formats.base import Format
-from dscir.corpus.ingest import decode_utf8, line_blocks, merge_entries, split_lines
+from dscir.corpus.formats.delimited import TSV_QUOTING, csv_source, tsv_source
+from dscir.corpus.ingest import (check_encoding, decode_text, line_blocks, merge_entries,
+                                 split_lines)
 from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter
 from dscir.errors import CorpusError, DataError, spell
@@ -61,11 +63,12 @@ class Tokenizer:
 Source = Callable[[bool, str], Iterator[tuple[str, str]]]
 
 
-def directory_source(root, pattern: str = "*") -> Source:
+def directory_source(root, pattern: str = "*", encoding: str = "utf-8") -> Source:
     """Every file under ``root`` matching ``pattern`` (recursively, sorted by
     path); the document id is the path relative to ``root``."""
-    from tqdm.auto import tqdm
+    from dscir.progress import tqdm
 
+    encoding = check_encoding(encoding)
     root = Path(root)
     if not root.is_dir():
         raise CorpusError(f"no such directory: {root}")
@@ -79,17 +82,19 @@ def directory_source(root, pattern: str = "*") -> Source:
         with bar:
             for p in files:
                 raw = p.read_bytes()
-                yield p.relative_to(root).as_posix(), decode_utf8(raw, p, 1, 0)
+                yield p.relative_to(root).as_posix(), decode_text(raw, p, 1, 0, encoding)
                 bar.update(len(raw))
     return docs
 
 
-def jsonl_source(path, text_field: str = "text", id_field: str | None = None) -> Source:
+def jsonl_source(path, text_field: str = "text", id_field: str | None = None,
+                 encoding: str = "utf-8") -> Source:
     """One JSON object a line; the text is ``text_field``, the id ``id_field``
     (default: the line number)."""
 
     def docs(progress, desc):
-        for lineno, block in line_blocks(path, progress=progress, desc=desc):
+        for lineno, block in line_blocks(path, progress=progress, desc=desc,
+                                         encoding=encoding):
             for k, line in enumerate(split_lines(block)):
                 if not line.strip():
                     continue
@@ -113,47 +118,7 @@ def jsonl_source(path, text_field: str = "text", id_field: str | None = None) ->
     return docs
 
 
-def csv_source(path, column: str = "text", id_column: str | None = None,
-               delimiter: str = ",") -> Source:
-    """A CSV (or, with ``delimiter='\\t'``, TSV) file with a header row; the
-    text is ``column``, the id ``id_column`` (default: the row number). Read
-    strictly: a quote left open would otherwise swallow the rest of the file
-    into one field."""
-    csv.field_size_limit(1 << 30)
-
-    def lines(progress, desc):
-        for _, block in line_blocks(path, progress=progress, desc=desc):
-            yield from split_lines(block, keepends=True)
-
-    def docs(progress, desc):
-        reader = csv.reader(lines(progress, desc), delimiter=delimiter, strict=True)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError(f"{path}: empty file (no header row)") from None
-        except csv.Error as exc:
-            raise DataError(f"{path}:{reader.line_num}: malformed CSV header ({exc})") from None
-        for name in (column, id_column):
-            if name is not None and name not in header:
-                raise DataError(f"{path}:1: no column {name!r} in the header {header}")
-        ti = header.index(column)
-        ii = header.index(id_column) if id_column else None
-        row_start = reader.line_num + 1
-        try:
-            for row_no, row in enumerate(reader, 1):
-                if row:
-                    if len(row) != len(header):
-                        raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the "
-                                        f"header has {len(header)}")
-                    yield (row[ii] if ii is not None else str(row_no)), row[ti]
-                row_start = reader.line_num + 1
-        except csv.Error as exc:
-            raise DataError(f"{path}:{row_start}: malformed CSV in the row starting "
-                            f"here ({exc})") from None
-    return docs
-
-
-def trec_source(path) -> Source:
+def trec_source(path, encoding: str = "utf-8") -> Source:
     """``<DOC>`` blocks (the TREC/AP layout): the id is ``<DOCNO>``, the text
     everything inside ``<TEXT>`` ... ``</TEXT>`` (several TEXT parts are joined)."""
     docno_re = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>")
@@ -161,7 +126,8 @@ def trec_source(path) -> Source:
     def docs(progress, desc):
         in_doc = in_text = False
         docno, parts, start = None, [], 0
-        for lineno, block in line_blocks(path, progress=progress, desc=desc):
+        for lineno, block in line_blocks(path, progress=progress, desc=desc,
+                                         encoding=encoding):
             for k, line in enumerate(split_lines(block)):
                 s = line.strip()
                 where = f"{path}:{lineno + k}"
@@ -314,15 +280,26 @@ def _column_options(group) -> None:
     group.add_argument("--id-column", help="the document id column (default: row number)")
 
 
+def _tsv_options(group) -> None:
+    _column_options(group)
+    group.add_argument("--quoting", choices=TSV_QUOTING, default="none",
+                       help="none: IANA TSV, a field may begin with a quote and holds no "
+                       "tab or newline; csv: fields in double quotes as in CSV")
+
+
 FORMATS = (
     _text_format("text", "a directory of text files, one document each (--pattern)",
-                 _pattern_option, lambda a: directory_source(a.input, a.pattern)),
+                 _pattern_option, lambda a: directory_source(a.input, a.pattern, a.encoding)),
     _text_format("jsonl", "JSON lines with a text field (--text-field, --id-field)",
-                 _field_options, lambda a: jsonl_source(a.input, a.text_field, a.id_field)),
+                 _field_options, lambda a: jsonl_source(a.input, a.text_field, a.id_field,
+                                                        a.encoding)),
     _text_format("csv", "CSV with a header row and a text column (--column, --id-column)",
-                 _column_options, lambda a: csv_source(a.input, a.column, a.id_column, ",")),
-    _text_format("tsv", "TSV with a header row and a text column (--column, --id-column)",
-                 _column_options, lambda a: csv_source(a.input, a.column, a.id_column, "\t")),
+                 _column_options, lambda a: csv_source(a.input, a.column, a.id_column, ",",
+                                                       a.encoding)),
+    _text_format("tsv", "tab-separated values with a header row and a text column "
+                 "(--column, --id-column; no quoting unless --quoting csv)",
+                 _tsv_options, lambda a: tsv_source(a.input, a.column, a.id_column,
+                                                    a.quoting, a.encoding)),
     _text_format("trec", "<DOC>/<DOCNO>/<TEXT> blocks (the TREC/AP layout, e.g. ap.txt.gz)",
-                 lambda group: None, lambda a: trec_source(a.input)),
+                 lambda group: None, lambda a: trec_source(a.input, a.encoding)),
 )

@@ -79,12 +79,12 @@ def _uci_rows(text: str, lineno: int, path) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.array(where, dtype=np.int64)
 
 
-def _vocabulary(vocab_path, W: int, path) -> np.ndarray:
+def _vocabulary(vocab_path, W: int, path, encoding: str) -> np.ndarray:
     """The vocabulary file's words, which must number W; without a file the
     words are named by their 1-based UCI ids."""
     if vocab_path is None:
         return np.arange(1, W + 1).astype(str)
-    vocab = read_vocabulary(vocab_path)
+    vocab = read_vocabulary(vocab_path, encoding)
     if vocab.size != W:
         raise DataError(
             f"the vocabulary {vocab_path} has {vocab.size} words but the "
@@ -112,9 +112,10 @@ def _check_doc_ids(path, d, lines, pending, D: int) -> None:
 
 def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
                shard_chunks=16, drop_empty=False, heldout=None, progress=False,
-               block_bytes=BLOCK_BYTES) -> Corpus:
+               block_bytes=BLOCK_BYTES, encoding="utf-8") -> Corpus:
     """A UCI docword file (header lines D, W, NNZ, then ``docID wordID count``
-    lines, 1-based ids, sorted by docID) and an optional vocabulary file.
+    lines, 1-based ids, sorted by docID) and an optional vocabulary file (in
+    ``encoding``).
     Document ids are the UCI docIDs; without a vocabulary the words are named
     by their UCI wordIDs. Documents with no lines are empty documents."""
     n_rows = merged = 0
@@ -140,7 +141,7 @@ def ingest_uci(path, out, vocab_path=None, *, overwrite=False, chunk_docs=256,
         if not head:
             raise DataError(f"{path}: the file is empty (no UCI header)")
         D, W, NNZ = _parse_uci_header(path, head)
-        vocab = _vocabulary(vocab_path, W, path)
+        vocab = _vocabulary(vocab_path, W, path, encoding)
         for lineno, text in itertools.chain([(4, rest)], blocks):
             rows, lines = _uci_rows(text, lineno, path)
             if not rows.shape[0]:
@@ -171,7 +172,7 @@ def _add_options(parser) -> None:
 
 
 def _ingest(args, **options) -> Corpus:
-    return ingest_uci(args.input, args.output, args.vocab, **options)
+    return ingest_uci(args.input, args.output, args.vocab, encoding=args.encoding, **options)
 
 
 FORMATS = (Format("uci", "UCI docword file (D, W, NNZ header; 'doc word count' lines) "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from dscir.models.lda._threads import batch_tokens, doc_groups, token_starts, word_topic_counts
 from dscir.rng import mix_in, new_state, uniform
 
 _B = 8
@@ -72,7 +73,7 @@ def _buffers(n_topics):
 
 @nb.njit(cache=True, nogil=True)
 def _sample_document(tokens, n_tok, z, rows, alpha, sweeps, state, ndk, q, block,
-                     word_acc, doc_acc, accumulate_words):
+                     kept, doc_acc):
     """Gibbs-sample one document's ``n_tok`` tokens (local word ids in ``tokens``).
 
     z is initialised sequentially (each token drawn given the ones before it),
@@ -85,16 +86,15 @@ def _sample_document(tokens, n_tok, z, rows, alpha, sweeps, state, ndk, q, block
         z[i] = k
         ndk[k] += 1.0
     _sweeps(tokens, n_tok, z, rows, alpha, sweeps, sweeps // 2, state, ndk, q, block,
-            word_acc, doc_acc, accumulate_words)
+            kept, doc_acc)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _sweeps(tokens, n_tok, z, rows, alpha, sweeps, burn, state, ndk, q, block,
-            word_acc, doc_acc, accumulate_words):
+def _sweeps(tokens, n_tok, z, rows, alpha, sweeps, burn, state, ndk, q, block, kept, doc_acc):
     """``sweeps`` Gibbs sweeps of one document from assignments ``z`` (with topic
     counts ``ndk``); over the sweeps after the first ``burn`` the topic counts are
-    added to ``doc_acc`` [K] and, if ``accumulate_words``, the (word, topic)
-    counts to ``word_acc`` [U, K]."""
+    added to ``doc_acc`` [K] and the tokens' topics written to ``kept``
+    [sweeps - burn, n_tok] (unless it has no rows)."""
     n_topics = ndk.size
     for sweep in range(sweeps):
         for i in range(n_tok):
@@ -105,9 +105,8 @@ def _sweeps(tokens, n_tok, z, rows, alpha, sweeps, burn, state, ndk, q, block,
         if sweep >= burn:
             for k in range(n_topics):
                 doc_acc[k] += np.int64(ndk[k])
-            if accumulate_words:
-                for i in range(n_tok):
-                    word_acc[tokens[i], z[i]] += 1
+            if kept.shape[0] > 0:
+                kept[sweep - burn, :n_tok] = z[:n_tok]
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -123,78 +122,66 @@ def _expand(indptr, data, local_words, d, tokens):
 
 
 @nb.njit(cache=True, nogil=True)
-def _longest(indptr, data):
+def _dense_group(lo, hi, tokens, tok_ptr, docs, rows, alpha, sweeps, key, kept, doc_topic):
+    """Documents lo..hi-1 of a batch, with scratch of their own (one thread's share)."""
+    n_topics = rows.shape[1]
     longest = 0
-    for d in range(indptr.size - 1):
-        n = 0
-        for e in range(indptr[d], indptr[d + 1]):
-            n += data[e]
-        longest = max(longest, n)
-    return longest
-
-
-@nb.njit(cache=True, nogil=True)
-def _document_buffers(indptr, data, n_topics):
-    """A minibatch's document-topic counts (docs x K, zero), one document's tokens and
-    topics (as long as the longest document) and its topic counts (K, zero)."""
-    longest = _longest(indptr, data)
-    return (np.zeros((indptr.size - 1, n_topics), dtype=np.int64),
-            np.empty(longest, dtype=np.int32), np.empty(longest, dtype=np.int32),
-            np.zeros(n_topics, dtype=np.float64))
-
-
-@nb.njit(cache=True, nogil=True)
-def gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, sweeps, key):
-    """Kernel of ``lda.gibbs_expectations`` (arguments already validated)."""
-    n_topics, n_cols = phi_cols.shape
-    n_docs = indptr.size - 1
-    rows = np.ascontiguousarray(phi_cols.T)
-    word_acc = np.zeros((n_cols, n_topics), dtype=np.int64)
-    doc_topic, tokens, z, ndk = _document_buffers(indptr, data, n_topics)
+    for d in range(lo, hi):
+        longest = max(longest, tok_ptr[d + 1] - tok_ptr[d])
+    z = np.empty(longest, dtype=np.int32)
+    ndk = np.zeros(n_topics, dtype=np.float64)
     q, block = _buffers(n_topics)
-    for d in range(n_docs):
-        n_tok = _expand(indptr, data, local_words, d, tokens)
+    for d in range(lo, hi):
+        a, b = tok_ptr[d], tok_ptr[d + 1]
         state = new_state(mix_in(key, docs[d]))
-        _sample_document(tokens, n_tok, z, rows, alpha, sweeps, state, ndk, q, block,
-                         word_acc, doc_topic[d], True)
-    return np.ascontiguousarray(word_acc.T), doc_topic
+        _sample_document(tokens[a:b], b - a, z, rows, alpha, sweeps, state, ndk, q, block,
+                         kept[:, a:b], doc_topic[d])
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, sweeps, key,
+                       n_groups):
+    """Kernel of ``lda.gibbs_expectations`` (arguments already validated), its
+    documents spread over ``n_groups`` groups, one per thread (``_threads``)."""
+    n_topics, n_cols = phi_cols.shape
+    rows = np.ascontiguousarray(phi_cols.T)
+    tok_ptr = token_starts(indptr, data)
+    tokens = batch_tokens(indptr, data, local_words, tok_ptr)
+    kept = np.empty((sweeps - sweeps // 2, tokens.size), dtype=np.int32)
+    doc_topic = np.zeros((indptr.size - 1, n_topics), dtype=np.int64)
+    groups = doc_groups(tok_ptr, n_groups)
+    for g in nb.prange(groups.size - 1):
+        _dense_group(groups[g], groups[g + 1], tokens, tok_ptr, docs, rows, alpha, sweeps, key,
+                     kept, doc_topic)
+    return word_topic_counts(tokens, kept, n_topics, n_cols, n_groups), doc_topic
 
 
 @nb.njit(cache=True, nogil=True)
-def completion_log_likelihood(obs_indptr, obs_data, test_indptr, test_data, docs, log_phi_cols,
-                              obs_local, test_local, alpha, sweeps, key):
-    """Kernel of ``lda.completion_log_likelihood`` (arguments already validated)."""
-    n_topics, n_cols = log_phi_cols.shape
-    n_docs = obs_indptr.size - 1
-    # Rescale each column by its max: the Gibbs conditional is invariant, and
-    # log Σ_k θ_k φ_kw = m_w + log Σ_k θ_k exp(log φ_kw − m_w) never underflows.
-    col_max = np.empty(n_cols, dtype=np.float64)
-    rows = np.empty((n_cols, n_topics), dtype=np.float64)
-    for w in range(n_cols):
-        m = -np.inf
-        for k in range(n_topics):
-            m = max(m, log_phi_cols[k, w])
-        col_max[w] = m
-        for k in range(n_topics):
-            rows[w, k] = np.exp(log_phi_cols[k, w] - m)
-    longest = _longest(obs_indptr, obs_data)
+def _completion_group(lo, hi, obs_indptr, obs_data, test_indptr, test_data, docs, rows, col_max,
+                      obs_local, test_local, alpha, sweeps, key, loglik, n_test):
+    """Documents lo..hi-1 of ``completion_log_likelihood``, with scratch of their own."""
+    n_topics = rows.shape[1]
+    longest = 0
+    for d in range(lo, hi):
+        n = 0
+        for e in range(obs_indptr[d], obs_indptr[d + 1]):
+            n += obs_data[e]
+        longest = max(longest, n)
     tokens = np.empty(longest, dtype=np.int32)
     z = np.empty(longest, dtype=np.int32)
     ndk = np.zeros(n_topics, dtype=np.float64)
     q, block = _buffers(n_topics)
-    no_words = np.zeros((0, 0), dtype=np.int64)
+    no_words = np.zeros((0, 0), dtype=np.int32)
     doc_acc = np.zeros(n_topics, dtype=np.int64)
     theta = np.empty(n_topics, dtype=np.float64)
-    loglik = np.zeros(n_docs, dtype=np.float64)
-    n_test = np.zeros(n_docs, dtype=np.int64)
     n_kept = sweeps - sweeps // 2
-    for d in range(n_docs):
+    for d in range(lo, hi):
         n_tok = _expand(obs_indptr, obs_data, obs_local, d, tokens)
         doc_acc[:] = 0
         if n_tok > 0:
             state = new_state(mix_in(key, docs[d]))
             _sample_document(tokens, n_tok, z, rows, alpha, sweeps, state, ndk, q, block,
-                             no_words, doc_acc, False)
+                             no_words, doc_acc)
         norm = 1.0 / (n_tok + n_topics * alpha)
         for k in range(n_topics):
             theta[k] = (doc_acc[k] / n_kept + alpha) * norm
@@ -212,6 +199,33 @@ def completion_log_likelihood(obs_indptr, obs_data, test_indptr, test_data, docs
             count += c
         loglik[d] = ll
         n_test[d] = count
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def completion_log_likelihood(obs_indptr, obs_data, test_indptr, test_data, docs, log_phi_cols,
+                              obs_local, test_local, alpha, sweeps, key, n_groups):
+    """Kernel of ``lda.completion_log_likelihood`` (arguments already validated),
+    its documents spread over ``n_groups`` groups, one per thread."""
+    n_topics, n_cols = log_phi_cols.shape
+    n_docs = obs_indptr.size - 1
+    # Rescale each column by its max: the Gibbs conditional is invariant, and
+    # log Σ_k θ_k φ_kw = m_w + log Σ_k θ_k exp(log φ_kw − m_w) never underflows.
+    col_max = np.empty(n_cols, dtype=np.float64)
+    rows = np.empty((n_cols, n_topics), dtype=np.float64)
+    for w in nb.prange(n_cols):
+        m = -np.inf
+        for k in range(n_topics):
+            m = max(m, log_phi_cols[k, w])
+        col_max[w] = m
+        for k in range(n_topics):
+            rows[w, k] = np.exp(log_phi_cols[k, w] - m)
+    loglik = np.zeros(n_docs, dtype=np.float64)
+    n_test = np.zeros(n_docs, dtype=np.int64)
+    groups = doc_groups(token_starts(obs_indptr, obs_data), n_groups)
+    for g in nb.prange(groups.size - 1):
+        _completion_group(groups[g], groups[g + 1], obs_indptr, obs_data, test_indptr, test_data,
+                          docs, rows, col_max, obs_local, test_local, alpha, sweeps, key,
+                          loglik, n_test)
     return loglik, n_test
 
 

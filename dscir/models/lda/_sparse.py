@@ -43,7 +43,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from dscir.models.lda._kernels import _document_buffers, _expand
+from dscir.models.lda._threads import batch_tokens, doc_groups, token_starts, word_topic_counts
 from dscir.rng import mix_in, new_state, uniform_regs
 
 MH_CYCLES = 2
@@ -293,16 +293,16 @@ def _moves(tokens, lo, hi, init, z, z_phi, rows, ndk, alpha, buf):
 
 @nb.njit(cache=True, nogil=True)
 def _mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, state, ndk, buf,
-                 kept, topic_word, doc_acc):
+                 kept, doc_acc):
     """The dense ``_sample_document`` with each exact draw replaced by MH cycles.
 
     z is initialised sequentially: token i starts at a word-proposal draw and
     moves by MH cycles towards (alpha + n_dk^{<i}) phi_{k,w_i}, the counts of
     the tokens before it (the dense kernel's sequential start). Then ``sweeps``
     sweeps; the topics of the last ``sweeps - sweeps // 2`` are stored in
-    ``kept`` and then counted into doc_acc [K] and topic_word [K, U] token by
-    token (the writes of a word's kept topics fall together, not one cache miss
-    per token and sweep; and no O(K) pass per sweep).
+    ``kept`` [sweeps - sweeps // 2, n_tok] and counted into doc_acc [K] token by
+    token (no O(K) pass per sweep; the topic-word counts are summed from
+    ``kept`` once for the batch, ``_threads.word_topic_counts``).
     """
     n_topics = ndk.size
     ndk[:] = 0.0
@@ -315,30 +315,43 @@ def _mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, stat
         if sweep >= burn:
             kept[sweep - burn, :n_tok] = z[:n_tok]
     for i in range(n_tok):
-        w = tokens[i]
         for r in range(sweeps - burn):
-            k = kept[r, i]
-            topic_word[k, w] += 1
-            doc_acc[k] += 1
+            doc_acc[kept[r, i]] += 1
 
 
 @nb.njit(cache=True, nogil=True)
-def sparse_gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, sweeps, key):
+def _mh_group(lo, hi, tokens, tok_ptr, docs, rows, sums, table, alpha, sweeps, key, kept,
+              doc_topic):
+    """Documents lo..hi-1 of a batch, with scratch of their own (one thread's share)."""
+    longest = 0
+    for d in range(lo, hi):
+        longest = max(longest, tok_ptr[d + 1] - tok_ptr[d])
+    z = np.empty(longest, dtype=np.int32)
+    z_phi = np.empty(longest, dtype=np.float64)
+    ndk = np.zeros(doc_topic.shape[1], dtype=np.float64)
+    buf = proposal_buffers(longest)
+    for d in range(lo, hi):
+        a, b = tok_ptr[d], tok_ptr[d + 1]
+        state = new_state(mix_in(key, docs[d]))
+        _mh_document(tokens[a:b], b - a, z, z_phi, rows, sums, table, alpha, sweeps, state, ndk,
+                     buf, kept[:, a:b], doc_topic[d])
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def sparse_gibbs_expectations(indptr, data, docs, phi_cols, local_words, alpha, sweeps, key,
+                              n_groups):
     """The MH kernel's ``gibbs_expectations`` (same arguments, same outputs, same
-    streams (key, docs[d]) as the dense one's; different draws)."""
+    streams (key, docs[d]) as the dense one's; different draws), its documents
+    spread over ``n_groups`` groups, one per thread (``_threads``)."""
     n_topics, n_cols = phi_cols.shape
-    n_docs = indptr.size - 1
     rows, sums = word_rows(phi_cols)
     table = alias_tables(sums)
-    topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
-    doc_topic, tokens, z, ndk = _document_buffers(indptr, data, n_topics)
-    longest = tokens.size
-    z_phi = np.empty(longest, dtype=np.float64)
-    buf = proposal_buffers(longest)
-    kept = np.empty((sweeps - sweeps // 2, longest), dtype=np.int32)
-    for d in range(n_docs):
-        n_tok = _expand(indptr, data, local_words, d, tokens)
-        state = new_state(mix_in(key, docs[d]))
-        _mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, state, ndk, buf,
-                     kept, topic_word, doc_topic[d])
-    return topic_word, doc_topic
+    tok_ptr = token_starts(indptr, data)
+    tokens = batch_tokens(indptr, data, local_words, tok_ptr)
+    kept = np.empty((sweeps - sweeps // 2, tokens.size), dtype=np.int32)
+    doc_topic = np.zeros((indptr.size - 1, n_topics), dtype=np.int64)
+    groups = doc_groups(tok_ptr, n_groups)
+    for g in nb.prange(groups.size - 1):
+        _mh_group(groups[g], groups[g + 1], tokens, tok_ptr, docs, rows, sums, table, alpha,
+                  sweeps, key, kept, doc_topic)
+    return word_topic_counts(tokens, kept, n_topics, n_cols, n_groups), doc_topic

@@ -37,7 +37,8 @@ class LDAConfig:
                                           "control_variates": False, "kernel": "dense",
                                           "placement": "driver", "block_entries": BLOCK_ENTRIES,
                                           "policy": "reference", "stopping": None,
-                                          "scir_step": "dense"}
+                                          "scir_step": "dense",
+                                          "device": "cpu"}
 
     n_topics: int
     sampler: str
@@ -56,11 +57,12 @@ class LDAConfig:
     sampler_options: dict[str, float | str] = field(default_factory=dict)  # friction, integrator
     # Warm starts: each document's chain starts from its assignments at the end of
     # its last visit (dscir.models.lda.warm); the first burn_sweeps of the
-    # sweeps per visit are discarded (None: sweeps // 2, as a cold visit).
+    # sweeps per visit are discarded (None: sweeps // 2, as a cold visit always;
+    # the estimator refuses burn_sweeps without warm_start, dscir.api.lda_params).
     warm_start: bool = False
     burn_sweeps: int | None = None
     # Control variates on a_hat (Dubey et al. 2016), from the stored assignments;
-    # needs warm_start.
+    # needs warm_start (checked with the estimator's parameters).
     control_variates: bool = False
     # The Gibbs kernel: "dense", "sparse" or "auto" (by K; kernels.py), resolved to
     # the one that runs on construction. Warm-started visits run the dense kernel.
@@ -80,6 +82,9 @@ class LDAConfig:
     # The stopping rule of a chain of unknown length (n_iter="auto"): the fields
     # of dscir.engine.stopping.Plateau and eval_every; None: a fixed length.
     stopping: dict[str, Any] | None = None
+    # Where the minibatch Gibbs tasks run: "cpu" or "cuda" (cuda_kernels: another
+    # chain than the CPU's, the same law; Dask workers with a GPU resource).
+    device: str = "cpu"
 
     def schedule(self) -> Callable[[int], float]:
         if self.tau is None:
@@ -87,23 +92,19 @@ class LDAConfig:
         return polynomial(self.step_size, self.tau, self.kappa)
 
     def __post_init__(self):
-        if self.control_variates and not self.warm_start:
-            raise DscirError("control_variates needs warm_start=True (the control values "
-                             "are the documents' stored assignments)")
-        if self.burn_sweeps is not None and not 0 <= self.burn_sweeps < self.sweeps:
+        # The parameters' own constraints are checked once, with the estimator's
+        # (dscir.api.lda_params); here those between values the policy resolves.
+        if self.burn_sweeps is not None and self.burn_sweeps >= self.sweeps:
             raise DscirError(f"burn_sweeps={self.burn_sweeps} must be in 0..sweeps-1 "
                              f"(sweeps={self.sweeps})")
         if self.warm_start and self.kernel == "sparse":
             raise DscirError("warm starts run the dense Gibbs kernel; use kernel='dense' "
                              "or 'auto' with warm_start=True")
         _check_scir_step(self)
+        _check_device(self)
         from dscir.models.lda.placement import check_placement
 
         check_placement(self.placement, self.warm_start)
-        if isinstance(self.block_entries, bool) or not isinstance(self.block_entries, int) \
-                or self.block_entries < 1:
-            raise DscirError(f"block_entries must be a positive integer, got "
-                             f"{self.block_entries!r}")
         # The chain is determined by the kernel that runs, so "auto" is resolved here
         # (and recorded so in runs and checkpoints).
         from dscir.models.lda.kernels import resolve_kernel
@@ -123,11 +124,19 @@ class LDAConfig:
 SCIR_STEPS = ("auto", "dense", "lazy")  # "auto": policy.choose_scir_step on the corpus
 
 
+def _check_device(config: LDAConfig) -> None:
+    """One clear error for a device this chain cannot run on."""
+    from dscir.models.lda.cuda_kernels import DEVICES
+
+    if config.device not in DEVICES:
+        raise DscirError(f"device must be one of {', '.join(DEVICES)}, got {config.device!r}")
+    if config.device == "cuda" and config.warm_start:
+        raise DscirError("device='cuda' runs cold-started visits only; use warm_start=False "
+                         "or device='cpu'")
+
+
 def _check_scir_step(config: LDAConfig) -> None:
     """One clear error for a scir_step this chain cannot run."""
-    if config.scir_step not in SCIR_STEPS:
-        raise DscirError(f"scir_step must be one of {', '.join(SCIR_STEPS)}, got "
-                         f"{config.scir_step!r}")
     if config.scir_step != "lazy":
         return
     if config.sampler != "scir":

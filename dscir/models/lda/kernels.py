@@ -1,15 +1,17 @@
 """LDA's model-local kernels: per-document Gibbs expectations with phi fixed and
 document-completion log-likelihood, validated around the numba code in ``_kernels``.
 
-Pure array code (numba, ``nogil`` so Dask worker threads run them in
-parallel); no Dask, no I/O. Documents arrive as CSR batches: ``indptr`` (int64,
-n + 1), ``indices`` (global word ids), ``data`` (counts). Every random stream is
-named by (seed, iteration, document id) through ``dscir.rng``, so a document's
-result never depends on which other documents share its batch or worker.
+Pure array code (numba, ``nogil``, each call's documents spread over the
+calling thread's numba threads, ``numba.set_num_threads``); no Dask, no I/O.
+Documents arrive as CSR batches: ``indptr`` (int64, n + 1), ``indices``
+(global word ids), ``data`` (counts). Every random stream is named by (seed,
+iteration, document id) through ``dscir.rng``, so a document's result never
+depends on which other documents share its batch, worker or thread.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from dscir.errors import DscirError
@@ -142,7 +144,8 @@ def gibbs_expectations(indptr, indices, data, docs, phi_cols, local_words, alpha
     sweeps = _check_int(sweeps, "sweeps", 2)
     key = np.uint64(derive(_check_int(seed, "seed", 0), _check_int(iteration, "iteration", 0)))
     run = _sparse.sparse_gibbs_expectations if sparse else _k.gibbs_expectations
-    topic_word, doc_topic = run(indptr, data, docs, phi_cols, local, alpha, sweeps, key)
+    topic_word, doc_topic = run(indptr, data, docs, phi_cols, local, alpha, sweeps, key,
+                                numba.get_num_threads())
     return topic_word, doc_topic, sweeps - sweeps // 2
 
 
@@ -177,7 +180,8 @@ def completion_log_likelihood(obs_indptr, obs_indices, obs_data, test_indptr, te
     sweeps = _check_int(sweeps, "sweeps", 2)
     key = np.uint64(derive(_check_int(seed, "seed", 0)))
     return _k.completion_log_likelihood(obs_indptr, obs_data, test_indptr, test_data, docs,
-                                        log_phi, obs_local, test_local, alpha, sweeps, key)
+                                        log_phi, obs_local, test_local, alpha, sweeps, key,
+                                        numba.get_num_threads())
 
 
 def phi_columns(log_phi: np.ndarray, words: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
+from dscir.models.lda.cuda_kernels import check_device, device_kernel
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
@@ -62,7 +63,10 @@ class LDAModel:
         # documents a stream has brought so far (``partial_fit``).
         self.n_documents = int(data.train.size if n_documents is None else n_documents)
         self.sampler = get_sampler(config.sampler, **config.sampler_options)
-        self.kernel = resolve_kernel(config.kernel, config.n_topics)
+        self.kernel = device_kernel(resolve_kernel(config.kernel, config.n_topics),
+                                    config.device)
+        if config.device == "cuda":  # the Gibbs tasks on GPU workers (or here)
+            executor.require("gibbs", {"GPU": 1}, check_device)
         self.schedule = config.schedule()
         if config.scir_step == "auto":
             raise DscirError("scir_step='auto' is chosen on the corpus (dscir.LDA(...)"

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
+from dscir.models.lda import cuda_kernels
 from dscir.models.lda._kernels import nonzero_by_column
 from dscir.models.lda.kernels import gibbs_expectations, topic_proportions
 
@@ -56,7 +57,10 @@ def sparse_counts(result: GibbsResult) -> SparseCounts:
 
 def gibbs_sparse_counts(batch: CSRBatch, words: np.ndarray, *args) -> SparseCounts:
     """``gibbs_counts`` as its nonzero counts (16 bytes each against 8 per dense
-    K x U entry): fewer bytes back whenever fewer than half are nonzero."""
+    K x U entry): fewer bytes back whenever fewer than half are nonzero. A
+    ``kernel`` named by ``cuda_kernels.device_kernel`` runs on the worker's GPU."""
+    if cuda_kernels.on_device(args[-1]):
+        return SparseCounts(*cuda_kernels.gibbs_sparse_counts(batch, words, *args))
     return sparse_counts(gibbs_counts(batch, words, *args))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from dscir.corpus import CSRBatch
@@ -77,7 +78,8 @@ def gibbs_from(indptr, indices, data, docs, phi_cols, local_words, z, warm, alph
         raise DscirError(f"warm assignments must be topics 0..{phi_cols.shape[0] - 1}")
     key = np.uint64(derive(_check_int(seed, "seed", 0), _check_int(iteration, "iteration", 0)))
     topic_word, doc_topic = _warm.gibbs_warm(indptr, data, docs, phi_cols, local, z, tok_ptr,
-                                             warm, _check_alpha(alpha), sweeps, burn, key)
+                                             warm, _check_alpha(alpha), sweeps, burn, key,
+                                             numba.get_num_threads())
     return topic_word, doc_topic, sweeps - burn, z
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dscir import streams
+from dscir import LDA, streams
 from dscir.engine.chain import run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
@@ -235,7 +235,7 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
 ])
 def test_settings_lazy_cannot_run_are_one_clear_error(kw, message):
     with pytest.raises(DscirError, match=message):
-        small_config(**kw)
+        LDA(n_topics=3, policy="reference", **kw).chain_config()
 
 
 def test_lazy_stays_on_the_driver_and_old_checkpoints_resume_dense():

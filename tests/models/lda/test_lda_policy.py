@@ -170,7 +170,8 @@ def test_unset_sweeps_are_the_policys(larger_store):
         assert dscir.LDA(n_topics=20, sweeps=40, policy=policy
                          ).chain_config(larger_store).sweeps == 40
     with pytest.raises(DscirError, match="must be in 0..sweeps-1"):
-        dscir.LDA(n_topics=20, burn_sweeps=POLICY_SWEEPS).chain_config(larger_store)
+        dscir.LDA(n_topics=20, burn_sweeps=POLICY_SWEEPS, warm_start=True
+                  ).chain_config(larger_store)
 
 
 def test_explicit_arguments_always_win(small_store):

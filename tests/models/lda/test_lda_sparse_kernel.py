@@ -180,7 +180,7 @@ def test_token_transition_check_has_power():
 @nb.njit(cache=True)
 def _final_topics(tokens, phi, alpha, sweeps, n_chains, key):
     n_tok = tokens.size
-    n_topics, n_cols = phi.shape
+    n_topics = phi.shape[0]
     rows, sums = _sparse.word_rows(phi)
     table = _sparse.alias_tables(sums)
     out = np.empty((n_chains, n_tok), dtype=np.int32)
@@ -189,12 +189,11 @@ def _final_topics(tokens, phi, alpha, sweeps, n_chains, key):
     buf = _sparse.proposal_buffers(n_tok)
     ndk = np.zeros(n_topics)
     kept = np.empty((sweeps - sweeps // 2, n_tok), dtype=np.int32)
-    topic_word = np.zeros((n_topics, n_cols), dtype=np.int64)
     doc_acc = np.zeros(n_topics, dtype=np.int64)
     for c in range(n_chains):
         state = new_state(mix_in(key, c))
         _sparse._mh_document(tokens, n_tok, z, z_phi, rows, sums, table, alpha, sweeps, state,
-                             ndk, buf, kept, topic_word, doc_acc)
+                             ndk, buf, kept, doc_acc)
         out[c] = z
     return out
 
