@@ -1251,11 +1251,11 @@ MUTANTS = [
            "self.held.permute(order)", "self.held.head(order.size)",
            (RELABEL + "::test_stochastic_sampler_moves_sticks_components_and_counts_with_"
             "the_labels",)),
-    Mutant("dp-relabel-sticks-move-with-labels", "dscir/models/dpmm/relabel.py",
-           "out[i] = log_sticks[j, 0], log_sticks[j, 0] + log_1mv - log_v",
-           "out[i] = log_sticks[j]",
-           (RELABEL + "::test_carried_sticks_keep_the_weights_and_draw_fresh_ones_from_"
-            "their_conditional",)),
+    Mutant("dp-relabel-sticks-by-old-labels", "dscir/models/dpmm/model.py",
+           "conditional_sticks(users[order], self.alpha",
+           "conditional_sticks(users[:order.size], self.alpha",
+           (RELABEL + "::test_stochastic_sampler_moves_sticks_components_and_counts_with_"
+            "the_labels",)),
     Mutant("tsv-csv-quoting-by-default", "dscir/corpus/formats/text.py",
            'default="none",', 'default="csv",',
            ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),

@@ -79,10 +79,10 @@ LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "315134c582372c75"},
 # of the kept phi is kept.
 LDA_WORKERS_DIGEST = {"x86-64-v3": "761e126db7f886e6", "x86-64-v4": "6dd243dbe0af5eab"}
 # The DP chains' v3 digests changed once with the relabelling move (issue 46:
-# dscir/models/dpmm/relabel.py; the stochastic sampler's sticks keep each label's
-# weight, ``carry_weights``); their v4 ones await a v4 machine.
+# dscir/models/dpmm/relabel.py; the stochastic sampler draws its sticks from v | z
+# after it, ``conditional_sticks``); their v4 ones await a v4 machine.
 DPMM_DIGESTS = {
-    "x86-64-v3": {"scir": "42c7d1e9f60c8333", "sgrld": "71a412bef61aa4a1",
+    "x86-64-v3": {"scir": "9de43d11c18e5942", "sgrld": "5573a1d44b11aa87",
                   "gibbs": "eaa5a6097ec61850"},
     "x86-64-v4": {"scir": "132a1347b5907629", "sgrld": "e55784b1c61a23ac",
                   "gibbs": "027213ee5300c6f2"},
@@ -92,7 +92,7 @@ DPMM_DIGESTS = {
 # Recorded on the x86-64-v4 machine, v3 by the recipe of the module docstring in the
 # same run in which every other v3 digest held.
 MIXTURE_WORKERS_DIGESTS = {
-    "x86-64-v3": {"dpmm-scir": "4bd845d230ce767d", "dpmm-sgrld": "516adfad37ef0c5f",
+    "x86-64-v3": {"dpmm-scir": "6d9636b4dddfd81b", "dpmm-sgrld": "acbc77d88f7149b5",
                   "mixture-scir": "102b05c7f047f656", "mixture-sgrld": "accf53d69381cc4f"},
     "x86-64-v4": {"dpmm-scir": "0f53ddb2e442b8ca", "dpmm-sgrld": "ae3579e6d1834892",
                   "mixture-scir": "6e9268e635a5a6e5", "mixture-sgrld": "50ac679df5d128b5"},

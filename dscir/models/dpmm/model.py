@@ -17,8 +17,8 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
 6. before 5, the clusters are relabelled by every training user's allocation
    (``dscir.models.dpmm.relabel``: holes left by emptied components are
    closed, labels past the last occupied one dropped), the components moving
-   with their labels and the sticks keeping each label's weight; after 5,
-   alpha | v.
+   with their labels and the sticks drawn from v | z given every training
+   user's allocation (O(K)); after 5, alpha | v.
 
 Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.streams``, per
 user where it belongs to a user, so a run is the same on any number of workers.
@@ -40,7 +40,7 @@ from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
-from dscir.models.dpmm.relabel import carry_weights, new_labels, relabel
+from dscir.models.dpmm.relabel import conditional_sticks, new_labels, relabel
 from dscir.models.dpmm.sticks import initial_state, log_weights, new_sticks, sticks_step
 from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
 from dscir.models.mixture_components import held_components, resolve_placement
@@ -190,8 +190,9 @@ class DPMMModel(_DPMixture):
     def _relabel(self, m: int, occupancy: np.ndarray) -> np.ndarray:
         """The relabelling move (``dscir.models.dpmm.relabel``) by every training
         user's allocation: components, allocations and the minibatch's
-        ``occupancy`` follow their labels, the sticks keep each label's weight
-        (``carry_weights``); labels past the last occupied one are dropped.
+        ``occupancy`` follow their labels, the sticks are drawn from v | z given
+        every training user's allocation (``conditional_sticks``); labels past
+        the last occupied one are dropped.
         Returns the occupancy by new label."""
         cfg, s, k = self.config, self.sampler, self.n_components
         train = self.data.train
@@ -202,8 +203,7 @@ class DPMMModel(_DPMixture):
             self.held.extend(fresh, cfg.a0, derive(key, 1))
             occupancy = np.concatenate([occupancy, np.zeros(fresh, occupancy.dtype)])
             users = np.concatenate([users, np.zeros(fresh, users.dtype)])
-        self.sticks = s.init_log(carry_weights(self.sticks.log_theta, order, users[order],
-                                               self.alpha, derive(key, 2)))
+        self.sticks = s.init_log(conditional_sticks(users[order], self.alpha, derive(key, 2)))
         self.held.permute(order)
         self.z[train] = new_labels(order, k + fresh)[self.z[train]]
         return occupancy[order]

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from dscir.models.dpmm import GibbsSlice
-from dscir.models.dpmm.relabel import (carry_weights, log_labelling_weight, new_labels,
+from dscir.models.dpmm.relabel import (conditional_sticks, log_labelling_weight, new_labels,
                                        relabel)
-from dscir.models.dpmm.sticks import log_weights
+from dscir import streams
 from dscir.rng import derive
 
 SEED = 2  # the partition test's chain
@@ -108,8 +108,9 @@ def test_gibbs_slice_relabels_allocations_and_components_together():
 
 def test_stochastic_sampler_moves_sticks_components_and_counts_with_the_labels(dpmm_store):
     """The stochastic model's relabelling: every training user keeps its component's
-    parameters, weight and first stick gamma, the minibatch occupancy follows its
-    labels, and the held components shrink to the occupied ones."""
+    parameters, the sticks are drawn from v | z by the new labels, the minibatch
+    occupancy follows its labels, and the held components shrink to the occupied
+    ones."""
     from dscir.engine.chain import Chain
     from dscir.engine.local import LocalExecutor
     from dscir.models.dpmm import DPMMModel
@@ -120,40 +121,24 @@ def test_stochastic_sampler_moves_sticks_components_and_counts_with_the_labels(d
     d = chain.model
     train = d.data.train
     d.z[train] = np.where(np.arange(train.size) % 3 == 0, 6, 15)  # clusters behind holes
-    theta, g1 = d.theta.log_theta[d.z[train]], d.sticks.log_theta[d.z[train], 0]
-    log_w = log_weights(d.sticks.log_theta)[0][d.z[train]]
+    theta = d.theta.log_theta[d.z[train]]
     occupancy = np.bincount(d.z[train], minlength=20)
     new = d._relabel(1, occupancy)
     assert d.n_components <= 4 and d.held.n_rows == d.n_components
     np.testing.assert_array_equal(d.theta.log_theta[d.z[train]], theta)
-    np.testing.assert_array_equal(d.sticks.log_theta[d.z[train], 0], g1)
-    np.testing.assert_allclose(log_weights(d.sticks.log_theta)[0][d.z[train]], log_w,
-                               rtol=1e-12, atol=1e-12)
+    key = derive(derive(d.config.seed, streams.DP_RELABEL, 1), 2)
+    users = np.bincount(d.z[train], minlength=d.n_components)
+    np.testing.assert_array_equal(d.sticks.log_theta, conditional_sticks(users, d.alpha, key))
     np.testing.assert_array_equal(new, np.bincount(d.z[train], minlength=new.size))
 
 
-def test_carried_sticks_keep_the_weights_and_draw_fresh_ones_from_their_conditional():
-    """``carry_weights``: old labels keep their weights in any new order (the labels
-    dropped go to the rest mass), their G1 moves with them; fresh labels draw
-    Beta(1, alpha + R) sticks (mean 1 / (1 + alpha + R)), placed before old ones
-    or after."""
-    rng = np.random.default_rng(4)
-    log_sticks = np.log(rng.gamma([[3.0, 40.0]] * 12, 1.0))
-    log_w, log_rest = log_weights(log_sticks)
-    order = np.array([7, 2, 11, 0, 5, 9])  # 6 of 12 kept, reordered
-    out = carry_weights(log_sticks, order, np.ones(6), 1.5, key=3)
-    new_w, new_rest = log_weights(out)
-    np.testing.assert_allclose(new_w, log_w[order], rtol=1e-12)
-    np.testing.assert_array_equal(out[:, 0], log_sticks[order, 0])
-    dropped = np.setdiff1d(np.arange(12), order)
-    np.testing.assert_allclose(np.exp(new_rest), np.exp(log_rest) + np.exp(log_w[dropped]).sum())
-    # a fresh label (12) first, with 20 users after it: its break ~ Beta(1, 21.5)
-    breaks = []
-    for t in range(2_000):
-        out = carry_weights(log_sticks, np.array([12, 7, 2]), np.array([0, 15, 5]), 1.5, key=t)
-        breaks.append(np.exp(out[0, 0] - np.logaddexp(out[0, 0], out[0, 1])))
-        assert np.all(np.isfinite(out))
-    assert stats.kstest(breaks, stats.beta(1, 21.5).cdf).pvalue > 1e-3
+def test_conditional_sticks_are_the_beta_conditional():
+    """``conditional_sticks``: v_j ~ Beta(1 + m_j, alpha + M_j) (KS on two labels)."""
+    m, alpha = np.array([5, 0, 12, 3]), 1.5
+    draws = np.array([conditional_sticks(m, alpha, key=t) for t in range(2_000)])
+    v = np.exp(draws[:, :, 0] - np.logaddexp(draws[:, :, 0], draws[:, :, 1]))
+    assert stats.kstest(v[:, 0], stats.beta(6, 16.5).cdf).pvalue > 1e-3
+    assert stats.kstest(v[:, 1], stats.beta(1, 16.5).cdf).pvalue > 1e-3
 
 
 def partitions(n: int):
