@@ -200,6 +200,17 @@ def plot(results: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def dscir_tree(dscir) -> dict:
+    """Where the dscir imported lives and its tree's commit (PYTHONPATH may pick
+    another worktree, e.g. main's, to measure before and after)."""
+    root = Path(dscir.__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "dscir"],
+                           capture_output=True, text=True).stdout.strip()
+    return {"path": str(root), "commit": head, "modified": bool(dirty)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=["newsgroups"])
@@ -213,7 +224,7 @@ def main() -> None:
 
     out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
            "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},
-           "load_before": load_before, "corpora": corpora}
+           "dscir_tree": dscir_tree(dscir), "load_before": load_before, "corpora": corpora}
     stem = "mixtures" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
     plot(out, RESULTS / f"{stem}.png")

@@ -204,7 +204,10 @@ class DPMMModel(_DPMixture):
             occupancy = np.concatenate([occupancy, np.zeros(fresh, occupancy.dtype)])
             users = np.concatenate([users, np.zeros(fresh, users.dtype)])
         self.sticks = s.init_log(conditional_sticks(users[order], self.alpha, derive(key, 2)))
-        self.held.permute(order)
+        if not np.array_equal(order, np.arange(order.size)):
+            self.held.permute(order)
+        elif order.size < k + fresh:
+            self.held.head(order.size)
         self.z[train] = new_labels(order, k + fresh)[self.z[train]]
         return occupancy[order]
 
