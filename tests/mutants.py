@@ -74,6 +74,8 @@ INTEGRATORS = "tests/samplers/test_integrators.py"
 PARAMS_TESTS = "tests/api/test_params.py"
 RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
+RELABEL = "tests/models/dpmm/test_relabel.py"
+RELABEL_LAW = RELABEL + "::test_move_keeps_the_exact_law_of_labellings"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
@@ -1284,6 +1286,25 @@ MUTANTS = [
     Mutant("lda-row-stats-cached-past-their-state", "dscir/models/lda/topics.py",
            "if self._rows_of is not self.state_:", "if self._rows_of is None:",
            ("tests/test_chain_digests.py::test_lda_chain_digest[scir]",)),
+    # -- the DP's relabelling move (issue 46) --
+    Mutant("dp-relabel-holes-dropped", "dscir/models/dpmm/relabel.py",
+           "return rng.geometric(after / (alpha + after)) - 1",
+           "return 0 * rng.geometric(after / (alpha + after))", (RELABEL_LAW,)),
+    Mutant("dp-relabel-swap-ratio-without-holes", "dscir/models/dpmm/relabel.py",
+           "log_r = (holes[k + 1] + 1) * (", "log_r = (", (RELABEL_LAW,)),
+    Mutant("dp-relabel-gibbs-components-stay", "dscir/models/dpmm/gibbs.py",
+           "self.log_sticks[order], self.log_theta[order]",
+           "self.log_sticks[order], self.log_theta[:order.size]",
+           (RELABEL + "::test_gibbs_slice_relabels_allocations_and_components_together",)),
+    Mutant("dp-relabel-held-components-stay", "dscir/models/dpmm/model.py",
+           "self.held.permute(order)", "self.held.head(order.size)",
+           (RELABEL + "::test_stochastic_sampler_moves_sticks_components_and_counts_with_"
+            "the_labels",)),
+    Mutant("dp-relabel-sticks-by-old-labels", "dscir/models/dpmm/model.py",
+           "conditional_sticks(users[order], self.alpha",
+           "conditional_sticks(users[:order.size], self.alpha",
+           (RELABEL + "::test_stochastic_sampler_moves_sticks_components_and_counts_with_"
+            "the_labels",)),
     Mutant("tsv-csv-quoting-by-default", "dscir/corpus/formats/text.py",
            'default="none",', 'default="csv",',
            ("tests/corpus/test_corpus.py::test_tsv_is_iana_tsv_unless_quoting_csv",)),

@@ -25,9 +25,10 @@ from dscir.models.lda.vocabulary_blocks import combine, row_lse
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
-__all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields", "block_from_arrays",
-           "block_log_phi", "block_lse", "block_outputs", "combine", "extend_block", "head_block",
-           "row_totals", "sparse_allocation", "step_block"]
+__all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
+           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "combine",
+           "extend_block", "head_block", "permute_block", "row_totals", "sparse_allocation",
+           "step_block"]
 
 
 class Block(NamedTuple):
@@ -41,7 +42,16 @@ class Block(NamedTuple):
 
 
 def new_block(index: int, lo: int, state) -> Block:
-    return Block(index, lo, state, row_lse(np.asarray(state.log_theta)))
+    return Block(index, lo, state, state_row_lse(state))
+
+
+def state_row_lse(state) -> np.ndarray:
+    """log sum theta per row of the block: from log theta (SCIR) by ``row_lse``, or
+    the log of a linear-scale state's row sums (SGRLD: no log or exp of the K x
+    width entries)."""
+    if "log_theta" in state._fields:
+        return row_lse(np.asarray(state.log_theta))
+    return np.log(np.asarray(state.theta).sum(axis=1))
 
 
 def block_from_arrays(index: int, lo: int, arrays: dict[str, Any], State: type) -> Block:
@@ -76,7 +86,16 @@ def block_outputs(block: Block, norm: np.ndarray) -> dict[str, np.ndarray]:
 def block_columns(block: Block, words: np.ndarray, norm: np.ndarray) -> np.ndarray:
     """float64 log phi columns of ``words`` (sorted, all held by ``block``), cut
     where the block lives, so only the columns travel."""
-    return np.asarray(block.state.log_theta)[:, words - block.lo] - norm[:, None]
+    return log_theta_columns(block.state, words - block.lo) - norm[:, None]
+
+
+def log_theta_columns(state, cols: np.ndarray) -> np.ndarray:
+    """log theta of the state's columns ``cols`` only: a linear-scale state (SGRLD's
+    ``theta``) takes the log of those columns, not of the whole block (the same
+    values: the log is elementwise)."""
+    if "log_theta" in state._fields:
+        return np.asarray(state.log_theta)[:, cols]
+    return np.log(np.asarray(state.theta)[:, cols])
 
 
 class SparseAllocation(NamedTuple):
@@ -105,7 +124,7 @@ def sparse_allocation(fn, *args) -> SparseAllocation:
 def block_counts(block: Block, results: Sequence[SparseAllocation]) -> np.ndarray:
     """int64 [K, width]: the counts of the block's words in ``results``, added
     exactly, in any order."""
-    k, width = np.shape(block.state.log_theta)
+    k, width = np.shape(block.state[0])
     counts = np.zeros((k, width), np.int64)
     for r in results:
         a, b = np.searchsorted(r.word_ids, (block.lo, block.lo + width))
@@ -138,7 +157,7 @@ def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: in
 def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Block:
     """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
     columns of them), drawn from the stream (key, index)."""
-    width = np.shape(block.state.log_theta)[1]
+    width = np.shape(block.state[0])[1]
     new = sample_stationary(np.full((n_new, width), float(a0)), derive(key, block.index))
     return new_block(block.index, block.lo, sampler.concat(block.state, sampler.init_log(new)))
 
@@ -146,6 +165,12 @@ def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Bloc
 def head_block(block: Block, sampler, n_rows: int) -> Block:
     """The block's first ``n_rows`` rows (the components kept)."""
     return Block(block.index, block.lo, sampler.head(block.state, n_rows), block.lse[:n_rows])
+
+
+def permute_block(block: Block, sampler, order: np.ndarray) -> Block:
+    """The block's rows reordered: row i is old row ``order[i]``."""
+    state = type(block.state)(*(np.asarray(a)[order] for a in block.state))
+    return Block(block.index, block.lo, state, block.lse[order])
 
 
 def allocation_summary(result: tuple[SparseAllocation, Any]) -> tuple[tuple, Any]:

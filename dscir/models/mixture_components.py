@@ -16,7 +16,7 @@ Both handles answer the same calls, so the DP and finite mixtures' step is
 written once for either: ``columns`` (log phi columns of given words, arrays
 or futures), ``allocate`` (the parts' tasks), ``advance`` (write the
 allocations, step the components, return the occupancy), ``extend`` and
-``head`` (the DP's new and dropped components), ``log_phi`` and ``fields``
+``head`` and ``permute`` (the DP's new, dropped and relabelled components), ``log_phi`` and ``fields``
 (dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
 The workers' blocks also write the run's components and state themselves
 (``write_run_arrays``: never gathered to the driver).
@@ -34,7 +34,8 @@ from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
                                          block_outputs, combine,
-                                         extend_block, head_block, row_totals,
+                                         extend_block, head_block, log_theta_columns,
+                                         permute_block, row_totals, state_row_lse,
                                          sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
 
@@ -86,14 +87,16 @@ class DriverComponents:
 
     @property
     def n_rows(self) -> int:
-        return int(np.shape(self.state.log_theta)[0])
+        return int(np.shape(self.state[0])[0])
 
     def log_phi(self) -> np.ndarray:
         return normalize_log(self.state.log_theta, axis=1)
 
     def columns(self, words: list[np.ndarray]) -> list[np.ndarray]:
-        log_phi = self.log_phi()
-        return [np.ascontiguousarray(log_phi[:, w]) for w in words]
+        """log phi of the ``words`` columns: the row normalisers, then only those
+        columns' log theta (no K x W array of log phi)."""
+        norm = state_row_lse(self.state)[:, None]
+        return [log_theta_columns(self.state, w) - norm for w in words]
 
     def allocate(self, executor, fn, parts, args) -> list[Any]:
         return executor.run("allocation", fn, parts, args)
@@ -102,17 +105,21 @@ class DriverComponents:
                 key: int) -> tuple[np.ndarray, int]:
         """Write the results' allocations into ``z``, step the components towards
         Gamma(a0 + counts x scale); returns (rows per component, tokens)."""
-        occupancy, counts = add_allocations(results, z, self.n_rows, self.state.log_theta.shape[1])
+        occupancy, counts = add_allocations(results, z, self.n_rows, np.shape(self.state[0])[1])
         self.state = self.sampler.step(self.state, a0, np.asarray(counts * scale, np.float64),
                                        h, key)
         return occupancy, int(counts.sum())
 
     def extend(self, n_new: int, a0: float, key: int) -> None:
-        new = prior_components(n_new, self.state.log_theta.shape[1], a0, key)
+        new = prior_components(n_new, np.shape(self.state[0])[1], a0, key)
         self.state = self.sampler.concat(self.state, self.sampler.init_log(new))
 
     def head(self, n_rows: int) -> None:
         self.state = self.sampler.head(self.state, n_rows)
+
+    def permute(self, order: np.ndarray) -> None:
+        """Row i becomes old row ``order[i]`` (rows not named are dropped)."""
+        self.state = type(self.state)(*(np.asarray(a)[order] for a in self.state))
 
     def fields(self) -> dict[str, np.ndarray]:
         return self.sampler.arrays(self.state)
@@ -130,7 +137,7 @@ class WorkerComponents:
 
     def __init__(self, executor, sampler, state):
         self.executor, self.sampler = executor, sampler
-        n_rows, n_words = np.shape(state.log_theta)
+        n_rows, n_words = np.shape(state[0])
         self.blocks = executor.blocked(n_rows, n_words, BLOCK_ENTRIES)
         self.norm = np.zeros(0)
         self.load(sampler.arrays(state))
@@ -192,6 +199,11 @@ class WorkerComponents:
         if n_rows < self.n_rows:
             self.blocks.map("block-head", head_block, self.sampler, n_rows)
             self.norm = self.norm[:n_rows]
+
+    def permute(self, order: np.ndarray) -> None:
+        """Row i becomes old row ``order[i]`` (rows not named are dropped)."""
+        self.blocks.map("block-permute", permute_block, self.sampler, order)
+        self.norm = self.norm[order]
 
     def fields(self) -> dict[str, np.ndarray]:
         """The state's fields as dense K x W arrays on the driver."""

@@ -108,10 +108,18 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
     seen = capture_global_step(model)
     model.step(0, executor.read(minibatch(data, size)))
     (occupancy, counts), = seen()
-    ints = integer_statistics(executor.results, occupancy.size, data.n_words)
+    ints = integer_statistics(executor.results, counts.shape[0], data.n_words)
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = (data.train.size if d_seen is None else d_seen) / size
-    np.testing.assert_allclose(occupancy, ints[0] * scale, rtol=1e-12)
+    # the components step by the allocations' labels, the sticks after the relabelling
+    # move (dscir.models.dpmm.relabel): the occupancy by each user's new label
+    relabelled = np.zeros(occupancy.size, np.int64)
+    for r in executor.results:
+        new = model.z[r.rows]
+        for c, n in zip(r.components, r.n_rows):
+            assert np.unique(new[r.z == c]).size == 1
+            relabelled[new[r.z == c][0]] += n
+    np.testing.assert_allclose(occupancy, relabelled * scale, rtol=1e-12)
     np.testing.assert_allclose(counts, ints[1] * scale, rtol=1e-12)
     assert occupancy.sum() == pytest.approx(scale * size)  # every user, estimated
 

@@ -20,7 +20,7 @@ from dscir.models import mixture_components
 from dscir.models.column_blocks import block_bounds
 from dscir.models.dpmm.tasks import AllocationResult
 from dscir.models.lda.vocabulary_blocks import combine, row_lse
-from dscir.models.mixture_blocks import sparse_allocation
+from dscir.models.mixture_blocks import sparse_allocation, state_row_lse
 from dscir.models.mixture_components import WorkerComponents, resolve_placement
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -58,7 +58,9 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     held = WorkerComponents(executor, s, start)
     bounds = block_bounds(K, W, ENTRIES)
     assert held.blocks.n_blocks == 3
-    norm = combine([row_lse(start.log_theta[:, a:b]) for a, b in zip(bounds, bounds[1:])])
+    # each block's row sums: log-sum-exp of log theta (SCIR), the log of the sums (SGRLD)
+    norm = combine([state_row_lse(s.State(*(f[:, a:b] for f in start)))
+                    for a, b in zip(bounds, bounds[1:])])
     np.testing.assert_array_equal(held.norm, norm)
 
     words = [np.array([0, 9, 10, 29]), np.array([15])]
@@ -85,7 +87,7 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     for name in s.State._fields:
         np.testing.assert_array_equal(
             fields[name], np.concatenate([getattr(w, name) for w in want], axis=1))
-    new_norm = combine([row_lse(w.log_theta) for w in want])
+    new_norm = combine([state_row_lse(w) for w in want])
     np.testing.assert_array_equal(held.norm, new_norm)
     log_theta = np.concatenate([w.log_theta for w in want], axis=1)
     np.testing.assert_array_equal(held.log_phi(), log_theta - new_norm[:, None])

@@ -8,6 +8,7 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.dpmm.kernels import Sample, allocate, component_counts, slice_log_u
+from dscir.models.dpmm.relabel import new_labels, relabel
 from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
 from dscir.models.seeding import seed_csr
@@ -23,10 +24,10 @@ class GibbsSlice:
     """The exact Gibbs slice sampler (Walker 2007; Kalli, Griffin & Walker 2011).
 
     Single machine, full data: every sweep draws u_i | v, z for all users,
-    extends the sticks, allocates all users, then v | z, alpha and theta | z
-    exactly, alpha | v (``global_step`` with SCIR, the full-data statistics
-    and infinite steps: fresh Gamma draws), and drops the components past the
-    last label in use.
+    extends the sticks, allocates all users, relabels the clusters (keeping the
+    labels up to the last occupied one; ``dscir.models.dpmm.relabel``), then
+    v | z, alpha and theta | z exactly, alpha | v (``global_step`` with SCIR,
+    the full-data statistics and infinite steps: fresh Gamma draws).
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
@@ -83,6 +84,7 @@ class GibbsSlice:
         self.n_proposed = self.n_components
         self.z = allocate(self.indptr, self.indices, self.data, self.user_ids, log_u, log_w,
                           normalize_log(self.log_theta, axis=1), key("ALLOCATE"))
+        self._relabel(key("RELABEL"))
         k = self.n_components
         cc = component_counts(self.indptr, self.indices, self.data, self.z, self.n_words)
         m = np.zeros(k)
@@ -94,6 +96,17 @@ class GibbsSlice:
             a0=self.a0, alpha_prior=self.alpha_prior, step_sizes=(math.inf, math.inf),
             keys=(key("STICKS"), key("COMPONENTS"), key("ALPHA")))
         self.log_sticks, self.log_theta = sticks.log_theta, theta.log_theta
-        keep = int(self.z.max()) + 1
-        self.log_sticks, self.log_theta = self.log_sticks[:keep], self.log_theta[:keep]
         self.iteration = t
+
+    def _relabel(self, key: int) -> None:
+        """The relabelling move (``dscir.models.dpmm.relabel``) on (z, theta); the
+        sticks follow their labels and are redrawn next. Keeps labels up to the last
+        occupied one."""
+        order, fresh = relabel(np.bincount(self.z, minlength=self.n_components), self.alpha,
+                               key)
+        if fresh:
+            self.log_sticks = np.concatenate([self.log_sticks, np.zeros((fresh, 2))])
+            self.log_theta = np.concatenate([self.log_theta, prior_components(
+                fresh, self.n_words, self.a0, derive(key, 1))])
+        self.z = new_labels(order, self.n_components)[self.z]
+        self.log_sticks, self.log_theta = self.log_sticks[order], self.log_theta[order]

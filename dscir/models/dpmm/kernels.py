@@ -21,10 +21,10 @@ Slice sampler (Walker 2007; Kalli, Griffin & Walker 2011): u_i ~ U(0,
 w_{z_i}); the represented components are extended with prior draws until
 sum_j w_j > 1 - min_i u_i (``new_sticks``); then z_i is drawn over the finite
 set {j : w_j > u_i} with probability proportional to Mult(x_i | phi_j)
-(``allocate``). Labels are never renumbered: a component that empties keeps
-its index (its stick then follows Beta(1, alpha + M_j)); only components past
-the last label in use are dropped, being exact prior draws that are redrawn
-when needed.
+(``allocate``). After each allocation the clusters are relabelled
+(``dscir.models.dpmm.relabel``: an exact move that closes the holes emptied
+components leave); components past the last label in use are dropped, being
+exact prior draws that are redrawn when needed.
 
 alpha | v: with K represented sticks and the rest marginalised, the full
 conditional under a Gamma(shape, rate) prior is Gamma(shape + K, rate -

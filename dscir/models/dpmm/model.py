@@ -14,7 +14,11 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
 5. with m_hat = (N / |S|) x users per component and c_hat = (N / |S|) x area
    counts, the sampler moves the stick gammas towards Beta(1 + m_hat_j,
    alpha + sum_{l>j} m_hat_l) and the component gammas towards Gamma(a0 + c_hat);
-6. alpha | v; components past the last label any training user holds are dropped.
+6. before 5, the clusters are relabelled by every training user's allocation
+   (``dscir.models.dpmm.relabel``: holes left by emptied components are
+   closed, labels past the last occupied one dropped), the components moving
+   with their labels and the sticks drawn from v | z given every training
+   user's allocation (O(K)); after 5, alpha | v.
 
 Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.streams``, per
 user where it belongs to a user, so a run is the same on any number of workers.
@@ -36,6 +40,7 @@ from dscir.models.dpmm.config import DPMMConfig
 from dscir.models.dpmm.gibbs import GibbsSlice
 from dscir.models.dpmm.kernels import Sample
 from dscir.models.dpmm.kernels import slice_log_u
+from dscir.models.dpmm.relabel import conditional_sticks, new_labels, relabel
 from dscir.models.dpmm.sticks import initial_state, log_weights, new_sticks, sticks_step
 from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
 from dscir.models.mixture_components import held_components, resolve_placement
@@ -182,6 +187,30 @@ class DPMMModel(_DPMixture):
             self.held.extend(extra.shape[0], cfg.a0,
                              derive(cfg.seed, streams.DP_NEW_COMPONENTS, m))
 
+    def _relabel(self, m: int, occupancy: np.ndarray) -> np.ndarray:
+        """The relabelling move (``dscir.models.dpmm.relabel``) by every training
+        user's allocation: components, allocations and the minibatch's
+        ``occupancy`` follow their labels, the sticks are drawn from v | z given
+        every training user's allocation (``conditional_sticks``); labels past
+        the last occupied one are dropped.
+        Returns the occupancy by new label."""
+        cfg, s, k = self.config, self.sampler, self.n_components
+        train = self.data.train
+        key = derive(cfg.seed, streams.DP_RELABEL, m)
+        users = np.bincount(self.z[train], minlength=k)
+        order, fresh = relabel(users, self.alpha, key)
+        if fresh:
+            self.held.extend(fresh, cfg.a0, derive(key, 1))
+            occupancy = np.concatenate([occupancy, np.zeros(fresh, occupancy.dtype)])
+            users = np.concatenate([users, np.zeros(fresh, users.dtype)])
+        self.sticks = s.init_log(conditional_sticks(users[order], self.alpha, derive(key, 2)))
+        if not np.array_equal(order, np.arange(order.size)):
+            self.held.permute(order)
+        elif order.size < k + fresh:
+            self.held.head(order.size)
+        self.z[train] = new_labels(order, k + fresh)[self.z[train]]
+        return occupancy[order]
+
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, users = self.config, parts.docs
         log_w, _ = log_weights(self.sticks.log_theta)
@@ -200,13 +229,11 @@ class DPMMModel(_DPMixture):
         occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                          h=cfg.step_theta,
                                          key=derive(cfg.seed, streams.DP_COMPONENTS, m))
+        occupancy = self._relabel(m, occupancy)
         self.sticks, self.alpha = sticks_step(
             self.sampler, self.sticks, self.alpha, occupancy * scale,
             alpha_prior=(cfg.alpha_shape, cfg.alpha_rate), step_size=cfg.step_sticks,
             keys=[derive(cfg.seed, d, m) for d in (streams.DP_STICKS, streams.DP_ALPHA)])
-        keep = int(self.z.max()) + 1
-        self.sticks = self.sampler.head(self.sticks, keep)
-        self.held.head(keep)
         return {"n_clusters": self.n_clusters, "n_components": k, "alpha": self.alpha,
                 "n_docs": int(cfg.batch_size)}
 
