@@ -243,7 +243,6 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
                                  f"documents of {store}")
         n_iter = self._iterations(config, store)
         check_run_options(out, resume, checkpoints, n_iter, overwrite)
-        note_unscored(self, config, store, n_iter)
         self._check_memory(config, data.n_words, cluster)
         warn_rows(self._parameter_rows(config), data.n_words, data.train.size, self._rows)
         ckpt = None
@@ -253,6 +252,7 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
             if ckpt.iteration > n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={n_iter}")
+        note_unscored(self, config, store, n_iter)  # once nothing refuses the fit
         local = not model_type.minibatch or (not named and self._may_run_here(config) and
                                               runs_in_process(store))
         return Plan(config, store, model_type, ckpt, local)
