@@ -304,7 +304,8 @@ def test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command(
                  "--eval-every", "40", "--out", run, "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "40 iterations" and "stopped after 40 iterations: the n_iter asked for" in out
-    assert any(line.startswith("held-out log predictive ") for line in out[1:])
+    held_out = [line for line in out if line.startswith("held-out log predictive ")]
+    assert len(held_out) == 1
     loaded = dscir.api.load(run)
     assert isinstance(loaded, Unigram) and loaded.n_iter_ == 40
     c = Corpus.open(store)
@@ -314,6 +315,6 @@ def test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command(
     # 20 kept draws of a Dirichlet with about a thousand tokens: sd of the mean < 0.003
     np.testing.assert_allclose(loaded.phi_, exact, atol=0.012)
     held_counts = np.bincount(held.indices, held.data, N_WORDS)
-    score = float(out[1].split()[-1])
+    score = float(held_out[0].split()[-1])
     assert score == pytest.approx(held_counts @ np.log(exact) / held_counts.sum(), abs=0.02)
     assert loaded.config_ == UnigramConfig(beta=0.5, seed=0, thin=1, burn_in=20)
