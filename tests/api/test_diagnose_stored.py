@@ -94,6 +94,7 @@ def test_long_rows_are_stored_in_column_chunks():
     assert append_chunks((200_000,), 8) == (1, 2**17)
 
 
+@pytest.mark.slow  # runs with its mutants (DIAG_BUDGET)
 def test_diagnose_never_holds_k_by_w(zipf_store, two_workers, tmp_path):
     """K = 100 x W = 2 x 10^5 kept samples (4 of 80 MB float32, each chain's mean
     160 MB float64): diagnose with held-out scores peaks (tracemalloc, NumPy's

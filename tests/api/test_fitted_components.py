@@ -82,6 +82,7 @@ def test_lazy_components_are_the_dense_ones(dpmm_store, two_workers, tmp_path, m
 BUDGET_K, BUDGET_W = 100, ZIPF_W  # 2 x 10^7 entries: 160 MB of float64
 
 
+@pytest.mark.slow  # runs with its mutants
 def test_the_driver_keeps_no_k_by_w(zipf_store, two_workers, tmp_path):
     """K = 100 x W = 2 x 10^5 components (160 MB of float64) on the workers: the
     fitted estimator keeps on the driver (tracemalloc, NumPy's buffers included)

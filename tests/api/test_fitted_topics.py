@@ -158,6 +158,7 @@ def test_lazy_topics_are_the_dense_ones(synthetic_store, two_workers, tmp_path, 
 BUDGET_K, BUDGET_W = 200, ZIPF_W
 
 
+@pytest.mark.slow  # runs with its mutants
 def test_the_driver_never_holds_k_by_w(zipf_store, two_workers, tmp_path, monkeypatch):
     """K = 200 x W = 2 x 10^5 topics (320 MB of float64) on the workers: the
     driver's peak Python allocation (tracemalloc: NumPy's buffers included) stays

@@ -331,7 +331,8 @@ def stand_in(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @needs_dask
-@pytest.mark.parametrize("nthreads", [None, "1"], ids=["default", "NTHREADS=1"])
+@pytest.mark.parametrize("nthreads", [None, pytest.param("1", marks=pytest.mark.slow)],
+                         ids=["default", "NTHREADS=1"])
 def test_slurm_batch_script_runs_with_a_local_srun(nthreads, reuters, reference, tmp_path):
     """By default one worker per task with a thread per CPU of the task (where
     numba's threading layer is thread-safe) and numba's threads as many; with
@@ -357,6 +358,7 @@ def test_slurm_batch_script_runs_with_a_local_srun(nthreads, reuters, reference,
 
 
 @needs_dask
+@pytest.mark.slow  # the Slurm script's run holds the batch recipes in the default run
 def test_pbs_batch_script_runs_with_a_local_launcher(reuters, reference, tmp_path):
     """One worker per node with a thread per line of the node in $PBS_NODEFILE
     (where numba's threading layer is thread-safe; else a single-threaded worker

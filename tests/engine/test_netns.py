@@ -117,6 +117,7 @@ def test_three_hosts_give_the_one_host_chain(cluster, reference, synthetic_store
     assert run_digest(tmp_path / "run") == reference
 
 
+@pytest.mark.slow  # a host's loss; test_worker_failure kills workers in the default run
 def test_a_host_lost_mid_iteration_costs_retries_not_the_chain(
         cluster, reference, synthetic_store, tmp_path):
     store, _ = synthetic_store
@@ -156,6 +157,7 @@ def test_driver_host_killed_and_resumed_gives_the_chain(
     assert run_digest(run) == reference
 
 
+@pytest.mark.slow  # waits out the TCP timeouts; test_worker_failure kills workers in the default run
 def test_a_worker_host_cut_off_past_the_timeouts_leaves_the_chain(
         cluster, reference, synthetic_store, tmp_path):
     """The scheduler and the cut host's workers give each other up after the TCP

@@ -63,6 +63,7 @@ def test_shards_bytes_is_what_the_shards_hold(synthetic_store):
     assert shards_bytes(corpus) == held
 
 
+@pytest.mark.slow  # a 1.1 GiB store; runs with its mutants (OUT_OF_CORE_FIT)
 def test_a_store_larger_than_the_workers_memory_is_streamed_and_the_chain_unchanged(
         large_store, caplog):
     """The tight fit streams (no shard task ever exists), no worker dies or is

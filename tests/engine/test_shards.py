@@ -149,6 +149,7 @@ def _restrictions(client, token: str) -> dict[str, object]:
     return client.run_on_scheduler(on_scheduler)
 
 
+@pytest.mark.slow  # runs with its mutant
 def test_every_worker_lost_at_once_costs_a_rebuild_not_the_chain(
         synthetic_store, two_workers):  # noqa: F811
     """Both workers killed together (a host lost): the shards are rebuilt on the

@@ -22,7 +22,10 @@ from support.killing import killing
 
 
 
-@pytest.fixture(scope="module", params=["localcluster", "dask-worker-tcp"])
+# The same kills over dask-worker processes on TCP are slow: the LocalCluster
+# variant holds the guarantee in the default run (test_cluster_tcp fits over TCP).
+@pytest.fixture(scope="module", params=["localcluster", pytest.param(
+    "dask-worker-tcp", marks=pytest.mark.slow)])
 def client(request):
     if request.param == "localcluster":
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
