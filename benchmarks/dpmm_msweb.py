@@ -56,14 +56,14 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
     from dscir.api import DPMixture
     from dscir.engine.chain import Chain
     from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
     from dscir.models.dpmm import model_type
 
     params = METHODS[method] if args.policy == "reference" else {"sampler": method}
     cfg = DPMixture(**params, policy=args.policy, batch_size=1000 if args.policy ==
                     "reference" else "auto", n_iter=args.iterations,
                     thin=10, seed=seed).chain_config(str(store))
-    executor = (LocalExecutor(str(store), "dpmm") if method == "gibbs"
+    executor = (InProcessExecutor(str(store), "dpmm") if method == "gibbs"
                 else DaskExecutor(client, str(store), "dpmm"))
     chain = Chain(model_type(cfg.sampler), cfg, str(store), executor, keep_samples=False)
     model = chain.model

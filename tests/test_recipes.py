@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 import dscir
-from dscir import streams
+from dscir.rng import domains
 from dscir.api.base import Estimator
 from dscir.api.mixture_params import RUN
 from dscir.api.params import Interval, Param, config_values, declare
@@ -25,7 +25,7 @@ from dscir.cli import main
 from dscir.cli.command import add_fit_command, fit_from_flags
 from dscir.corpus import Corpus, write_corpus
 from dscir.engine.chain import Chain, run_chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.models.base import ModelDefaults
 from dscir.models.lda import LDAConfig, LDAModel
 from dscir.rng import derive
@@ -52,7 +52,7 @@ def lda_config(**changes) -> LDAConfig:
 
 
 def run_lda(store: str, config: LDAConfig, n_iter: int = 4) -> Chain:
-    chain = Chain(LDAModel, config, store, LocalExecutor(store, "lda"))
+    chain = Chain(LDAModel, config, store, InProcessExecutor(store, "lda"))
     run_chain(chain, n_iter, eval_every=n_iter, progress=False)
     return chain
 
@@ -95,7 +95,7 @@ def test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain(store, mon
     chain = run_lda(store, lda_config(sampler="gamma", sampler_options={"temperature": 2.0}))
     assert chain.iteration == 4 and chain.n_samples == 2
     assert isinstance(chain.model.topics.state_, GammaState)
-    assert [s["key"] for s in STEPS] == [derive(3, streams.SAMPLER, m) for m in range(4)]
+    assert [s["key"] for s in STEPS] == [derive(3, domains.SAMPLER, m) for m in range(4)]
     assert all(s["prior"] == 0.5 and s["temperature"] == 2.0 for s in STEPS)
     train_tokens = Corpus.open(store).read(Corpus.open(store).train_docs()).data.sum()
     for s in STEPS:  # a minibatch's counts scaled to the training documents
@@ -209,7 +209,7 @@ class UnigramModel(ModelDefaults):
                                      [(self.data.n_words,)] * len(parts.batches)))
 
     def step(self, m, parts):
-        rng = np.random.default_rng(derive(self.config.seed, streams.SAMPLER, m))
+        rng = np.random.default_rng(derive(self.config.seed, domains.SAMPLER, m))
         self.phi = rng.dirichlet(self.config.beta + self.counts)
         return {"n_docs": int(self.data.train.size)}
 

@@ -157,7 +157,7 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
         corpus must be the run's, and the chain is then bit for bit the uninterrupted one.
 
         ``n_chains`` > 1 runs that many chains side by side on the cluster, chain c with
-        seed ``dscir.streams.chain_seed(seed, c)`` (chain 0: ``seed``), and writes them to
+        seed ``dscir.rng.domains.chain_seed(seed, c)`` (chain 0: ``seed``), and writes them to
         the run directory ``out`` (``dscir.runs.chains``; no checkpoints); the learned
         attributes are chain 0's. ``dscir diagnose`` and ``to_inference_data`` compare the
         chains.

@@ -1,6 +1,6 @@
 """Several chains of one estimator side by side on one cluster (``fit(..., n_chains=N)``).
 
-Chain c runs the estimator's configuration with seed ``streams.chain_seed(seed,
+Chain c runs the estimator's configuration with seed ``domains.chain_seed(seed,
 c)``: chain 0 is the single chain of ``seed``, and every chain is a function of
 (seed, c) alone, whatever the workers or the order their tasks finish in. The
 chains run in driver threads, each with its own executor (its own task keys
@@ -14,7 +14,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError, spell
 
 
@@ -45,7 +45,7 @@ def fit_chains(estimator, plan, client, n_chains: int, *, out: str | Path,
     learned attributes are then chain 0's and ``run_path_`` is ``out``."""
     from dscir.runs.chains import ChainsWriter
 
-    seeds = [streams.chain_seed(plan.config.seed, c) for c in range(n_chains)]
+    seeds = [domains.chain_seed(plan.config.seed, c) for c in range(n_chains)]
     writer = ChainsWriter(out, model=plan.model_type.name, n_chains=n_chains,
                           overwrite=overwrite)
     try:

@@ -246,7 +246,7 @@ class LDA(LDAScikitLearn, Estimator):
         d) (d: its row in the matrix or store), so a store's topics equal the
         in-process transform of its whole matrix, whatever the workers.
         """
-        from dscir import streams
+        from dscir.rng import domains
         from dscir.rng import derive
 
         self._fitted("topic_word_")
@@ -260,7 +260,7 @@ class LDA(LDAScikitLearn, Estimator):
         cfg = self.config_
         indptr, indices, data = csr_arrays(count_matrix(docs, "LDA", self.n_features_in_),
                                            self.n_features_in_)
-        key = derive(cfg.seed if seed is None else seed, streams.TRANSFORM)
+        key = derive(cfg.seed if seed is None else seed, domains.TRANSFORM)
         return fitted.document_topics(self.topic_word_, indptr, indices, data, cfg.alpha,
                                       sweeps or cfg.eval_sweeps, key)
 

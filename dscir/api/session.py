@@ -16,7 +16,7 @@ diagnosis) starts at most one cluster. The exact samplers run in this process
 (``local``: no client at all), and so does a stochastic sampler's chain on a
 small in-memory matrix (scikit-learn's use) when no cluster is named or running
 (``runs_in_process``); a corpus store goes to a cluster, the shared embedded one
-by default. The same reads and tasks, by ``dscir.engine.local.LocalExecutor``,
+by default. The same reads and tasks, by ``dscir.engine.inprocess.InProcessExecutor``,
 so the same chain.
 """
 
@@ -86,9 +86,9 @@ def new_executor(model: str, store: str, client=None):
     """An executor of ``model``'s tasks on ``store``: on ``client``'s cluster, or in
     this process when ``client`` is None."""
     from dscir.engine.dask import DaskExecutor
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
 
-    return LocalExecutor(store, model) if client is None else DaskExecutor(client, store, model)
+    return InProcessExecutor(store, model) if client is None else DaskExecutor(client, store, model)
 
 
 @contextlib.contextmanager

@@ -29,7 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dscir import integrity, streams
+from dscir import integrity
+from dscir.rng import domains
 from dscir.api.registry import estimator_class
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
 from dscir.diagnostics.ksd import ksd
@@ -88,7 +89,7 @@ def parse_batch_size(text: str | None) -> int | str | None:
 
 def _batch(seed: int, s: int, train: np.ndarray, batch_size: int):
     """The scoring minibatch of kept sample s, and the generator that drew it."""
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.KSD, s)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.KSD, s)))
     if batch_size == train.size:
         return train, rng
     return np.sort(rng.choice(train, batch_size, replace=False)), rng
@@ -118,7 +119,7 @@ def estimated_counts(executor, train: np.ndarray, config, phi: np.ndarray, batch
 
     parts = executor.read(batch, "ksd-read", iteration=index)
     lphi = np.log(np.asarray(phi, np.float64))
-    key = derive(config.seed, streams.KSD)
+    key = derive(config.seed, domains.KSD)
     args = [(phi_columns(lphi, w), config.alpha, config.sweeps, key, index, config.kernel)
             for w in executor.words(parts)]
     results = executor.run("ksd-gibbs", gibbs_counts, parts, args)
@@ -188,7 +189,7 @@ def dp_chain_ksd(executor, train: np.ndarray, config, samples, n_sticks: int,
     for s, sample in enumerate(samples):
         batch, _ = _batch(config.seed, s, train, batch_size)
         log_w, log_phi, log_rest = complete_sticks(sample, n_sticks, config.a0,
-                                                   derive(config.seed, streams.KSD, s, 1))
+                                                   derive(config.seed, domains.KSD, s, 1))
         sums = estimated_responsibilities(executor, train, config.a0, log_w, log_phi, log_rest,
                                           batch, s)
         u = stick_logits(log_w, log_rest)[:n_sticks]

@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.api.inputs import check_y, column_names, count_matrix, is_store
 from dscir.api.session import new_executor, on_a_cluster, runs_in_process, session
 from dscir.corpus import Corpus
@@ -105,7 +105,7 @@ class MixtureStreaming(Streaming):
         model, train = chain.model, chain.data.train
         k = model.sample().log_phi.shape[0]
         rng = np.random.Generator(np.random.PCG64(
-            derive(chain.config.seed, streams.STREAM_START, chain.iteration)))
+            derive(chain.config.seed, domains.STREAM_START, chain.iteration)))
         z = np.full(chain.data.n_docs, -1, dtype=np.int32)
         z[train] = rng.integers(0, k, size=train.size)
         model.z = z

@@ -134,7 +134,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     import dask.array as da
     from dscir.progress import tqdm
 
-    from dscir import streams
+    from dscir.rng import domains
     from dscir.api import fitted
     from dscir.api.session import executor_for
     from dscir.models.lda.kernels import phi_columns
@@ -161,7 +161,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
         with np.errstate(divide="ignore"):
             log_samples = None if samples is None else np.log(samples)
         task = block_topics if samples is None else block_topics_spread
-        key = derive(seed, streams.TRANSFORM)
+        key = derive(seed, domains.TRANSFORM)
         alpha = float(cfg.alpha)
         bounds = {b: (b * step, min((b + 1) * step, n_docs)) for b in todo}
         bar = tqdm(total=n_docs, initial=n_docs - sum(hi - lo for lo, hi in bounds.values()),

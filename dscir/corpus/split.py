@@ -27,7 +27,7 @@ def heldout_flag(n_docs: int, *, n_heldout=None, fraction=None, every=None,
     if not 0 < k < n_docs:
         raise CorpusError(f"held-out size must be between 1 and {n_docs - 1}, got {k}")
     from dscir.rng import derive
-    from dscir.streams import HELDOUT
+    from dscir.rng.domains import HELDOUT
 
     rng = np.random.Generator(np.random.PCG64(derive(seed, HELDOUT)))
     flag[rng.choice(n_docs, size=k, replace=False)] = True

@@ -23,7 +23,7 @@ from dscir.corpus.store import Corpus
 from dscir.corpus.writer import CorpusWriter
 from dscir.errors import CorpusError
 from dscir.rng import derive
-from dscir.streams import SYNTHETIC
+from dscir.rng.domains import SYNTHETIC
 
 
 def lda_topics(n_topics: int, n_words: int, eta: float, seed: int) -> np.ndarray:

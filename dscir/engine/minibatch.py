@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.streams import MINIBATCH
+from dscir.rng.domains import MINIBATCH
 from dscir.rng import derive
 
 

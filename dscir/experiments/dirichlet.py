@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.diagnostics.ks import rosenblatt_ks
 from dscir.diagnostics.ksd import ksd
 from dscir.diagnostics.stein import dirichlet_score, dirichlet_totals
@@ -44,13 +44,13 @@ def run_chain(method: str, counts: np.ndarray, n: int, h: float, seed: int,
     """log phi of the kept samples (kept x d) of one chain."""
     sampler = SAMPLERS[method]
     labels = model.observations(counts)
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_DATA)))
-    state = sampler.init(np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_INIT)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.DIRICHLET_DATA)))
+    state = sampler.init(np.random.Generator(np.random.PCG64(derive(seed, domains.DIRICHLET_INIT)))
                          .gamma(1.0, 1.0, size=counts.size))
     out = np.empty((kept, counts.size))
     for m in range(burn_in + kept):
         est = model.minibatch_counts(labels, n, counts.size, rng)
-        state = sampler.step(state, model.ALPHA, est, h, derive(seed, streams.DIRICHLET_SAMPLER, m))
+        state = sampler.step(state, model.ALPHA, est, h, derive(seed, domains.DIRICHLET_SAMPLER, m))
         if m >= burn_in:
             out[m - burn_in] = normalize_log(state.log_theta)
     return out
@@ -58,7 +58,7 @@ def run_chain(method: str, counts: np.ndarray, n: int, h: float, seed: int,
 
 def exact_log_phi(counts: np.ndarray, size: int, seed: int) -> np.ndarray:
     a = np.broadcast_to(model.ALPHA + counts, (size, counts.size))
-    return normalize_log(cir.sample_stationary(a, derive(seed, streams.DIRICHLET_EXACT)))
+    return normalize_log(cir.sample_stationary(a, derive(seed, domains.DIRICHLET_EXACT)))
 
 
 def ksd_of(log_phi: np.ndarray, counts: np.ndarray, seed: int) -> float:
@@ -66,7 +66,7 @@ def ksd_of(log_phi: np.ndarray, counts: np.ndarray, seed: int) -> float:
     Dirichlet(alpha + counts) in eta = log theta, each sample completed by an exact
     total T from stream (seed, DIRICHLET_KSD) (``dscir.diagnostics.stein``). Every
     chain of a seed gets the same totals: common random numbers for the comparison."""
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_KSD)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.DIRICHLET_KSD)))
     totals = dirichlet_totals(rng, log_phi.shape[0], model.ALPHA, counts)
     return ksd(*dirichlet_score(log_phi, totals, model.ALPHA, counts))
 

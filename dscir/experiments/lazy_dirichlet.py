@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models import dirichlet as model
 from dscir.rng import derive
 from dscir.samplers import cir, cir_lazy
@@ -30,8 +30,8 @@ def read_phi(method: str, counts: np.ndarray, n: int, h: float, seed: int, burn_
              kept: int, component: int) -> np.ndarray:
     """phi of ``component`` as read by the step at each of ``kept`` iterations."""
     labels = model.observations(counts)
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_DATA)))
-    theta0 = np.random.Generator(np.random.PCG64(derive(seed, streams.DIRICHLET_INIT))) \
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.DIRICHLET_DATA)))
+    theta0 = np.random.Generator(np.random.PCG64(derive(seed, domains.DIRICHLET_INIT))) \
         .gamma(1.0, 1.0, size=counts.size)
     out = np.empty(kept)
     if method == "dense":
@@ -40,7 +40,7 @@ def read_phi(method: str, counts: np.ndarray, n: int, h: float, seed: int, burn_
         state = cir_lazy.init(theta0[None, :])
     for m in range(burn_in + kept):
         est = model.minibatch_counts(labels, n, counts.size, rng)
-        key = derive(seed, streams.DIRICHLET_SAMPLER, m)
+        key = derive(seed, domains.DIRICHLET_SAMPLER, m)
         if method == "dense":
             if m >= burn_in:
                 out[m - burn_in] = np.exp(state.log_theta[component]) / state.theta.sum()
@@ -49,7 +49,7 @@ def read_phi(method: str, counts: np.ndarray, n: int, h: float, seed: int, burn_
         words = np.union1d(np.flatnonzero(est), [component])
         state = cir_lazy.touch(state, words, model.ALPHA, key)
         norm = cir_lazy.normaliser(cir_lazy.moments(state, model.ALPHA), method,
-                                   derive(seed, streams.DIRICHLET_SAMPLER, m, 1))
+                                   derive(seed, domains.DIRICHLET_SAMPLER, m, 1))
         if m >= burn_in:
             out[m - burn_in] = np.exp(cir_lazy.columns(state, [component], norm)[0, 0])
         state = cir_lazy.step(state, words, est[words][None, :], model.ALPHA, h, key)
@@ -64,7 +64,7 @@ def ks_distances(counts: np.ndarray, n: int, h: float, seed: int, burn_in: int, 
     law = stats.beta(a[component], a.sum() - a[component])
     out = {m: float(stats.kstest(read_phi(m, counts, n, h, seed, burn_in, kept, component),
                                  law.cdf).statistic) for m in METHODS}
-    exact = law.rvs(kept, random_state=np.random.default_rng(derive(seed, streams.DIRICHLET_EXACT)))
+    exact = law.rvs(kept, random_state=np.random.default_rng(derive(seed, domains.DIRICHLET_EXACT)))
     out["exact"] = float(stats.kstest(exact, law.cdf).statistic)
     return out
 
@@ -85,7 +85,7 @@ def normaliser_spread(k: int, w: int, u: int, h: float, steps: int, seed: int,
     out = np.empty((2, steps, k))
     for m in range(steps):
         words = np.sort(rng.choice(w, u, replace=False, p=freq))
-        key = derive(seed, streams.SAMPLER, m)
+        key = derive(seed, domains.SAMPLER, m)
         state = cir_lazy.touch(state, words, prior, key)
         mean, var, _ = cir_lazy.moments(state, prior)
         out[0, m] = np.sqrt(var) / mean

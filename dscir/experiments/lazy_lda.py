@@ -18,7 +18,7 @@ import time
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models.lda.kernels import completion_log_likelihood, gibbs_expectations
 from dscir.rng import derive
 from dscir.samplers import cir, cir_lazy
@@ -64,14 +64,14 @@ def run(method: str, data: dict, k: int, iters: int, batch: int, burn_in: int, t
     and the sampler's seconds (the step and the columns, not the Gibbs kernel)."""
     train = data["train"]
     d, w = train.shape
-    rng = np.random.default_rng(derive(seed, streams.MINIBATCH))
-    theta0 = np.random.default_rng(derive(seed, streams.INIT)).gamma(1.0, 1.0, (k, w))
+    rng = np.random.default_rng(derive(seed, domains.MINIBATCH))
+    theta0 = np.random.default_rng(derive(seed, domains.INIT)).gamma(1.0, 1.0, (k, w))
     lazy = method != "dense"
     state = cir_lazy.init(theta0) if lazy else cir.init(theta0)
     phi_sum, n_kept_samples, seconds = np.zeros((k, w)), 0, 0.0
     for m in range(iters):
         h = 0.5 * (1 + m / 10) ** -0.33
-        key = derive(seed, streams.SAMPLER, m)
+        key = derive(seed, domains.SAMPLER, m)
         docs = rng.choice(d, batch, replace=False)
         t0 = time.perf_counter()
         if lazy:
@@ -87,7 +87,7 @@ def run(method: str, data: dict, k: int, iters: int, batch: int, burn_in: int, t
             def log_cols_of(u):
                 return lphi[:, u]
         seconds += time.perf_counter() - t0
-        words, counts, n_kept = _gibbs(train[docs], log_cols_of, derive(seed, streams.GIBBS), m)
+        words, counts, n_kept = _gibbs(train[docs], log_cols_of, derive(seed, domains.GIBBS), m)
         t0 = time.perf_counter()
         scale = d / batch / n_kept
         keep = m >= burn_in and (m - burn_in) % thin == 0

@@ -72,7 +72,7 @@ class Model(Protocol):
     (``None`` for a model with ``minibatch = False``, which sees all its
     training data every iteration); it returns the iteration's statistics
     for the history (numbers, ``n_docs`` among them). Each random draw comes
-    from a stream named by (seed, domain, m, ...) (``dscir.streams``).
+    from a stream named by (seed, domain, m, ...) (``dscir.rng.domains``).
     """
 
     name: ClassVar[str]  # run stores, task keys, events: "lda", "dpmm"

@@ -95,7 +95,7 @@ def test_the_score_of_a_matrix_never_takes_log_phi_over_all_words(tmp_path, monk
     ``fitted-matrix-score-all-columns``); the perplexity is the all-at-once one."""
     from dscir.corpus import Corpus
     from dscir.corpus.temporary import scoring_store
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
     from dscir.models.lda import perplexity
 
     k, w = 20, 100_000
@@ -105,7 +105,7 @@ def test_the_score_of_a_matrix_never_takes_log_phi_over_all_words(tmp_path, monk
     docs.data = np.ceil(docs.data * 3)
     monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 40 * k)  # several groups
     with scoring_store(sp.csr_matrix(docs, dtype=np.int64)) as store:
-        corpus, ex = Corpus.open(store), LocalExecutor(store, "lda")
+        corpus, ex = Corpus.open(store), InProcessExecutor(store, "lda")
         ids = np.sort(np.asarray(corpus.heldout_docs(), np.int64))
         want = perplexity(ex, ids, phi, 0.1, 6, 9, 10)
         columns, groups = fitted.local_log_columns(phi, corpus, ids)

@@ -27,7 +27,7 @@ import dscir
 from dscir.api import base, load
 from dscir.corpus import split_heldout, write_corpus
 from dscir.engine import cluster
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from support.digests import run_digest
 from support.recording import RecordingExecutor, RecordingSampler, minibatch
@@ -134,14 +134,14 @@ def test_a_matrix_runs_here_and_a_store_goes_to_a_cluster(store, X, monkeypatch)
 def test_a_small_fit_here_is_the_clusters_chain(estimator, X, two_workers, tmp_path,
                                                 monkeypatch):
     """The in-process chain of a matrix is the cluster's bit for bit: the same reads
-    and tasks, by LocalExecutor instead of Dask."""
+    and tasks, by InProcessExecutor instead of Dask."""
     with monkeypatch.context() as m:  # as if no client were running in this process
         m.setattr(cluster, "current_client", lambda: None)
         here = estimator().fit(X, out=tmp_path / "here.zarr", checkpoint_every=4)
-    assert isinstance(here._chain.executor, LocalExecutor)
+    assert isinstance(here._chain.executor, InProcessExecutor)
     there = estimator().fit(X, client=two_workers, out=tmp_path / "there.zarr",
                             checkpoint_every=4)
-    assert not isinstance(there._chain.executor, LocalExecutor)
+    assert not isinstance(there._chain.executor, InProcessExecutor)
     assert run_digest(tmp_path / "here.zarr") == run_digest(tmp_path / "there.zarr")
 
 

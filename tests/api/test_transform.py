@@ -91,7 +91,7 @@ def test_restart_computes_only_the_missing_blocks(fitted, two_workers, tmp_path,
 
 
 def test_spread_is_the_sd_across_the_kept_samples(fitted, two_workers, tmp_path, capsys):
-    from dscir import streams
+    from dscir.rng import domains
     from dscir.models.lda.kernels import document_topics
     from dscir.rng import derive
     from dscir.runs import Run
@@ -103,7 +103,7 @@ def test_spread_is_the_sd_across_the_kept_samples(fitted, two_workers, tmp_path,
     batch = Corpus.open(store).read(np.arange(150))
     phi = Run.open(run).samples()["phi"].astype(np.float64)
     assert phi.shape[0] == 3
-    key = derive(model.config_.seed, streams.TRANSFORM)
+    key = derive(model.config_.seed, domains.TRANSFORM)
     each = [document_topics(batch.indptr, batch.indices, batch.data, np.log(p),
                             model.config_.alpha, 4, key) for p in phi]
     assert np.array_equal(g["topics_sd"][...], np.std(each, axis=0).astype(np.float32))

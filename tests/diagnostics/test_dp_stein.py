@@ -118,11 +118,11 @@ def test_minibatch_estimate_averages_to_the_full_data_and_all_is_exact(tmp_path,
     """Over every minibatch of 2 of the 6 users (each scaled by N/|S| = 3) the
     estimate's mean is the full data's sums exactly; a missing scale is 3 times off.
     The full data (batch "all") is the user-by-user sum itself."""
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
 
     u, phi = state
     w, rest = weights(u)
-    executor = LocalExecutor(tiny_store(tmp_path / "users.zarr"), "dpmm")
+    executor = InProcessExecutor(tiny_store(tmp_path / "users.zarr"), "dpmm")
     train = np.arange(len(X))
     est = lambda batch: estimated_responsibilities(  # noqa: E731
         executor, train, A0, np.log(w), np.log(phi), np.log(rest), np.asarray(batch), 0)
@@ -201,9 +201,9 @@ def test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_large_one():
 def test_chain_ksd_of_all_users_is_the_exact_scores_ksd(tmp_path, state):
     """dp_chain_ksd with the full data equals the KSD of the brute-force scores
     of the same samples (no minibatch, scale 1)."""
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
 
-    executor = LocalExecutor(tiny_store(tmp_path / "users.zarr"), "dpmm")
+    executor = InProcessExecutor(tiny_store(tmp_path / "users.zarr"), "dpmm")
     train = np.arange(len(X))
     _, phi = state
     rng = np.random.default_rng(9)

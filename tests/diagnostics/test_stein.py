@@ -121,7 +121,7 @@ def tiny_store(path) -> str:
 def counts_problem(tmp_path):
     """The tiny corpus on an in-process executor, an LDA configuration, a phi, the
     exact expected counts under it and the training documents."""
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
     from dscir.models.lda import LDAConfig
 
     store = tiny_store(tmp_path / "tiny.zarr")
@@ -129,7 +129,7 @@ def counts_problem(tmp_path):
                     step_size=0.1, tau=None, kappa=0.0, sweeps=20, seed=1, kernel="dense")
     phi = np.array([[0.6, 0.3, 0.1], [0.1, 0.2, 0.7]])
     _, want = exact(phi)
-    executor = LocalExecutor(store, "lda")
+    executor = InProcessExecutor(store, "lda")
     train = np.arange(len(DOCS))
     return executor, cfg, phi, want, train
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dscir
-from dscir import streams
+from dscir.rng import domains
 from dscir.cli import main
 from dscir.errors import DscirError
 from dscir.models.dpmm import DPMMConfig, DPMMModel
@@ -20,15 +20,15 @@ from dscir.samplers import SAMPLERS, get_sampler
 def test_every_stream_domain_is_distinct_and_named_once():
     """Guards against a new model reusing a domain number: two streams with the same
     (seed, domain, iteration, id) would be the same random numbers."""
-    numbers = [d.number for d in streams.DOMAINS]
-    names = [d.name for d in streams.DOMAINS]
+    numbers = [d.number for d in domains.DOMAINS]
+    names = [d.name for d in domains.DOMAINS]
     assert len(set(numbers)) == len(numbers)
     assert len(set(names)) == len(names)
-    for d in streams.DOMAINS:
-        assert getattr(streams, d.name) == d.number
+    for d in domains.DOMAINS:
+        assert getattr(domains, d.name) == d.number
     # The exact baselines name streams (seed, sweep, ...): DP_INIT must stay above them.
-    assert streams.DP_INIT > 10**9
-    assert sorted(streams.GIBBS_SLICE_PARTS.values()) == list(range(7))
+    assert domains.DP_INIT > 10**9
+    assert sorted(domains.GIBBS_SLICE_PARTS.values()) == list(range(7))
 
 
 def test_no_module_numbers_its_own_stream_domain():
@@ -84,14 +84,14 @@ def test_lda_sampler_options_reach_the_model(tmp_path):
 
 
 def test_the_dp_mixture_refuses_a_momentum_sampler(dpmm_store):
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
     from dscir.models.base import Data
 
     path, _ = dpmm_store
     cfg = DPMMConfig(sampler="gsgrhmc", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=10,
                      step_theta=0.1, step_sticks=0.1, n_init=3, seed=0)
     with pytest.raises(DscirError, match="runs without momenta"):
-        DPMMModel(cfg, Data.open(path), LocalExecutor(path, "dpmm"))
+        DPMMModel(cfg, Data.open(path), InProcessExecutor(path, "dpmm"))
     with pytest.raises(DscirError, match="sampler must be one of"):
         dscir.DPMixture(sampler="gsgrhmc").chain_config()
 

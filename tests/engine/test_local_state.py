@@ -21,7 +21,7 @@ from distributed import get_task_stream
 
 from dscir.engine import local_state, worker
 from dscir.engine.chain import Chain, run_chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.engine.local_state import LocalState, Stored, visit
 from dscir.models.lda import LDAModel
 from support.chains import lda_chain
@@ -87,7 +87,7 @@ def test_a_checkpoint_writes_one_chunk_per_shard_changed(synthetic_store, tmp_pa
     """Guards against the state written per document (one file each, what made
     the Zarr design slow): 270 training documents in 5 shards."""
     store, _ = synthetic_store
-    chain = Chain(LDAModel, small_config(**WARM), store, LocalExecutor(store, "lda"),
+    chain = Chain(LDAModel, small_config(**WARM), store, InProcessExecutor(store, "lda"),
                   local_dir=str(tmp_path / "local"))
     run_chain(chain, 3, progress=False)
     changed = chain.local.changed()

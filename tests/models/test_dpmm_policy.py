@@ -5,7 +5,7 @@ with the stochastic sampler where the reference settings (the papers' msweb
 start: 20 components from Gamma(1, 1)) merge them, must run SGRLD on text
 (the sampler that met issue 19's 20 Newsgroups goal) and must leave
 msweb-sized vocabularies at SCIR's reference settings. Chains run in process
-(``LocalExecutor``: the same chain as on Dask, see test_dpmm_driver).
+(``InProcessExecutor``: the same chain as on Dask, see test_dpmm_driver).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from dscir.api import DPMixture
 from dscir.corpus import write_corpus
 from dscir.engine.chain import Chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import REFERENCE, model_type
 from dscir.models.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
@@ -92,7 +92,7 @@ def test_unknown_policy_is_one_clear_error():
 
 
 def run(path, config, iterations: int):
-    chain = Chain(model_type(config.sampler), config, path, LocalExecutor(path, "dpmm"))
+    chain = Chain(model_type(config.sampler), config, path, InProcessExecutor(path, "dpmm"))
     for _ in range(iterations):
         chain.step()
     return chain.model
@@ -165,7 +165,7 @@ def test_seeded_finite_mixture_beats_the_random_start(text_store):
     ari = {}
     for name, params in [("auto", {}), ("reference", {"policy": "reference", "batch_size": 150})]:
         cfg = Mixture(K, **params, n_iter=1000, burn_in=10**9, seed=0).chain_config(path)
-        chain = Chain(mixture_type(cfg.sampler), cfg, path, LocalExecutor(path, "mixture"))
+        chain = Chain(mixture_type(cfg.sampler), cfg, path, InProcessExecutor(path, "mixture"))
         for _ in range(40):
             chain.step()
         ari[name] = adjusted_rand_index(truth, chain.model.labels())

@@ -6,7 +6,7 @@ and the finite mixture: N / |S|). A wrong factor still gives chains that run
 and, on easy synthetic data, still recover the truth (the recovery tests in
 test_lda_driver.py, test_dpmm_driver.py and test_mixture.py passed with the
 factor dropped or off by one), so these tests run ONE iteration in process
-(``LocalExecutor``), record the integer statistics the tasks returned and the
+(``InProcessExecutor``), record the integer statistics the tasks returned and the
 statistics handed on to the sampler, and compare them exactly.
 
 Plausible bugs guarded against (see tests/mutants.py): LDA's D / |S| replaced

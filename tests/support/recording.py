@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.engine.parts import split
 from dscir.models.base import Data
 
 
-class RecordingExecutor(LocalExecutor):
-    """A LocalExecutor that keeps the results of the last ``run``."""
+class RecordingExecutor(InProcessExecutor):
+    """A InProcessExecutor that keeps the results of the last ``run``."""
 
     def run(self, what, fn, parts, args):
         self.results = super().run(what, fn, parts, args)
@@ -41,7 +41,7 @@ def minibatch(data: Data, size: int) -> np.ndarray:
     return np.sort(np.random.default_rng(1).choice(data.train, size=size, replace=False))
 
 
-class ThreeParts(LocalExecutor):
+class ThreeParts(InProcessExecutor):
     """The in-process executor with reads cut into three parts, as on three workers."""
 
     def read(self, docs, what="read", iteration=None):

@@ -15,7 +15,7 @@ from dscir.models.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
-from dscir.streams import DP_INIT, GIBBS_SLICE_PARTS as P
+from dscir.rng.domains import DP_INIT, GIBBS_SLICE_PARTS as P
 
 _SCIR = get_sampler("scir")
 

@@ -20,7 +20,7 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
    with their labels and the sticks drawn from v | z given every training
    user's allocation (O(K)); after 5, alpha | v.
 
-Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.streams``, per
+Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.rng.domains``, per
 user where it belongs to a user, so a run is the same on any number of workers.
 Both samplers keep their samples' held-out log predictive as a running
 log-space average (``dscir.models.predictive``).
@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models.base import Data
 from dscir.models.mixture_common import MixtureBase, group
 from dscir.models.predictive import PredictiveAverage
@@ -143,7 +143,7 @@ class DPMMModel(_DPMixture):
                                "iteration and runs without momenta")
         if config.init == "kmeans++":
             log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
-                                        config.a0, derive(config.seed, streams.DP_INIT, 2))
+                                        config.a0, derive(config.seed, domains.DP_INIT, 2))
         self.sticks = self.sampler.init_log(log_sticks)
         placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
         self.held = held_components(placement, executor, self.sampler,
@@ -181,11 +181,11 @@ class DPMMModel(_DPMixture):
         cfg, s = self.config, self.sampler
         _, log_rest = log_weights(self.sticks.log_theta)
         extra = new_sticks(log_rest, float(log_u.min()), self.alpha,
-                           derive(cfg.seed, streams.DP_EXTEND, m))
+                           derive(cfg.seed, domains.DP_EXTEND, m))
         if extra.shape[0]:
             self.sticks = s.concat(self.sticks, s.init_log(extra))
             self.held.extend(extra.shape[0], cfg.a0,
-                             derive(cfg.seed, streams.DP_NEW_COMPONENTS, m))
+                             derive(cfg.seed, domains.DP_NEW_COMPONENTS, m))
 
     def _relabel(self, m: int, occupancy: np.ndarray) -> np.ndarray:
         """The relabelling move (``dscir.models.dpmm.relabel``) by every training
@@ -196,7 +196,7 @@ class DPMMModel(_DPMixture):
         Returns the occupancy by new label."""
         cfg, s, k = self.config, self.sampler, self.n_components
         train = self.data.train
-        key = derive(cfg.seed, streams.DP_RELABEL, m)
+        key = derive(cfg.seed, domains.DP_RELABEL, m)
         users = np.bincount(self.z[train], minlength=k)
         order, fresh = relabel(users, self.alpha, key)
         if fresh:
@@ -214,11 +214,11 @@ class DPMMModel(_DPMixture):
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, users = self.config, parts.docs
         log_w, _ = log_weights(self.sticks.log_theta)
-        log_u = slice_log_u(log_w, self.z[users], users, derive(cfg.seed, streams.DP_SLICE, m))
+        log_u = slice_log_u(log_w, self.z[users], users, derive(cfg.seed, domains.DP_SLICE, m))
         self._extend(m, log_u)
         log_w, _ = log_weights(self.sticks.log_theta)
         k = self.n_components
-        key = derive(cfg.seed, streams.DP_ALLOCATE, m)
+        key = derive(cfg.seed, domains.DP_ALLOCATE, m)
         ends = np.cumsum([p.size for p in parts.parts])
         words = self.executor.words(parts)
         args = [(c, log_u[e - p.size:e], log_w, key)
@@ -228,12 +228,12 @@ class DPMMModel(_DPMixture):
         scale = self.n_documents / users.size
         occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                          h=cfg.step_theta,
-                                         key=derive(cfg.seed, streams.DP_COMPONENTS, m))
+                                         key=derive(cfg.seed, domains.DP_COMPONENTS, m))
         occupancy = self._relabel(m, occupancy)
         self.sticks, self.alpha = sticks_step(
             self.sampler, self.sticks, self.alpha, occupancy * scale,
             alpha_prior=(cfg.alpha_shape, cfg.alpha_rate), step_size=cfg.step_sticks,
-            keys=[derive(cfg.seed, d, m) for d in (streams.DP_STICKS, streams.DP_ALPHA)])
+            keys=[derive(cfg.seed, d, m) for d in (domains.DP_STICKS, domains.DP_ALPHA)])
         return {"n_clusters": self.n_clusters, "n_components": k, "alpha": self.alpha,
                 "n_docs": int(cfg.batch_size)}
 

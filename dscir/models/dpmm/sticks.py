@@ -14,7 +14,7 @@ from dscir.errors import DscirError
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 from dscir.samplers.simplex import beta_from_log_gammas, stick_breaking_log_weights
-from dscir.streams import DP_INIT
+from dscir.rng.domains import DP_INIT
 
 MAX_COMPONENTS = 1_000_000  # beyond this a slice step raises instead of exhausting memory
 

@@ -8,7 +8,7 @@ from dscir.errors import DscirError
 from dscir.models.lda import _kernels as _k
 from dscir.models.lda.kernels import _check_alpha, _check_int, _csr
 from dscir.rng import derive
-from dscir.streams import EXACT_START
+from dscir.rng.domains import EXACT_START
 
 
 class CollapsedGibbs:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.corpus import CSRBatch
 from dscir.errors import DscirError
 from dscir.models.lda.kernels import completion_log_likelihood
@@ -51,7 +51,7 @@ def perplexity(executor, docs: np.ndarray, phi: np.ndarray | None, alpha: float,
         def log_columns(words):
             return [np.ascontiguousarray(lphi[:, w]) for w in words]
 
-    key = derive(seed, streams.EVALUATION)
+    key = derive(seed, domains.EVALUATION)
     results = []
     for group in groups or [np.sort(np.asarray(docs, np.int64))]:
         parts = executor.read(group, "read-heldout")

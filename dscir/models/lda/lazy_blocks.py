@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.lda.tasks import SparseCounts
 from dscir.rng import derive
@@ -51,7 +51,7 @@ class LazyBlock(NamedTuple):
 def start_lazy_block(index: int, lo: int, hi: int, seed: int, n_topics: int) -> LazyBlock:
     """Block ``index`` of a new chain: Gamma(1, 1) draws of stream (seed, INIT, index),
     the dense workers placement's start (``vocabulary_blocks.init_block``)."""
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.INIT, index)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.INIT, index)))
     theta0 = rng.gamma(1.0, 1.0, size=(n_topics, hi - lo))
     return LazyBlock(index, lo, cir_lazy.init(theta0, first_word=lo), 0)
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.lda._kernels import add_entries
 from dscir.models.lda.kernels import phi_columns_of_state
@@ -146,7 +146,7 @@ class DriverTopics:
         # ``executor`` is every TopicState's argument; these topics hold nothing on
         # the cluster, so they use the executor each call is given.
         self.config, self.sampler, self.kernel = config, sampler, kernel
-        rng = np.random.Generator(np.random.PCG64(derive(config.seed, streams.INIT)))
+        rng = np.random.Generator(np.random.PCG64(derive(config.seed, domains.INIT)))
         self.state_ = sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics, n_words)))
         self.phi_sum = np.zeros((config.n_topics, n_words))
         self.n_samples = 0
@@ -199,7 +199,7 @@ class DriverTopics:
         """The parts' Gibbs results on the driver: sparse counts, or with warm
         starts dense counts from the documents' stored assignments (``local``)."""
         cfg = self.config
-        key = derive(cfg.seed, streams.GIBBS)
+        key = derive(cfg.seed, domains.GIBBS)
         cols = self.columns(words)
         if cfg.warm_start:
             args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, cfg.control_variates)
@@ -214,7 +214,7 @@ class DriverTopics:
         # Integer sums: exact whatever order the tasks finished or are added in.
         add = add_counts if cfg.warm_start else add_sparse_counts
         stats = {"n_tokens": int(sum(r.n_tokens for r in results))}
-        key = derive(cfg.seed, streams.SAMPLER, m)
+        key = derive(cfg.seed, domains.SAMPLER, m)
         try:
             counts = add(self._counts, results)
             if cfg.control_variates:

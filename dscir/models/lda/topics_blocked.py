@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.lda.vocabulary_blocks import (
     block_arrays, block_columns, block_from_arrays, block_lse, block_mean_log_columns,
@@ -104,7 +104,7 @@ class WorkerTopics:
         cut = [np.unique(np.concatenate([words[j] for j in g])) for g in groups]
         cols = self.columns(cut, [holders[g[0]] for g in groups])
         group = {j: i for i, g in enumerate(groups) for j in g}
-        key = derive(cfg.seed, streams.GIBBS)
+        key = derive(cfg.seed, domains.GIBBS)
         return [executor.submit("gibbs", gibbs_from_columns, b, w, cut[group[j]],
                                 cols[group[j]], cfg.alpha, cfg.sweeps, key, m, self.kernel,
                                 j=j, timed=True)

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models.column_blocks import block_bounds, columns_by_block, join_columns
 from dscir.models.lda.lazy_blocks import (
     block_moments, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
@@ -73,7 +73,7 @@ class LazyDriverTopics:
         self._u = np.zeros(0, np.int64)
 
     def _key(self, m: int) -> int:
-        return derive(self.config.seed, streams.SAMPLER, m)
+        return derive(self.config.seed, domains.SAMPLER, m)
 
     def _moments(self) -> list[np.ndarray]:
         return [block_moments(b, self.versions, self.config.beta) for b in self.blocks]
@@ -97,7 +97,7 @@ class LazyDriverTopics:
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
         cfg = self.config
-        key = derive(cfg.seed, streams.GIBBS)
+        key = derive(cfg.seed, domains.GIBBS)
         cols = self.columns(words, m=m)
         if cfg.warm_start:
             args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, False) for c in cols]
@@ -189,7 +189,7 @@ class LazyDriverTopics:
     def run_arrays(self) -> dict[str, np.ndarray]:
         """The final state realized at the clock on a copy (the chain goes on from
         the unrealized one) and the kept mean."""
-        key = derive(self.config.seed, streams.SAMPLER, self.iteration, 1)
+        key = derive(self.config.seed, domains.SAMPLER, self.iteration, 1)
         norm = mean_norm(self._moments())
         outs = [lazy_block_outputs(b, self.versions, norm, self.config.beta, key)
                 for b in self.blocks]

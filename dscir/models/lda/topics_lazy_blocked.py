@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models.lda.lazy_blocks import (
     block_summary, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
     lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_mean_log_columns,
@@ -79,7 +79,7 @@ class LazyWorkerTopics:
         return values
 
     def _key(self, m: int) -> int:
-        return derive(self.config.seed, streams.SAMPLER, m)
+        return derive(self.config.seed, domains.SAMPLER, m)
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
         self._m = m
@@ -172,7 +172,7 @@ class LazyWorkerTopics:
         self.normalise()
 
     def _outputs_args(self) -> tuple:
-        key = derive(self.config.seed, streams.SAMPLER, self.iteration, 1)
+        key = derive(self.config.seed, domains.SAMPLER, self.iteration, 1)
         return self.versions.copy(), self.norm, self.config.beta, key
 
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.models.lda.tasks import SparseCounts, gibbs_sparse_counts
 from dscir.rng import derive
 
@@ -75,7 +75,7 @@ def new_block(index: int, lo: int, state, phi_sum: np.ndarray | None) -> Block:
 
 def init_block(seed: int, n_topics: int, sampler, index: int, lo: int, hi: int):
     """Block ``index``'s initial state: Gamma(1, 1) draws of stream (seed, INIT, index)."""
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.INIT, index)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.INIT, index)))
     return sampler.init(rng.gamma(1.0, 1.0, size=(n_topics, hi - lo)))
 
 
@@ -158,7 +158,7 @@ def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed
     and count sums, for the samplers that read them (None for the others)."""
     counts = block_counts(block, [r for r, _ in results])
     state = sampler.step_scaled(block.state, beta, counts, factor, h,
-                                derive(seed, streams.SAMPLER, m, block.index), totals)
+                                derive(seed, domains.SAMPLER, m, block.index), totals)
     del counts
     return new_block(block.index, block.lo, state, block.phi_sum)
 

@@ -14,7 +14,7 @@ document i. One sweep draws every document in turn from this conditional
 law is the exact posterior of the allocations under the model the uncollapsed
 samplers sample: the quality reference they are held to, on one process.
 
-Streams (``dscir.streams``): the start (seed, MIXTURE_COLLAPSED); sweep t >= 1
+Streams (``dscir.rng.domains``): the start (seed, MIXTURE_COLLAPSED); sweep t >= 1
 draws document ``doc_ids[i]``'s uniform from (derive(seed, MIXTURE_COLLAPSED,
 t), doc).
 """
@@ -27,7 +27,7 @@ import numba as nb
 import numpy as np
 from scipy.special import gammaln
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.dpmm.kernels import draw_log_scores
 from dscir.models.mixture.kernels import allocate
@@ -133,7 +133,7 @@ class CollapsedMixtureGibbs:
         n_docs = self.indptr.size - 1
         self.doc_ids = (np.arange(n_docs, dtype=np.int64) if doc_ids is None
                         else np.asarray(doc_ids, np.int64))
-        start = derive(self.seed, streams.MIXTURE_COLLAPSED)
+        start = derive(self.seed, domains.MIXTURE_COLLAPSED)
         if init == "kmeans++":
             log_theta = seed_csr(self.indptr, self.indices, self.data, n_words, n_clusters,
                                  a0, start)
@@ -155,7 +155,7 @@ class CollapsedMixtureGibbs:
 
     def step(self) -> None:
         self.iteration += 1
-        key = derive(self.seed, streams.MIXTURE_COLLAPSED, self.iteration)
+        key = derive(self.seed, domains.MIXTURE_COLLAPSED, self.iteration)
         _sweep(self.indptr, self.indices, self.data, self.doc_ids, self.z, self.m, self.n,
                self.c, self.gamma, self.a0, self.a0 * self.n_words, np.uint64(key))
 

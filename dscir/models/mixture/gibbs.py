@@ -9,7 +9,7 @@ fresh Gamma(prior + counts) variables, normalised), so the stochastic model
 with SCIR, a minibatch of every training document and h = inf is this sampler
 draw for draw.
 
-Random streams (``dscir.streams``), the stochastic model's too: allocations
+Random streams (``dscir.rng.domains``), the stochastic model's too: allocations
 (seed, DP_ALLOCATE, m) then the document id; weights (seed, MIXTURE_WEIGHTS,
 m) then row; components (seed, DP_COMPONENTS, m) then row; the initial
 components (seed, INIT), or (seed, INIT, 2) when seeded or collapsed, and allocations
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from dscir import streams
+from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.mixture.collapsed import collapsed_start_csr
 from dscir.models.mixture.kernels import Sample, allocate, component_counts
@@ -39,23 +39,23 @@ def initial_state(n_docs: int, n_words: int, n_clusters: int, seed: int):
     """(z, log weight gammas [K], log component gammas [K, W]) to start a chain:
     equal weights, components ~ Gamma(1, 1) (spread out, as LDA starts), the
     ``n_docs`` documents uniform over the K clusters (their labels until first allocated)."""
-    rng = np.random.Generator(np.random.PCG64(derive(seed, streams.MIXTURE_INIT)))
+    rng = np.random.Generator(np.random.PCG64(derive(seed, domains.MIXTURE_INIT)))
     z = rng.integers(0, n_clusters, size=n_docs).astype(np.int32)
     log_weights = np.zeros(n_clusters)
     log_components = sample_stationary(np.ones((n_clusters, n_words)),
-                                       derive(seed, streams.INIT))
+                                       derive(seed, domains.INIT))
     return z, log_weights, log_components
 
 
 def seeding_key(seed: int) -> int:
     """The stream of the seeded or collapsed start (``init="kmeans++"`` or ``"collapsed"``)."""
-    return derive(seed, streams.INIT, 2)
+    return derive(seed, domains.INIT, 2)
 
 
 def step_keys(seed: int, m: int) -> tuple[int, int, int]:
     """Stream keys of iteration ``m``: (allocations, weights, components)."""
-    return tuple(derive(seed, d, m) for d in (streams.DP_ALLOCATE, streams.MIXTURE_WEIGHTS,
-                                              streams.DP_COMPONENTS))
+    return tuple(derive(seed, d, m) for d in (domains.DP_ALLOCATE, domains.MIXTURE_WEIGHTS,
+                                              domains.DP_COMPONENTS))
 
 
 def statistics(cc, n_clusters: int, n_words: int) -> tuple[np.ndarray, np.ndarray]:

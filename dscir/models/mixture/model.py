@@ -19,7 +19,7 @@ their kept samples as a running log-space average (``PredictiveAverage``).
 An iteration's statistics and each score carry ``n_clusters``: the clusters
 occupied by the training documents' labels (the DP mixture's name for it, which
 the dashboard's gauge reads), at most the configuration's K.
-Every draw comes from a stream of ``dscir.streams`` (``gibbs.step_keys``), per
+Every draw comes from a stream of ``dscir.rng.domains`` (``gibbs.step_keys``), per
 document where it belongs to a document, so a run is the same on any number
 of workers.
 """
@@ -239,7 +239,7 @@ class MixtureGibbsModel(_FiniteMixture):
         self.sampler = get_sampler("scir")  # the layout of its states
         parts = executor.read(data.train)
         if len(parts.batches) != 1 or not hasattr(parts.batches[0], "indptr"):
-            raise DscirError("the exact Gibbs sampler runs in this process (a LocalExecutor)")
+            raise DscirError("the exact Gibbs sampler runs in this process (a InProcessExecutor)")
         train = parts.batches[0]
         self.gibbs = FiniteGibbs(train.indptr, train.indices, train.data, data.n_words,
                                  n_clusters=config.n_clusters, gamma=config.gamma,

@@ -3,7 +3,7 @@
 Over thousands of words a start from Gamma(1, 1) components decides the
 first allocation by noise and the chain merges clusters it never splits
 again; seeding the components on documents recovers them. Chains run in
-process (``LocalExecutor``: the same chain as on Dask, see test_dpmm_driver).
+process (``InProcessExecutor``: the same chain as on Dask, see test_dpmm_driver).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from dscir.corpus import Corpus
 from dscir.engine.chain import Chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.dpmm import DPMMConfig, model_type
@@ -67,7 +67,7 @@ def run(store, sampler: str, init: str, iterations: int, seed: int = 3):
     cfg = DPMMConfig(sampler=sampler, a0=a0, alpha_shape=1.0, alpha_rate=1.0, batch_size=200,
                      step_theta=steps[0], step_sticks=steps[1], n_init=n_init, seed=seed,
                      burn_in=10**9, thin=10, init=init)
-    chain = Chain(model_type(sampler), cfg, path, LocalExecutor(path, "dpmm"))
+    chain = Chain(model_type(sampler), cfg, path, InProcessExecutor(path, "dpmm"))
     for _ in range(iterations):
         chain.step()
     return chain.model
@@ -103,7 +103,7 @@ def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
     docs = np.arange(corpus.n_docs)
     batch = corpus.read(docs)
     expected = seed_csr(batch.indptr, batch.indices, batch.data, N_WORDS, 8, 0.5, key=11)
-    for executor in (LocalExecutor(path, "dpmm"), ThreeParts(path, "dpmm")):
+    for executor in (InProcessExecutor(path, "dpmm"), ThreeParts(path, "dpmm")):
         got = seed_on_workers(executor, docs, N_WORDS, 8, 0.5, key=11)
         np.testing.assert_array_equal(got, expected)
         # seed_documents names, by document id, the documents the components of

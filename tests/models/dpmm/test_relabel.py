@@ -11,7 +11,7 @@ from scipy import stats
 from dscir.models.dpmm import GibbsSlice
 from dscir.models.dpmm.relabel import (conditional_sticks, log_labelling_weight, new_labels,
                                        relabel)
-from dscir import streams
+from dscir.rng import domains
 from dscir.rng import derive
 
 SEED = 2  # the partition test's chain
@@ -112,12 +112,12 @@ def test_stochastic_sampler_moves_sticks_components_and_counts_with_the_labels(d
     occupancy follows its labels, and the held components shrink to the occupied
     ones."""
     from dscir.engine.chain import Chain
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
     from dscir.models.dpmm import DPMMModel
     from support.mixtures import dpmm_config
 
     path, _ = dpmm_store
-    chain = Chain(DPMMModel, dpmm_config(n_init=20), path, LocalExecutor(path, "dpmm"))
+    chain = Chain(DPMMModel, dpmm_config(n_init=20), path, InProcessExecutor(path, "dpmm"))
     d = chain.model
     train = d.data.train
     d.z[train] = np.where(np.arange(train.size) % 3 == 0, 6, 15)  # clusters behind holes
@@ -126,7 +126,7 @@ def test_stochastic_sampler_moves_sticks_components_and_counts_with_the_labels(d
     new = d._relabel(1, occupancy)
     assert d.n_components <= 4 and d.held.n_rows == d.n_components
     np.testing.assert_array_equal(d.theta.log_theta[d.z[train]], theta)
-    key = derive(derive(d.config.seed, streams.DP_RELABEL, 1), 2)
+    key = derive(derive(d.config.seed, domains.DP_RELABEL, 1), 2)
     users = np.bincount(d.z[train], minlength=d.n_components)
     np.testing.assert_array_equal(d.sticks.log_theta, conditional_sticks(users, d.alpha, key))
     np.testing.assert_array_equal(new, np.bincount(d.z[train], minlength=new.size))

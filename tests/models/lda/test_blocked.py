@@ -197,10 +197,10 @@ def test_row_totals_are_the_dense_rows_totals():
 
 
 def blocks_key(seed: int, m: int, index: int) -> int:
-    from dscir import streams
+    from dscir.rng import domains
     from dscir.rng import derive
 
-    return derive(seed, streams.SAMPLER, m, index)
+    return derive(seed, domains.SAMPLER, m, index)
 
 
 def test_columns_from_blocks_are_the_dense_phi_columns():

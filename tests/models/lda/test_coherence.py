@@ -101,11 +101,11 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("measure", MEASURES)
 def test_counts_and_measures_match_brute_force_in_process(store, measure):
     path, x = store
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
 
     model = fake_fit(path)
     top_ids = coh.top_word_ids(model.topic_word_, 6)
-    counts = coh.count(LocalExecutor(path, "lda"), np.arange(N_DOCS), top_ids, block_docs=25)
+    counts = coh.count(InProcessExecutor(path, "lda"), np.arange(N_DOCS), top_ids, block_docs=25)
     b = (x > 0).astype(np.int64)
     for k in range(K):
         sub = b[:, top_ids[k]]

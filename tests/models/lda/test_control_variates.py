@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from dscir.corpus import CSRBatch
 from dscir.engine.chain import Chain, run_chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.engine.local_state import rows_of
 from dscir.models.lda import LDAModel
 from dscir.models.lda.topics import add_counts, control_variate
@@ -78,7 +78,7 @@ def test_stored_sum_is_the_counts_of_the_stored_assignments(synthetic_store):
     store, _ = synthetic_store
     config = small_config(warm_start=True, sweeps=4, burn_sweeps=1, control_variates=True,
                           batch_size=60)
-    chain = Chain(LDAModel, config, store, LocalExecutor(store, "lda"))
+    chain = Chain(LDAModel, config, store, InProcessExecutor(store, "lda"))
     from dscir.corpus import Corpus
 
     c = Corpus.open(store)

@@ -13,7 +13,7 @@ from dscir.models.lda.kernels import phi_columns, phi_columns_of_state
 from dscir.models.lda.tasks import GibbsResult, SparseCounts
 from dscir.models.lda.topics import DriverTopics
 from dscir.rng import derive
-from dscir import streams
+from dscir.rng import domains
 from dscir.samplers import cir, get_sampler
 from dscir.samplers.simplex import normalize_log
 from support.lda import small_config
@@ -88,7 +88,7 @@ def test_steps_are_the_sampler_step_on_fresh_counts_each_time():
     for m, seeds in enumerate([(10, 11), (12,), (13, 14)]):
         results = [_sparse(s) for s in seeds]
         want = sampler.step(state, cfg.beta, _dense(results) * (40.0 / 5), 0.7,
-                            derive(cfg.seed, streams.SAMPLER, m))
+                            derive(cfg.seed, domains.SAMPLER, m))
         stats = _step(t, m, results)
         np.testing.assert_array_equal(t.state_.log_theta, want.log_theta)
         assert stats["n_tokens"] == 1000 * len(seeds)

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from dscir.corpus import write_corpus
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.models.lda import evaluation
 from dscir.models.lda.evaluation import perplexity
 
@@ -33,7 +33,7 @@ def store(tmp_path, monkeypatch) -> str:
 
 
 def _score(store, phi, **kw) -> float:
-    ex = LocalExecutor(store, "lda")
+    ex = InProcessExecutor(store, "lda")
     return perplexity(ex, np.arange(1, 20, 2), phi, 0.1, 2, 0, 2, **kw)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dscir import LDA, streams
+from dscir import LDA
+from dscir.rng import domains
 from dscir.engine.chain import run_chain
 from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
@@ -209,7 +210,7 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
         topics.step(None, m, results, words, scale, h)
         u = np.unique(np.concatenate(words))
         counts = add_sparse_counts(np.zeros((k, w), np.int64), results)[:, u]
-        key = derive(cfg.seed, streams.SAMPLER, m)
+        key = derive(cfg.seed, domains.SAMPLER, m)
         expected = cir_lazy.touch(expected, u, cfg.beta, key)
         norm = cir_lazy.normaliser(cir_lazy.moments(expected, cfg.beta), "draw", key)
         lc = cir_lazy.columns(expected, words[1], norm)

@@ -24,7 +24,7 @@ from scipy import stats
 from dscir.api import LDA
 
 from dscir.engine.chain import Chain, run_chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.engine import local_state
 from dscir.errors import DscirError
 from dscir.models.lda import LDAModel, gibbs_expectations
@@ -139,7 +139,7 @@ def test_warm_chain_is_the_same_on_one_or_two_workers_or_in_process(
     store, _ = synthetic_store
     chains = [lda_chain(one_worker, store, small_config(**WARM)),
               lda_chain(two_workers, store, small_config(**WARM)),
-              Chain(LDAModel, small_config(**WARM), store, LocalExecutor(store, "lda"))]
+              Chain(LDAModel, small_config(**WARM), store, InProcessExecutor(store, "lda"))]
     for c in chains:
         run_chain(c, 12, progress=False)  # more than one epoch: documents revisited
     assert _revisited(chains[0])

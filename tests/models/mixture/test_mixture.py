@@ -21,7 +21,7 @@ from dscir.cli import main
 from dscir.corpus import Corpus, split_heldout, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.dask import DaskExecutor
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.mixture import (FiniteGibbs, MixtureConfig, MixtureGibbsModel, MixtureModel,
@@ -132,7 +132,7 @@ def test_stochastic_sampler_with_every_document_and_infinite_steps_is_exact_gibb
                         step_weights=math.inf, step_components=math.inf, seed=7)
     stochastic = Chain(MixtureModel, cfg, path, DaskExecutor(two_workers, path, "mixture"))
     exact = Chain(MixtureGibbsModel, MixtureConfig(**{**cfg.to_dict(), "sampler": "gibbs"}),
-                  path, LocalExecutor(path, "mixture"))
+                  path, InProcessExecutor(path, "mixture"))
     for _ in range(4):
         stochastic.step()
         exact.step()
@@ -222,7 +222,7 @@ def test_momentum_samplers_are_refused(store):
     cfg = MixtureConfig(sampler="gsgrhmc", n_clusters=3, gamma=1.0, a0=0.5, batch_size=10,
                         step_weights=0.1, step_components=0.1, seed=0)
     with pytest.raises(DscirError, match="runs without momenta"):
-        MixtureModel(cfg, Data.open(path), LocalExecutor(path, "mixture"))
+        MixtureModel(cfg, Data.open(path), InProcessExecutor(path, "mixture"))
     with pytest.raises(DscirError, match="sampler must be one of"):
         Mixture(sampler="gsgrhmc").chain_config()
     assert model_type("gibbs") is MixtureGibbsModel and not MixtureGibbsModel.minibatch

@@ -110,7 +110,7 @@ def test_start_read_by_workers_equals_the_in_memory_start(tmp_path):
     """The stochastic sampler's collapsed start is read in parts by the workers;
     it must equal the exact sampler's start on the same documents."""
     from dscir.corpus import Corpus
-    from dscir.engine.local import LocalExecutor
+    from dscir.engine.inprocess import InProcessExecutor
 
     rng = np.random.default_rng(0)
     x = sp.csr_matrix(rng.poisson(0.3, size=(300, 50)) + np.eye(300, 50, dtype=int))
@@ -119,7 +119,7 @@ def test_start_read_by_workers_equals_the_in_memory_start(tmp_path):
     batch = Corpus.open(path).read(np.arange(300))
     model = {"n_clusters": 4, "gamma": 1.0, "a0": 0.2}
     expected = collapsed_start_csr(batch.indptr, batch.indices, batch.data, 50, key=9, **model)
-    for executor in (LocalExecutor(path, "mixture"), ThreeParts(path, "mixture")):
+    for executor in (InProcessExecutor(path, "mixture"), ThreeParts(path, "mixture")):
         got = collapsed_start_on_workers(executor, np.arange(300), 50, key=9, **model)
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)

@@ -8,7 +8,7 @@ tokens per cluster makes the model prefer merged clusters (the exact collapsed
 sampler merges them too), and a start seeded on K single documents allocates
 lopsidedly and is never split again. The policy's a0 (a tenth of a cluster's
 tokens spread over W) and collapsed start recover the clusters. Chains run in
-process (``LocalExecutor``: the same chain as on Dask, see test_dpmm_driver).
+process (``InProcessExecutor``: the same chain as on Dask, see test_dpmm_driver).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from dscir.api import Mixture
 from dscir.corpus import write_corpus
 from dscir.engine.chain import Chain
-from dscir.engine.local import LocalExecutor
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixture import model_type
 from dscir.models.mixture.collapsed import log_joint
@@ -39,7 +39,7 @@ def text_store(tmp_path_factory):
 
 def run(path, estimator: Mixture, iterations: int = 40):
     cfg = estimator.chain_config(path)
-    chain = Chain(model_type(cfg.sampler), cfg, path, LocalExecutor(path, "mixture"))
+    chain = Chain(model_type(cfg.sampler), cfg, path, InProcessExecutor(path, "mixture"))
     for _ in range(iterations):
         chain.step()
     return cfg, chain.model

@@ -17,7 +17,7 @@ from dscir.engine import local_state, worker
 from dscir.engine.parts import Parts, Timing, split
 
 
-class LocalExecutor:
+class InProcessExecutor:
     """Runs a model's reads and tasks in this process, one part."""
 
     n_parts = 1
