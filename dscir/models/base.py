@@ -76,6 +76,11 @@ class Model(Protocol):
     """
 
     name: ClassVar[str]  # run stores, task keys, events: "lda", "dpmm"
+    # Whether its documents may stay resident on the workers (the executor's default
+    # reads): its tasks return integer counts the driver adds exactly in any order,
+    # so grouping a minibatch by the workers holding its documents cannot change
+    # the chain.
+    resident: ClassVar[bool]
     metric: ClassVar[str]  # the held-out score's name, e.g. "perplexity"
     Evaluation: ClassVar[type[NamedTuple]]  # (iteration, <metric>, extras...)
     minibatch: bool

@@ -29,13 +29,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir.errors import DscirError
+from dscir.models.column_blocks import combine
 from dscir.models.dpmm.sticks import prior_components
 from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
-                                         block_outputs, combine,
-                                         extend_block, head_block, log_theta_columns,
-                                         permute_block, row_totals, state_row_lse,
+                                         block_outputs, extend_block, head_block,
+                                         log_theta_columns, permute_block, row_totals, state_row_lse,
                                          sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
 

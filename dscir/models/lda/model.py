@@ -53,6 +53,7 @@ class LDAModel:
     placement) and how an iteration moves them."""
 
     name = "lda"
+    resident = True  # integer counts added exactly in any order (``base.Model.resident``)
     metric = "perplexity"
     Evaluation = LDAEvaluation
     minibatch = True

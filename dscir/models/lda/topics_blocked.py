@@ -37,9 +37,10 @@ import numpy as np
 
 from dscir import streams
 from dscir.errors import DscirError
+from dscir.models.column_blocks import combine
 from dscir.models.lda.vocabulary_blocks import (
     block_arrays, block_columns, block_from_arrays, block_lse, block_mean_log_columns,
-    block_output, block_outputs, combine, gibbs_from_columns, gibbs_summary, init_block,
+    block_output, block_outputs, gibbs_from_columns, gibbs_summary, init_block,
     keep_block, row_totals, start_block, step_block)
 from dscir.rng import derive
 from dscir.samplers.simplex import normalize_log
