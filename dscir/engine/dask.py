@@ -92,14 +92,13 @@ def _why(reads: dict) -> str:
             f" x the workers' memory limits together, {mib['workers_memory_bytes']}")
 
 
-class DaskExecutor:
+class DaskExecutor(blocks.HoldsBlocks):
     """Runs a model's reads and tasks on the workers of ``client``."""
 
     def __init__(self, client: Client, store: str, model: str, resident: bool | None = None,
                  *, model_resident: bool = False):
-        """``resident``: whether the documents are resident on the workers (None: as
-        ``model_resident`` says, the model's ``resident``: when True they are
-        resident if they fit, ``shards.choose_reads``; when False streamed)."""
+        """``resident``: the documents resident on the workers; None: if they fit
+        (``shards.choose_reads``) when ``model_resident`` (the model's), else not."""
         self.client = client
         self.store = absolute_store(str(store))  # the workers' cwd is not the driver's
         self.model = model

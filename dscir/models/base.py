@@ -48,10 +48,13 @@ class Config(Protocol):
 class Executor(Protocol):
     """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``).
 
-    The Dask executor also offers ``submit``/``gather`` (one named, timed task and
-    its value), ``holders`` (which worker holds a result) and ``blocked`` (an array
-    held by the workers in blocks, ``dscir.engine.blocks``): a model whose
-    parameters live on the workers (``models/lda/topics_blocked.py``) uses them.
+    Every executor offers ``blocks`` (a model's K x W state in column blocks for a
+    resolved placement, held in this process or by the workers:
+    ``dscir.engine.blocks.blocks_for``; ``placement.held_blocks``). The Dask
+    executor also offers ``submit``/``gather`` (one named, timed task and its
+    value), ``holders`` (which worker holds a result) and ``blocked`` (the
+    workers' form of the blocks): a model whose parameters live on the workers
+    (``models/lda/topics_blocked.py``) uses them.
     """
 
     n_parts: int
