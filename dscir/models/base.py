@@ -140,6 +140,7 @@ class ModelDefaults:
 
     local_values: ClassVar[int | None] = None
     local: Any = None
+    resident: ClassVar[bool] = False  # documents streamed to the tasks (``Model.resident``)
 
     def held_state(self) -> None:
         return None
