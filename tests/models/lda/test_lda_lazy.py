@@ -9,12 +9,13 @@ import pytest
 
 from dscir import LDA, streams
 from dscir.engine.blocks import InProcess
-from dscir.engine.chain import run_chain
+from dscir.engine.chain import Chain, run_chain
+from dscir.engine.local import LocalExecutor
 from dscir.errors import DscirError
-from dscir.models.lda import LDAConfig
+from dscir.models.lda import LDAConfig, LDAModel
 from dscir.models.lda.tasks import SparseCounts
 from dscir.models.lda.topics import add_sparse_counts
-from dscir.models.lda.topics_lazy import LazyTopics
+from dscir.models.lda.topics_lazy import LazyTopics, kept_sweeps
 from dscir.rng import derive
 from dscir.runs import write_checkpoint
 from dscir.samplers import cir_lazy
@@ -280,3 +281,22 @@ def test_a_block_changed_in_place_is_not_read_as_an_older_one():
     block = touch_block(topics.blocks.futures[0], np.array([1, 4]), versions, 0.5, 3)
     with pytest.raises(DscirError, match="lazy block 0 is at version 1, the task expected 0"):
         lazy_block_columns(block, np.array([1, 4]), versions, np.ones(3), "float32")
+
+
+@pytest.mark.parametrize("kw", [{}, {"warm_start": True, "burn_sweeps": 3}])
+def test_the_scale_divides_by_the_sweeps_the_tasks_kept(wide_store, kw):
+    """The step's D / |S| / n_kept takes n_kept from the configuration (the results
+    are futures on the workers): it must be what the Gibbs tasks kept, also for a
+    warm start's own burn-in."""
+    cfg = lazy_config(placement="driver", **kw)
+    chain = Chain(LDAModel, cfg, wide_store, LocalExecutor(wide_store, "lda"))
+    topics, seen = chain.model.topics, []
+    step = topics.step
+
+    def recorded(executor, m, gibbs, words, scale, h):
+        seen.extend(r.n_kept for r, _ in gibbs)
+        return step(executor, m, gibbs, words, scale, h)
+
+    topics.step = recorded
+    chain.step()
+    assert seen and set(seen) == {kept_sweeps(cfg)}, "the scale's n_kept is not the tasks'"
