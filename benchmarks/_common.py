@@ -102,7 +102,8 @@ def run_lockstep(client, store: Path, specs: list[dict], *, iterations: int, eva
     for spec in specs:
         cfg = LDA(batch_size=50, n_iter=iterations, burn_in=iterations, seed=spec["seed"],
                   policy="reference", **spec["params"]).chain_config()
-        chains.append(Chain(LDAModel, cfg, str(store), DaskExecutor(client, str(store), "lda")))
+        executor = DaskExecutor(client, str(store), "lda", model_resident=True)
+        chains.append(Chain(LDAModel, cfg, str(store), executor))
         results.append({"label": spec["label"], "seed": spec["seed"], "config": cfg.to_dict(),
                         "curve": [], "wall": 0.0})
     start = time.perf_counter()

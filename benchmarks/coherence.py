@@ -93,7 +93,7 @@ def run_corpus(name: str, tmp: Path, client) -> dict:
     model.fit(store, client=client)
     ids = coh.top_word_ids(model.topic_word_, TOP)
     topics = [[str(model.vocabulary_[w]) for w in row] for row in ids]
-    with executor_for("lda", store, client) as executor:
+    with executor_for("lda", store, client, resident=True) as executor:
         counts = coh.count(executor, np.arange(Corpus.open(store).n_docs), ids)
     rows = []
     for measure in MEASURES:

@@ -274,7 +274,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
               sweeps=sweeps, warm_start=warm, n_iter=n_iter, eval_sweeps=SCORE_SWEEPS,
               seed=seed, policy=policy, progress=False).chain_config(store)
     with dask_client(n_workers=2, dashboard_address=None) as client:
-        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda",
+                                                  model_resident=True))
         wall = 0.0
         for i in range(n_iter):
             t = time.perf_counter()
@@ -525,7 +526,8 @@ def score_all(metas: list[dict], store: Path, out: Path) -> float | None:
 
     heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
     with dask_client(n_workers=2, dashboard_address=None) as client:
-        executor = DaskExecutor(client, str(store), "lda")  # 2 parts per worker thread: 4
+        # 2 parts per worker thread: 4
+        executor = DaskExecutor(client, str(store), "lda", model_resident=True)
         for meta in metas:
             snaps = np.load(out / f"{meta['system']}.npz")
             for j, point in enumerate(meta["points"]):

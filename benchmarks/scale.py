@@ -103,7 +103,8 @@ def run_cell(store: str, k: int, batch: int, placement: str, n_workers: int, arg
     threads = getattr(args, "threads", 1)
     with LocalCluster(n_workers=n_workers, threads_per_worker=threads, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
-        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda"))
+        chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda",
+                                                  model_resident=True))
         chain.executor.runners = getattr(args, "control", "runners") == "runners"
         total = args.warmup + args.iterations
         for i in range(total):

@@ -95,7 +95,7 @@ def peers_score(client, store: Path, phi: np.ndarray) -> float:
     from dscir.models.lda import perplexity
 
     heldout = np.asarray(Corpus.open(store).heldout_docs(), np.int64)
-    executor = DaskExecutor(client, str(store), "lda")
+    executor = DaskExecutor(client, str(store), "lda", model_resident=True)
     return float(perplexity(executor, heldout, np.asarray(phi), SCORE_ALPHA, SCORE_SWEEPS,
                             SCORE_SEED, SCORE_EVERY))
 

@@ -62,6 +62,7 @@ DIRICHLET = LAWS + "::test_stationary_law_on_a_dirichlet_posterior"
 SCALE = "tests/models/test_minibatch_scale.py"
 CONTROL = "tests/engine/test_control.py"
 MIXBLOCKS = "tests/models/test_mixture_components.py"
+PLACEMENT = "tests/engine/test_placement.py"
 MIX_STREAM = "tests/api/test_mixture_streaming.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 GSGRHMC = "tests/samplers/test_gsgrhmc.py"
@@ -136,7 +137,6 @@ LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_one
 LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
 LDA_LAZY = "tests/models/lda/test_lda_lazy.py"
 LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
-LDA_LAZY_WORKERS = "dscir/models/lda/topics_lazy_blocked.py"
 LAZY_BLOCKS = "dscir/models/lda/lazy_blocks.py"
 LDA_LAZY_SAME = LDA_LAZY + "::test_same_chain_in_both_placements_on_one_and_two_workers"
 LDA_LAZY_STEP = LDA_LAZY + "::test_step_moves_the_minibatch_columns_with_the_scaled_counts"
@@ -757,7 +757,7 @@ MUTANTS = [
            "np.log(block.phi_sum[:, words - block.lo] / n_samples)",
            "np.log(block.phi_sum[:, words - block.lo])",
            (BLOCKED + "::test_mean_log_columns_from_blocks_are_the_dense_ones",)),
-    Mutant("blocked-normaliser-missing-block", "dscir/models/lda/vocabulary_blocks.py",
+    Mutant("blocked-normaliser-missing-block", "dscir/models/column_blocks.py",
            "for x in lses[1:]:", "for x in lses[1:-1]:",
            (BLOCKED + "::test_columns_from_blocks_are_the_dense_phi_columns",)),
     Mutant("blocked-noise-shared-by-blocks", "dscir/models/lda/vocabulary_blocks.py",
@@ -909,7 +909,7 @@ MUTANTS = [
            "    state = sampler.step_scaled(block.state, beta, counts, factor, h,",
            "    state = sampler.step(block.state, beta, counts * factor, h,",
            (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
-    Mutant("row-lse-whole-block", "dscir/models/lda/vocabulary_blocks.py",
+    Mutant("row-lse-whole-block", "dscir/models/column_blocks.py",
            "    for rows in row_chunks(log_theta.shape[0]):\n        part = log_theta[rows]",
            "    for rows in [slice(None)]:\n        part = log_theta[rows]",
            (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
@@ -925,7 +925,7 @@ MUTANTS = [
     Mutant("block-load-keeps-a-zero-sum", "dscir/models/lda/vocabulary_blocks.py",
            "phi_sum if phi_sum.any() else None)", "phi_sum)",
            (BLOCK_MEMORY + "::test_a_block_holds_no_kept_sum_before_its_first_keep",)),
-    Mutant("row-chunks-skip-a-row", "dscir/models/lda/vocabulary_blocks.py",
+    Mutant("row-chunks-skip-a-row", "dscir/models/column_blocks.py",
            "return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]",
            "return [slice(r, r + ROWS - 1) for r in range(0, n_rows, ROWS)]",
            (BLOCK_MEMORY + "::test_row_chunked_forms_are_the_whole_block_expressions_bit_for_bit",)),
@@ -1101,23 +1101,22 @@ MUTANTS = [
            "return 4 * corpus.nnz + 16 * corpus.n_docs",
            (OUT_OF_CORE + "::test_shards_bytes_is_what_the_shards_hold",)),
     Mutant("lda-lazy-catch-up-skipped", LDA_LAZY_TOPICS,
-           "self.blocks[b] = touch_block(self.blocks[b], self._u, self.versions, beta, key)",
-           "self.blocks[b] = self.blocks[b]._replace(version=self.blocks[b].version + 1)",
-           (LDA_LAZY_SAME, LDA_LAZY_STEP)),
+           'self.blocks.update_holding("lazy-touch", touch_block, self._u,',
+           'self.blocks.update_holding("lazy-touch", touch_block, self._u[:0],',
+           (LDA_LAZY_STEP,)),
     Mutant("lda-lazy-kept-with-the-draw-normaliser", LAZY_BLOCKS,
            'return cir_lazy.normaliser(summed_moments(moments), "mean")',
            'return cir_lazy.normaliser(summed_moments(moments), "draw", 1)',
            (LDA_LAZY + "::test_kept_mean_rows_sum_to_one",)),
     Mutant("lda-lazy-scale-dropped", LDA_LAZY_TOPICS,
-           "factor, key = scale / results[0].n_kept, self._key(m)",
-           "factor, key = 1.0 / results[0].n_kept, self._key(m)",
+           "factor = scale / kept_sweeps(cfg)", "factor = 1.0 / kept_sweeps(cfg)",
            (LDA_LAZY_STEP, LDA_LAZY + "::test_held_out_perplexity_within_the_dense_seed_spread")),
-    Mutant("lda-lazy-workers-scale-dropped", LDA_LAZY_WORKERS,
-           "factor = scale / (cfg.sweeps - cfg.sweeps // 2)",
-           "factor = 1.0 / (cfg.sweeps - cfg.sweeps // 2)", (LDA_LAZY_SAME,)),
-    Mutant("lda-lazy-workers-normaliser-before-the-touch", LDA_LAZY_WORKERS,
+    Mutant("lda-lazy-kept-sweeps-ignore-the-warm-burn-in", LDA_LAZY_TOPICS,
+           "config.burn if config.warm_start else config.sweeps // 2", "config.sweeps // 2",
+           (LDA_LAZY + "::test_the_scale_divides_by_the_sweeps_the_tasks_kept",)),
+    Mutant("lda-lazy-normaliser-before-the-touch", LDA_LAZY_TOPICS,
            "moments = [fresh.get(b, m) for b, m in enumerate(self.moments)]",
-           "moments = list(self.moments)", (LDA_LAZY_SAME,)),
+           "moments = list(self.moments)", (LDA_LAZY_STEP,)),
     Mutant("lda-lazy-untouched-block-left-behind", LAZY_BLOCKS,
            "state = cir_lazy.step(block.state, own, counts, beta, h, key, factor)",
            "state = (cir_lazy.step(block.state, own, counts, beta, h, key, factor) "
@@ -1159,8 +1158,8 @@ MUTANTS = [
            '    if model not in ("lda", "dpmm", "mixture"):',
            (RECIPES + "::test_a_model_added_as_the_recipe_says_fits_loads_and_has_a_command",)),
     Mutant("placement-by-name", "dscir/models/lda/model.py",
-           "topics = states[placement]",
-           'topics = states[placement if placement == "workers" else "driver"]',
+           "topics = TOPIC_STATES[placement]",
+           'topics = TOPIC_STATES[placement if placement == "workers" else "driver"]',
            (RECIPES + "::test_a_topic_placement_added_as_the_recipe_says_holds_the_topics",)),
     Mutant("sampler-options-dropped", "dscir/models/lda/model.py",
            "get_sampler(config.sampler, **config.sampler_options)",
@@ -1254,7 +1253,7 @@ MUTANTS = [
            "extend_block, self.sampler, n_new, a0, key)",
            (MIXBLOCKS + "::test_grow_and_shrink_per_block",)),
     Mutant("mixture-auto-always-driver", "dscir/models/mixture_components.py",
-           'return "workers" if big and on_workers else "driver"', 'return "driver"',
+           'WORKERS_FROM_ENTRIES, held="the components")', 'None, held="the components")',
            (MIXBLOCKS + "::test_auto_placement_by_size",
             "tests/api/test_mixture_graphs.py::test_default_fits_send_no_large_graph")),
     Mutant("mixture-columns-from-the-driver", "dscir/models/mixture_components.py",
@@ -1444,6 +1443,19 @@ MUTANTS = [
            ("tests/api/test_session.py::test_fits_without_a_client_share_one_embedded_cluster",
             "tests/engine/test_private_cluster.py::"
             "test_the_default_in_process_cluster_listens_on_loopback_only")),
+    # -- placement as an engine service (issue 43): blocks in this process or on the workers --
+    Mutant("in-process-blocks-gathered-out-of-order", "dscir/engine/blocks.py",
+           "        return list(values)\n", "        return list(values)[::-1]\n",
+           (PLACEMENT + "::test_a_column_model_runs_one_chain_in_process_and_on_the_workers",)),
+    Mutant("auto-placement-ignores-missing-workers", "dscir/models/placement.py",
+           'return "workers" if big and on_workers and not refused else "driver"',
+           'return "workers" if big and not refused else "driver"',
+           (PLACEMENT + "::test_one_rule_resolves_every_models_placement",
+            MIXBLOCKS + "::test_auto_placement_by_size")),
+    Mutant("auto-placement-ignores-refusal", "dscir/models/placement.py",
+           'return "workers" if big and on_workers and not refused else "driver"',
+           'return "workers" if big and on_workers else "driver"',
+           (PLACEMENT + "::test_one_rule_resolves_every_models_placement",)),
     Mutant("in-process-dashboard-link-names-the-machine", "dscir/engine/cluster.py",
            "host = _DASHBOARD_HOSTS.get(cluster) if cluster is not None else None",
            "host = None",

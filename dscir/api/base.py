@@ -64,6 +64,7 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
     _reportable: ClassVar[bool] = False
     _ksd_count: ClassVar[str] = ""  # the KSD's size option ("n_words"); "": no KSD
     _rows: ClassVar[str] = "n_topics"  # the parameter of ``_parameter_rows``
+    _resident: ClassVar[bool] = False  # its model's ``resident`` (the executor's reads)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -209,7 +210,8 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
         from dscir.engine.chain import Chain
 
         config = plan.config if seed is None else dataclasses.replace(plan.config, seed=seed)
-        executor = new_executor(plan.model_type.name, plan.store, client)
+        executor = new_executor(plan.model_type.name, plan.store, client,
+                                resident=plan.model_type.resident)
         return Chain(plan.model_type, config, plan.store, executor, local_dir=local_dir,
                      stopping=self._stopping(config, plan.store))
 

@@ -125,7 +125,8 @@ def diagnose(run: str | Path, client=None, *, top: int = 5, score: bool = True,
         check_options(runs, ksd_batch_size, ksd_words, ksd_sticks)
     rows, perms, scores, stein = [], None, None, None
     if score or ksd:
-        with executor_for(model, runs[0].store, client, local=local, **cluster) as executor:
+        with executor_for(model, runs[0].store, client, local=local,
+                          resident=kind._resident, **cluster) as executor:
             scores = sample_scores(runs, executor) if score else None
             stein = (run_ksd(runs, executor, n_words=ksd_words, batch_size=ksd_batch_size,
                              n_sticks=ksd_sticks) if ksd else None)

@@ -123,7 +123,7 @@ class HeldoutPredictive:
                 raise DscirError(f"{c.path} has no held-out {self._unit} to score")
             local = local or (client is None and not cluster)
             with executor_for(self._model_name, store, client, local=local,
-                              **cluster) as executor:
+                              resident=self._resident, **cluster) as executor:
                 if self._samples:
                     return self._predictive(executor, docs, self._samples, None)
                 return self._predictive(executor, docs, [self._final], self._score_columns())
@@ -171,8 +171,7 @@ def row_normalisers(theta) -> np.ndarray:
     """float64 [K]: the blocks' row normalisers of a stored state (chunks of one
     block's columns): each chunk's row log-sum-exp of log theta combined in
     block order, as ``mixture_components.WorkerComponents`` has them."""
-    from dscir.models.mixture_blocks import combine
-    from dscir.models.lda.vocabulary_blocks import row_lse
+    from dscir.models.column_blocks import combine, row_lse
 
     stored = fitted.source(theta)
     return combine([row_lse(log_theta(theta, stored[:, lo:hi]))

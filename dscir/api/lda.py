@@ -42,6 +42,7 @@ class LDA(LDAScikitLearn, Estimator):
     """
 
     _model_name = "lda"
+    _resident = LDAModel.resident
     _sklearn_kind = "transformer"
     _shown = ("n_topics", "sampler", "alpha", "beta", "batch_size", "step_size", "seed")
     _params = PARAMS
@@ -298,7 +299,8 @@ class LDA(LDAScikitLearn, Estimator):
                 raise DscirError(f"{store} has {c.n_words} words, the topics have "
                                  f"{self.topic_word_.shape[1]}")
             docs, topics = np.sort(np.asarray(c.heldout_docs(), np.int64)), self.topic_word_
-            with executor_for("lda", store, client, local=local, **cluster) as executor:
+            with executor_for("lda", store, client, local=local, resident=True,
+                              **cluster) as executor:
                 # In this process: by groups of documents, their columns cut or read here.
                 columns, groups = fitted.local_log_columns(topics, c, docs) if local else \
                     (fitted.worker_log_columns(topics, executor), None)
@@ -328,7 +330,7 @@ class LDA(LDAScikitLearn, Estimator):
 
         store, n_docs, top_ids = self.check_coherence(corpus, measure=measure, top=top,
                                                       window=window)
-        with executor_for("lda", store, client, **cluster) as executor:
+        with executor_for("lda", store, client, resident=True, **cluster) as executor:
             counts = coh.count(executor, np.arange(n_docs, dtype=np.int64), top_ids)
         return coh.coherence(counts, measure, top)
 

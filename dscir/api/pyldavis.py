@@ -122,7 +122,7 @@ def pyldavis_data(model, store: str, client=None, *, out, sweeps: int | None = N
     c = Corpus.open(store)
     with session(client, **cluster) as cl:
         topics = transform_store(model, store, cl, out=out, sweeps=sweeps).compute()
-        with executor_for("lda", store, cl) as ex:
+        with executor_for("lda", store, cl, resident=True) as ex:
             lengths, freq = corpus_counts(ex, c.n_docs, c.chunk_docs, c.n_words)
     if lengths.sum() == 0:
         raise DscirError(f"{store} has no tokens to visualise")

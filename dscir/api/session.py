@@ -82,22 +82,25 @@ def session(client=None, *, local: bool = False, **cluster) -> Iterator:
                 yield c
 
 
-def new_executor(model: str, store: str, client=None):
+def new_executor(model: str, store: str, client=None, *, resident: bool = False):
     """An executor of ``model``'s tasks on ``store``: on ``client``'s cluster, or in
-    this process when ``client`` is None."""
+    this process when ``client`` is None; ``resident``: the model's
+    (``models.base.Model.resident``), whether its documents may stay on the workers."""
     from dscir.engine.dask import DaskExecutor
     from dscir.engine.inprocess import InProcessExecutor
 
-    return InProcessExecutor(store, model) if client is None else DaskExecutor(client, store, model)
+    if client is None:
+        return InProcessExecutor(store, model)
+    return DaskExecutor(client, store, model, model_resident=resident)
 
 
 @contextlib.contextmanager
 def executor_for(model: str, store: str, client=None, *, local: bool = False,
-                 **cluster) -> Iterator:
+                 resident: bool = False, **cluster) -> Iterator:
     """An executor of ``model``'s tasks on ``store`` in the ``session`` of ``client``
-    and ``cluster`` (in this process with ``local``)."""
+    and ``cluster`` (in this process with ``local``; ``resident``: ``new_executor``'s)."""
     with session(client, local=local, **cluster) as c:
-        yield new_executor(model, store, c)
+        yield new_executor(model, store, c, resident=resident)
 
 
 def lost_scheduler(executor, exc: BaseException) -> bool:

@@ -181,12 +181,14 @@ def _run(est, config, store, client, ckpt, seen, n_iter) -> None:
 
     model_type = est._model_type(config)
     if ckpt is None:
-        chain = Chain(model_type, config, store, new_executor(model_type.name, store, client))
+        executor = new_executor(model_type.name, store, client, resident=model_type.resident)
+        chain = Chain(model_type, config, store, executor)
     else:
         # The state is adopted: the model starts without its seeding work on X_new.
         start = dataclasses.replace(config, init="random") if hasattr(config, "init") \
             else config
-        chain = Chain(model_type, start, store, new_executor(model_type.name, store, client))
+        executor = new_executor(model_type.name, store, client, resident=model_type.resident)
+        chain = Chain(model_type, start, store, executor)
         chain.config = chain.model.config = config
         chain.model.n_documents = seen
         chain.adopt(ckpt)

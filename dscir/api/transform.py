@@ -166,7 +166,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
         bounds = {b: (b * step, min((b + 1) * step, n_docs)) for b in todo}
         bar = tqdm(total=n_docs, initial=n_docs - sum(hi - lo for lo, hi in bounds.values()),
                    unit="doc", desc="transform", disable=not model.progress)
-        with bar, executor_for("lda", store, client, **cluster) as ex:
+        with bar, executor_for("lda", store, client, resident=True, **cluster) as ex:
             width = ex.n_parts
             windows = [todo[i : i + width] for i in range(0, len(todo), width)]
 

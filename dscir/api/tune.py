@@ -140,7 +140,7 @@ def tune(estimator, store, client=None, *, out: str | Path, grid=None, ksd_words
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    with executor_for("lda", store, client, **cluster) as executor:
+    with executor_for("lda", store, client, resident=True, **cluster) as executor:
         c = executor.client
         words = frequent_words(executor, store, ksd_words)
         bar = tqdm(total=len(grid), desc="step sizes", disable=not progress)

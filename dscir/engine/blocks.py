@@ -1,10 +1,17 @@
-"""Arrays held by the workers in blocks of columns: futures, and tasks on each block.
+"""A model's K x W state in blocks of columns, held in this process or by the workers.
 
 An n_rows x n_cols array (a model's parameters) is cut into fixed blocks of
 columns (``dscir.models.column_blocks``): the boundaries depend on the shape and the setting,
-never on the cluster, so a chain built on them is the same on any number of
-workers. Each block is the result of a task, held by a worker as a Dask
-future. The driver submits functions to the blocks: ones that make the next
+never on the cluster or the placement, so a chain built on them is the same on
+any number of workers and in this process. ``BlockedState`` is the handle on
+the blocks and ``blocks_for`` gives a model one for its resolved placement
+(``dscir.models.placement``): ``"workers"``, each block the result of a task
+held by a worker as a Dask future (``DaskExecutor.blocked``); ``"driver"``,
+each block a plain value in this process, every task its function called at
+once (``Immediate``). A model writes its column maths once, as functions of a
+block, and gets both forms.
+
+The driver submits functions to the blocks: ones that make the next
 block (``start``, ``load``, ``map``, ``update``), ones whose small values it
 gathers in one round (``summarise``, ``gather``), cuts of given columns made
 where the blocks live and joined by one task near where they are needed
@@ -29,8 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from dscir.engine import worker
 from dscir.engine.worker import timed
-from dscir.models.column_blocks import columns_by_block, join_columns
+from dscir.errors import DscirError
+from dscir.models.column_blocks import block_bounds, columns_by_block, join_columns
+from dscir.models.placement import no_workers
+
+PLACES = ("driver", "workers")
 
 
 def stamped(block, fn: Callable, *args: Any):
@@ -64,18 +76,67 @@ def write_block(block, lo: int, hi: int, root: str, names: dict[str, str], fn: C
         zarr.open_array(f"{root}/{path}", mode="r+")[:, lo:lo + width] = out[key]
 
 
+class HoldsBlocks:
+    """What every executor offers a model: its state's blocks for a placement."""
+
+    def blocks(self, placement: str, n_rows: int, n_cols: int, block_entries: int,
+               held: str = "the state") -> BlockedState:
+        """A model's n_rows x n_cols state in blocks for its resolved ``placement``
+        (``blocks_for``): held by this executor's workers, or in this process."""
+        return blocks_for(placement, self, n_rows, n_cols, block_entries, held)
+
+
+class Immediate(HoldsBlocks):
+    """The executor of blocks held in this process: a task is its function called at
+    once on its arguments, a gather the values themselves (in their order). The
+    calls are ``DaskExecutor.submit``/``gather``/``settle``'s."""
+
+    def submit(self, what: str, fn: Callable, *args: Any, j: int = 0, timed: bool = False,
+               near: str | None = None) -> Any:
+        return worker.timed(fn, *args) if timed else fn(*args)
+
+    def gather(self, values: Sequence[Any],
+               tasks_of: Callable[[list[Any]], list[Any]] | None = None) -> list[Any]:
+        return list(values)
+
+    def settle(self, values: Sequence[Any], timeout: float | None = None) -> None:
+        return None
+
+
+def blocks_for(placement: str, executor, n_rows: int, n_cols: int, block_entries: int,
+               held: str = "the state") -> BlockedState:
+    """The blocks of a model's n_rows x n_cols state for a resolved ``placement``:
+    held by ``executor``'s workers (``"workers"``; one clear error for an executor
+    without workers, ``held`` naming what would live there) or in this process
+    (``"driver"``). The blocks' bounds are the same in both forms."""
+    if placement not in PLACES:
+        raise DscirError(f"a resolved placement is one of {', '.join(PLACES)}, got "
+                         f"{placement!r}")
+    if placement == "workers":
+        if not hasattr(executor, "blocked"):
+            raise no_workers(held)
+        return executor.blocked(n_rows, n_cols, block_entries)
+    return BlockedState(Immediate(), block_bounds(n_rows, n_cols, block_entries))
+
+
 class BlockedState:
-    """The driver's handle on an array held in blocks: one future per block.
+    """The driver's handle on an array held in blocks: one future (or, in this
+    process, one value) per block.
 
     ``executor`` is a ``DaskExecutor`` (its ``submit``/``gather`` name and time
-    the tasks); models get one from ``DaskExecutor.blocked``. ``what`` names
-    each call's tasks (their keys, the dashboard).
+    the tasks) or ``Immediate``; models get one from ``blocks_for``. ``what``
+    names each call's tasks (their keys, the dashboard).
     """
 
     def __init__(self, executor, bounds: np.ndarray):
         self.executor = executor
         self.bounds = np.asarray(bounds, dtype=np.int64)
         self.futures: list[Any] = []
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the blocks are plain values in this process (``Immediate``)."""
+        return isinstance(self.executor, Immediate)
 
     @property
     def n_blocks(self) -> int:

@@ -70,10 +70,6 @@ class Ref(NamedTuple):
     key: tuple
 
 
-# Models resident by default: their tasks return integer counts the driver adds
-# exactly in any order, so grouping a minibatch by the workers holding its
-# documents (not in document order) cannot change their chains.
-RESIDENT_MODELS = frozenset({"lda"})
 #: A local-state visit whose result's count matrices are kept and sent as nonzeros.
 COMPACT_VISIT = functools.partial(worker.compact_visit, local_state.visit)
 #: How long the driver waits for a worker's runner to start before the round runs as tasks.
@@ -96,10 +92,13 @@ def _why(reads: dict) -> str:
             f" x the workers' memory limits together, {mib['workers_memory_bytes']}")
 
 
-class DaskExecutor:
+class DaskExecutor(blocks.HoldsBlocks):
     """Runs a model's reads and tasks on the workers of ``client``."""
 
-    def __init__(self, client: Client, store: str, model: str, resident: bool | None = None):
+    def __init__(self, client: Client, store: str, model: str, resident: bool | None = None,
+                 *, model_resident: bool = False):
+        """``resident``: the documents resident on the workers; None: if they fit
+        (``shards.choose_reads``) when ``model_resident`` (the model's), else not."""
         self.client = client
         self.store = absolute_store(str(store))  # the workers' cwd is not the driver's
         self.model = model
@@ -111,7 +110,7 @@ class DaskExecutor:
         #: how the documents reach the tasks, and why (``shards.choose_reads``)
         self.reads: dict = {"reads": "resident" if resident else "streamed",
                             "given": resident is not None}
-        if resident is None and model in RESIDENT_MODELS:
+        if resident is None and model_resident:
             self.reads = choose_reads(client, self.store)
             # the usual case is a debug message; streaming (slower) is worth telling
             level = logging.DEBUG if self.reads["reads"] == "resident" else logging.INFO

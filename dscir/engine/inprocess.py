@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from dscir.corpus import Corpus
-from dscir.engine import local_state, worker
+from dscir.engine import blocks, local_state, worker
 from dscir.engine.parts import Parts, Timing, split
 
 
-class InProcessExecutor:
+class InProcessExecutor(blocks.HoldsBlocks):
     """Runs a model's reads and tasks in this process, one part."""
 
     n_parts = 1

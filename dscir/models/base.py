@@ -48,10 +48,13 @@ class Config(Protocol):
 class Executor(Protocol):
     """Where a model's worker tasks run (``dscir.engine.dask`` or ``.local``).
 
-    The Dask executor also offers ``submit``/``gather`` (one named, timed task and
-    its value), ``holders`` (which worker holds a result) and ``blocked`` (an array
-    held by the workers in blocks, ``dscir.engine.blocks``): a model whose
-    parameters live on the workers (``models/lda/topics_blocked.py``) uses them.
+    Every executor offers ``blocks`` (a model's K x W state in column blocks for a
+    resolved placement, held in this process or by the workers:
+    ``dscir.engine.blocks.blocks_for``; ``placement.held_blocks``). The Dask
+    executor also offers ``submit``/``gather`` (one named, timed task and its
+    value), ``holders`` (which worker holds a result) and ``blocked`` (the
+    workers' form of the blocks): a model whose parameters live on the workers
+    (``models/lda/topics_blocked.py``) uses them.
     """
 
     n_parts: int
@@ -76,6 +79,11 @@ class Model(Protocol):
     """
 
     name: ClassVar[str]  # run stores, task keys, events: "lda", "dpmm"
+    # Whether its documents may stay resident on the workers (the executor's default
+    # reads): its tasks return integer counts the driver adds exactly in any order,
+    # so grouping a minibatch by the workers holding its documents cannot change
+    # the chain.
+    resident: ClassVar[bool]
     metric: ClassVar[str]  # the held-out score's name, e.g. "perplexity"
     Evaluation: ClassVar[type[NamedTuple]]  # (iteration, <metric>, extras...)
     minibatch: bool
@@ -132,6 +140,7 @@ class ModelDefaults:
 
     local_values: ClassVar[int | None] = None
     local: Any = None
+    resident: ClassVar[bool] = False  # documents streamed to the tasks (``Model.resident``)
 
     def held_state(self) -> None:
         return None

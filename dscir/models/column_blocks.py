@@ -1,9 +1,15 @@
-"""How a parameter array is cut into blocks of columns: set by its shape and a
-setting only, never by the cluster, so a chain built on the blocks is the same
-wherever they are held (in this process, ``models/lda/topics_lazy.py``, or by
-the workers, ``dscir.engine.blocks``)."""
+"""How a parameter array is cut into blocks of columns, and what every model's blocks share.
+
+The cut is set by the array's shape and a setting only, never by the cluster,
+so a chain built on the blocks is the same wherever they are held (in this
+process or by the workers: ``dscir.engine.blocks.blocks_for``). The row
+normalisers of LDA's and the mixtures' blocks are formed the same way: each
+block's row log-sum-exp (``row_lse``, ``ROWS`` rows at a time), combined in
+block order (``combine``)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,3 +32,31 @@ def columns_by_block(cols: np.ndarray, bounds: np.ndarray) -> list[tuple[int, np
 def join_columns(*pieces: np.ndarray) -> np.ndarray:
     """The columns of consecutive blocks side by side (in block order)."""
     return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
+
+
+#: Rows of a K x width block a block function forms a temporary of at once.
+ROWS = 64
+
+
+def row_chunks(n_rows: int) -> list[slice]:
+    """Slices of ``ROWS`` rows covering ``n_rows``."""
+    return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]
+
+
+def row_lse(log_theta: np.ndarray) -> np.ndarray:
+    """log sum exp along each row (the block's share of the row normaliser),
+    ``ROWS`` rows at a time (each row's sum is its own: the same bits)."""
+    out = np.empty(log_theta.shape[0])
+    for rows in row_chunks(log_theta.shape[0]):
+        part = log_theta[rows]
+        top = part.max(axis=1)
+        out[rows] = top + np.log(np.exp(part - top[:, None]).sum(axis=1))
+    return out
+
+
+def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
+    """The row normalisers from the blocks' ``lse``, added in block order."""
+    out = np.asarray(lses[0], dtype=np.float64)
+    for x in lses[1:]:
+        out = np.logaddexp(out, x)
+    return out

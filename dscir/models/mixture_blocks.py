@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dscir.models.lda.vocabulary_blocks import combine, row_lse
+from dscir.models.column_blocks import combine, row_lse
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 

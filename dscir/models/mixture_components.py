@@ -28,18 +28,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dscir.errors import DscirError
+from dscir.models import placement as rule
+from dscir.models.column_blocks import combine
 from dscir.models.dpmm.sticks import prior_components
 from dscir.models.dpmm.tasks import add_allocations
 from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
-                                         block_outputs, combine,
-                                         extend_block, head_block, log_theta_columns,
-                                         permute_block, row_totals, state_row_lse,
-                                         sparse_allocation, step_block)
+                                         block_outputs, extend_block, head_block,
+                                         log_theta_columns, permute_block, row_totals,
+                                         state_row_lse, sparse_allocation, step_block)
 from dscir.samplers.simplex import normalize_log
 
-PLACEMENTS = ("auto", "driver", "workers")
+PLACEMENTS = rule.PLACEMENTS
 
 #: From this many component parameters (K x W at the start) on, ``placement="auto"``
 #: keeps them on the workers: the driver placement ships each part's task the
@@ -55,19 +55,11 @@ BLOCK_ENTRIES = 1 << 20
 
 
 def resolve_placement(placement: str, n_rows: int, n_words: int, executor) -> str:
-    """``"driver"`` or ``"workers"``: the setting itself, or for ``"auto"`` the
-    workers when K x W >= WORKERS_FROM_ENTRIES and the executor has workers to
-    hold the blocks (a Dask one)."""
-    if placement not in PLACEMENTS:
-        raise DscirError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
-    on_workers = hasattr(executor, "blocked")
-    if placement == "workers" and not on_workers:
-        raise DscirError("placement='workers' needs a Dask cluster (the components live on "
-                         "its workers); use placement='driver' here")
-    if placement != "auto":
-        return placement
-    big = int(n_rows) * int(n_words) >= WORKERS_FROM_ENTRIES
-    return "workers" if big and on_workers else "driver"
+    """``"driver"`` or ``"workers"``: the one rule (``dscir.models.placement``) with
+    the mixtures' threshold: for ``"auto"`` the workers when K x W >=
+    WORKERS_FROM_ENTRIES and the executor has workers to hold the blocks."""
+    return rule.resolve_placement(placement, int(n_rows) * int(n_words), executor,
+                                  WORKERS_FROM_ENTRIES, held="the components")
 
 
 def held_components(placement: str, executor, sampler, state):
@@ -138,7 +130,8 @@ class WorkerComponents:
     def __init__(self, executor, sampler, state):
         self.executor, self.sampler = executor, sampler
         n_rows, n_words = np.shape(state[0])
-        self.blocks = executor.blocked(n_rows, n_words, BLOCK_ENTRIES)
+        self.blocks = rule.held_blocks(executor, "workers", n_rows, n_words, BLOCK_ENTRIES,
+                                       "the components")
         self.norm = np.zeros(0)
         self.load(sampler.arrays(state))
 

@@ -85,7 +85,7 @@ def write_report(run: str | Path, store: str, out: str | Path, client=None, *,
     with session(client) as cl:
         coh.check_top(top, model.topic_word_.shape[1])
         top_ids = fitted.top_ids(model.topic_word_, top)
-        with executor_for("lda", store, cl) as ex:
+        with executor_for("lda", store, cl, resident=True) as ex:
             counts = coh.count(ex, np.arange(n_docs, dtype=np.int64), top_ids)
         values = {m: coh.coherence(counts, m, top).per_topic for m in MEASURES}
         diagnosis, why = None, ("One chain: fit with --chains 4 (n_chains=4) to compare "

@@ -51,7 +51,7 @@ def test_lda_diagnosis_is_the_dense_one(tmp_path, one_worker, monkeypatch):
     model = LDA(n_topics=K, batch_size=40, sweeps=6, n_iter=10, burn_in=4, thin=1,
                 eval_sweeps=6, seed=3, progress=False)
     model.fit(store, client=one_worker, out=tmp_path / "run", n_chains=2)
-    with executor_for("lda", store, one_worker) as executor:
+    with executor_for("lda", store, one_worker, resident=True) as executor:
         perms, ids, rhat, ess, scores = dense_lda_diagnosis(tmp_path / "run", executor)
     monkeypatch.setattr(kept_samples, "BLOCK_ENTRIES", 2 * 2 * 6 * K)
     d = model.diagnose(one_worker, top=TOP)

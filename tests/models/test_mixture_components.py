@@ -17,9 +17,8 @@ import pytest
 from dscir import DPMixture, Mixture
 from dscir.engine.dask import DaskExecutor
 from dscir.models import mixture_components
-from dscir.models.column_blocks import block_bounds
+from dscir.models.column_blocks import block_bounds, combine, row_lse
 from dscir.models.dpmm.tasks import AllocationResult
-from dscir.models.lda.vocabulary_blocks import combine, row_lse
 from dscir.models.mixture_blocks import sparse_allocation, state_row_lse
 from dscir.models.mixture_components import WorkerComponents, resolve_placement
 from dscir.rng import derive

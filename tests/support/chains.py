@@ -15,7 +15,7 @@ from dscir.models import dpmm, lda
 def lda_chain(client, store: str, config) -> Chain:
     """An LDA chain of ``config`` on ``store`` with its tasks on ``client``."""
     return Chain(lda.LDAModel, config, store,
-                 DaskExecutor(client, store, "lda"))
+                 DaskExecutor(client, store, "lda", model_resident=True))
 
 
 def dpmm_chain(client, store: str, config, **options) -> Chain:

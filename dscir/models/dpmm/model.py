@@ -81,6 +81,7 @@ class _DPMixture(MixtureBase):
     hold) and their held-out score."""
 
     name = "dpmm"
+    resident = False  # its allocations are written in document order
     unit = "users"
     Evaluation = DPEvaluation
     sample_arrays = staticmethod(sample_arrays)

@@ -3,8 +3,8 @@
 Both placements of ``scir_step="lazy"`` hold the topics as the same blocks of
 word columns (``models.column_blocks.block_bounds``: set by K, W and
 ``block_entries``, never by the cluster) and run the functions below on them:
-the driver in a loop (``topics_lazy.LazyDriverTopics``), the workers as tasks
-on blocks they hold (``topics_lazy_blocked.LazyWorkerTopics``). Every number
+one class, ``topics_lazy.LazyTopics``, on the engine's blocks held in this
+process or by the workers (``dscir.engine.blocks.blocks_for``). Every number
 the chain uses is computed by the same function on the same block in the same
 order (row moments summed in block order), so the two placements run one chain
 bit for bit, on any number of workers.

@@ -5,10 +5,11 @@ and its step-size schedule, the Gibbs kernel, the iteration's statistics,
 the divergence check, the kept-sample bookkeeping and the held-out score. Its
 ``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
 (one dense state on the driver), ``WorkerTopics`` (vocabulary blocks on the
-workers) or, with ``scir_step="lazy"``, ``LazyDriverTopics`` /
-``LazyWorkerTopics`` (the lazy SCIR step's blocks on either), chosen once
-from the configuration's placement, resolved on the corpus (``placement.resolve_placement``: the estimator resolves it first, so
-the run records what ran).
+workers) or, with ``scir_step="lazy"``, ``LazyTopics`` (the lazy SCIR step's
+blocks in either form of the engine's blocks), chosen once from the
+configuration's placement, resolved on the corpus
+(``placement.resolve_placement``: the estimator resolves it first, so the run
+records what ran).
 """
 
 from __future__ import annotations
@@ -25,11 +26,7 @@ from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
 from dscir.models.lda.topics import TOPIC_STATES
-from dscir.models.lda.topics_lazy import LazyDriverTopics
-from dscir.models.lda.topics_lazy_blocked import LazyWorkerTopics
-
-#: The ``TopicState`` class of each resolved placement under the lazy SCIR step.
-LAZY_TOPIC_STATES: dict[str, type] = {"driver": LazyDriverTopics, "workers": LazyWorkerTopics}
+from dscir.models.lda.topics_lazy import LazyTopics
 from dscir.samplers import get_sampler
 
 
@@ -53,6 +50,7 @@ class LDAModel:
     placement) and how an iteration moves them."""
 
     name = "lda"
+    resident = True  # integer counts added exactly in any order (``base.Model.resident``)
     metric = "perplexity"
     Evaluation = LDAEvaluation
     minibatch = True
@@ -73,9 +71,12 @@ class LDAModel:
                              ".chain_config(store)); a chain's configuration runs 'dense' "
                              "or 'lazy'")
         placement = resolve_placement(config, data.n_words)
-        states = LAZY_TOPIC_STATES if config.scir_step == "lazy" else TOPIC_STATES
-        topics = states[placement]
-        self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
+        if config.scir_step == "lazy":  # one class, its blocks in the placement's form
+            self.topics = LazyTopics(config, data.n_words, self.sampler, self.kernel, executor,
+                                     placement)
+        else:
+            topics = TOPIC_STATES[placement]
+            self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
         # Warm starts: the engine gives the documents' stored assignments (token
         # topics, K values) as ``local``.
         self.local_values = config.n_topics if config.warm_start else None

@@ -36,10 +36,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir.rng import domains
-from dscir.errors import DscirError
+from dscir.models.column_blocks import combine
+from dscir.models.placement import held_blocks
 from dscir.models.lda.vocabulary_blocks import (
     block_arrays, block_columns, block_from_arrays, block_lse, block_mean_log_columns,
-    block_output, block_outputs, combine, gibbs_from_columns, gibbs_summary, init_block,
+    block_output, block_outputs, gibbs_from_columns, gibbs_summary, init_block,
     keep_block, row_totals, start_block, step_block)
 from dscir.rng import derive
 from dscir.samplers.simplex import normalize_log
@@ -58,13 +59,11 @@ def by_holder(holders: list[str | None]) -> list[list[int]]:
     return list(groups.values())
 
 
-def vocabulary_blocks_on(executor, config, n_words: int):
-    """The executor's blocked K x W array (``dscir.engine.blocks``), or the error of
-    an executor without workers to hold it."""
-    if not hasattr(executor, "blocked"):
-        raise DscirError("placement='workers' needs a Dask cluster (the topics live on "
-                         "its workers); use placement='driver' here")
-    return executor.blocked(config.n_topics, n_words, config.block_entries)
+def vocabulary_blocks_on(executor, config, n_words: int, placement: str = "workers"):
+    """The topics' K x W blocks for ``placement`` from the executor (the engine's
+    ``blocks_for``), or the error of an executor without workers to hold them."""
+    return held_blocks(executor, placement, config.n_topics, n_words, config.block_entries,
+                       "the topics")
 
 
 class WorkerTopics:

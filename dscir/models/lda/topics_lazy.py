@@ -1,23 +1,41 @@
-"""LDA's topics on the driver with the lazy SCIR step: an iteration costs O(K x U + K).
+"""LDA's topics under the lazy SCIR step: one class on either form of the engine's blocks.
 
-``LazyDriverTopics`` is the ``topics.TopicState`` of ``scir_step="lazy"`` with
-the topics on the driver (docs/lazy_scir.md, "Wiring it into the LDA model").
-The topics are the vocabulary blocks of the workers placement
-(``lazy_blocks``), stepped here in a loop by the same functions, so the two
-placements run one chain bit for bit. Iteration ``m`` with key
-``derive(seed, SAMPLER, m)``: the minibatch's U distinct words (the union of
-the parts' words) catch up to the clock (``touch_block``), the row totals are
-the ``"draw"`` normaliser of the blocks' moments summed in block order, each
-part gets its columns (log phi rescaled per column, as
-``kernels.phi_columns``, float32 as on the wire), the tasks' integer counts
-are added into K x U (exact in any order) and every block steps (its U
-columns with a_hat = beta + counts x D / |S| / n_kept, the others by O(K)
-bookkeeping). No K x W array is made per iteration: a kept sample is recorded
-with the ``"mean"`` normaliser (its phi added to each column in closed form
-when the column is next touched), so the run keeps no ``samples/phi`` rows,
-only their mean (``phi_mean``). Checkpoints hold the unrealized state
+``LazyTopics`` is the ``topics.TopicState`` of ``scir_step="lazy"``
+(docs/lazy_scir.md, "Wiring it into the LDA model"). Its topics are the
+vocabulary blocks of ``lazy_blocks`` held in the form the resolved placement
+gives (``dscir.engine.blocks.blocks_for``): plain values in this process
+(``placement="driver"``) or futures held by the workers (``"workers"``). The
+same block functions run on either, in the same order, so the two placements
+run one chain bit for bit, on any number of workers. Iteration ``m`` (key
+``derive(seed, SAMPLER, m)``), with no round trip before the one that ends it:
+
+1. the blocks holding the minibatch's U distinct words (the union of the
+   parts' words) touch them (catch-up, O(K x their words)); each touched
+   block's moments (O(K)) and those gathered last round for the others go to
+   one ``lazy-norm`` task (the ``"draw"`` normaliser, summed in block order);
+2. each part gets its phi columns with that normaliser (log phi rescaled per
+   column, as ``kernels.phi_columns``, float32 as on the wire): cut where the
+   blocks live. In this process they go to the executor's Gibbs tasks (warm
+   starts too); on the workers they are cut once per worker and met by its
+   parts' tasks there (as ``WorkerTopics.gibbs``);
+3. every block steps: its words of U with their integer counts (from the
+   ``SparseCounts`` routed to it, exact in any order) and a_hat = beta +
+   counts x D / |S| / n_kept, the others by O(K) bookkeeping; every block's
+   moments, finiteness and cost counter are gathered with the tasks' tokens in
+   one round.
+
+No K x W array is made per iteration: a kept sample is recorded on every block
+with the ``"mean"`` normaliser of the gathered moments (its phi added to each
+column in closed form when the column is next touched), so the run keeps no
+``samples/phi`` rows, only their mean (``phi_mean``). Readers of a block run
+before the task that changes it in place (the version check in ``lazy_blocks``
+makes any other order an error). Checkpoints hold the unrealized state
 (``lazy_blocks.packed``/``small``), so the chain does not depend on when they
-are written; the run's final ``state/log_theta`` is realized on a copy.
+are written; the run's final ``state/log_theta`` is realized on a copy. Where
+the K x W arrays are written is the one difference of the forms, about
+memory: in this process the driver writes them (``arrays``,
+``write_run_arrays`` return them); on the workers the blocks write their own
+columns (``held``, ``write_run_arrays``) and the driver only the O(K) fields.
 """
 
 from __future__ import annotations
@@ -27,13 +45,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dscir.rng import domains
-from dscir.models.column_blocks import block_bounds, columns_by_block, join_columns
 from dscir.models.lda.lazy_blocks import (
-    block_moments, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
-    lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_small, mean_norm, packed,
-    small, spans, stack_small, start_lazy_block, step_counts, summed_moments, touch_block)
-from dscir.models.lda.tasks import gibbs_sparse_counts
-from dscir.models.lda.topics_blocked import COLUMN_DTYPE
+    block_summary, check_lazy_arrays, draw_norm, from_packed, keep_lazy_block,
+    lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_mean_log_columns,
+    lazy_small, mean_norm, packed, small, stack_small, start_lazy_block, step_lazy_block,
+    summed_moments, touch_block)
+from dscir.models.lda.tasks import gibbs_sparse_counts, sparse_counts
+from dscir.models.lda.topics_blocked import COLUMN_DTYPE, WorkerTopics, vocabulary_blocks_on
+from dscir.models.lda.vocabulary_blocks import gibbs_summary
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
 
@@ -45,156 +64,220 @@ def minibatch_words(words) -> np.ndarray:
     return np.unique(np.concatenate([np.asarray(w, np.int64) for w in words]))
 
 
-def add_counts_u(counts: np.ndarray, u: np.ndarray, results: list[Any]) -> np.ndarray:
-    """Add tasks' integer counts (dense ``GibbsResult`` or ``SparseCounts``) into
-    the K x U total of the minibatch's words ``u`` (exact in any order)."""
-    for r in results:
-        if hasattr(r, "topic_word"):
-            counts[:, np.searchsorted(u, r.words)] += r.topic_word
-        else:
-            counts[r.topics, np.searchsorted(u, r.word_ids)] += r.values
-    return counts
+def kept_sweeps(config) -> int:
+    """n_kept: the sweeps a Gibbs task counts of a visit (after ``config.burn`` with
+    warm starts, after the kernels' own ``sweeps // 2`` otherwise)."""
+    return config.sweeps - (config.burn if config.warm_start else config.sweeps // 2)
 
 
-class LazyDriverTopics:
-    """LDA's topics as lazy SCIR blocks (``lazy_blocks.LazyBlock``) on the driver."""
+def block_moments_of(block, versions: np.ndarray, beta: float) -> np.ndarray:
+    """A touched block's moments (``block_summary``'s first value)."""
+    return block_summary(block, versions, beta)[0]
 
-    placement: ClassVar[str] = "driver"
+
+def lazy_mean_columns_all(block, versions: np.ndarray, norm: np.ndarray, beta: float,
+                          n_samples: int) -> np.ndarray:
+    """All the block's columns of the kept mean phi, or with ``n_samples`` 0 of the
+    current phi's conditional mean."""
+    s = block.state if n_samples else block.state._replace(
+        kept=block.state.kept._replace(n=0))
+    return lazy_mean_columns(block._replace(state=s), None, versions, norm, beta)
+
+
+def untimed_counts(result) -> tuple[Any, None]:
+    """A Gibbs task's result run by the executor (``SparseCounts``, or the dense
+    counts of a warm start made sparse, exactly) as a block step takes it."""
+    return (sparse_counts(result) if hasattr(result, "topic_word") else result), None
+
+
+class LazyTopics:
+    """LDA's topics as lazy SCIR blocks (``lazy_blocks.LazyBlock``) held where
+    ``placement`` says; the driver keeps their O(K) moments."""
+
+    placement: str = "driver"  # this instance's: "driver" or "workers"
     kept_rows: ClassVar[tuple[str, ...]] = ()  # a K x W row per kept sample would be O(K W)
 
-    def __init__(self, config, n_words: int, sampler, kernel: str, executor=None):
-        self.config, self.kernel = config, kernel
-        self.bounds = block_bounds(config.n_topics, n_words, config.block_entries)
-        self.blocks = [start_lazy_block(j, lo, hi, config.seed, config.n_topics)
-                       for j, lo, hi in spans(self.bounds)]
-        self.versions = np.zeros(len(self.blocks), np.int64)
-        self.n_samples = 0
-        self.iteration = 0  # the last iteration stepped (names the final realization's streams)
-        self._u = np.zeros(0, np.int64)
+    def __init__(self, config, n_words: int, sampler, kernel: str, executor,
+                 placement: str = "driver"):
+        self.config, self.sampler, self.kernel = config, sampler, kernel
+        self.n_words, self.n_samples, self.iteration = n_words, 0, 0
+        self.placement = placement
+        self.blocks = vocabulary_blocks_on(executor, config, n_words, placement)
+        self.blocks.start("lazy-block-init", start_lazy_block, config.seed, config.n_topics)
+        self.versions = np.zeros(self.blocks.n_blocks, np.int64)
+        self._u, self._m = np.zeros(0, np.int64), 0
+        self.normalise()
+
+    def normalise(self, extra=()) -> list[Any]:
+        """Gather every block's moments, finiteness and cost with ``extra`` timed
+        results in one round; returns the values of ``extra``."""
+        out, values = self.blocks.summarise("lazy-block-moments", block_summary,
+                                            self.versions.copy(), self.config.beta,
+                                            extra=extra)
+        self.moments = [o[0] for o in out]
+        self._finite = all(o[1] for o in out)
+        self._entries = int(sum(o[2] for o in out))
+        self.norm = mean_norm(self.moments)  # the kept samples' and the readers' totals
+        return values
 
     def _key(self, m: int) -> int:
         return derive(self.config.seed, domains.SAMPLER, m)
 
-    def _moments(self) -> list[np.ndarray]:
-        return [block_moments(b, self.versions, self.config.beta) for b in self.blocks]
-
-    def columns(self, words, near=None, m: int = 0) -> list[np.ndarray]:
-        """Iteration ``m``'s phi columns of each part's ``words``: the minibatch's
-        columns caught up to the clock, row totals by the ``"draw"`` normaliser."""
-        beta, key = self.config.beta, self._key(m)
+    def columns(self, words, near=None, m: int | None = None) -> list[Any]:
+        """The phi columns of each ``words`` (iteration ``m``, default the one
+        ``gibbs`` runs): the minibatch's blocks touched, the ``"draw"`` normaliser
+        from their moments, the columns cut (futures on the workers)."""
+        if m is not None:
+            self._m = m
+        beta, key, ex = self.config.beta, self._key(self._m), self.blocks.executor
         self._u = minibatch_words(words)
-        for b, _ in columns_by_block(self._u, self.bounds):
-            self.blocks[b] = touch_block(self.blocks[b], self._u, self.versions, beta, key)
-            self.versions[b] += 1
-        norm = draw_norm(key, *self._moments())
-        out = []
-        for w in words:
-            held = columns_by_block(np.asarray(w, np.int64), self.bounds)
-            out.append(join_columns(*[lazy_block_columns(self.blocks[b], part, self.versions,
-                                                         norm, COLUMN_DTYPE)
-                                      for b, part in held]))
-        return out
+        touched = self.blocks.update_holding("lazy-touch", touch_block, self._u,
+                                             self.versions.copy(), beta, key)
+        self.versions[touched] += 1
+        fresh = dict(zip(touched, self.blocks.each("lazy-moments", touched, block_moments_of,
+                                                   self.versions.copy(), beta)))
+        moments = [fresh.get(b, m) for b, m in enumerate(self.moments)]
+        norm = ex.submit("lazy-norm", draw_norm, key, *moments)
+        return self.blocks.cut("lazy-columns", lazy_block_columns, words,
+                               (self.versions.copy(), norm, COLUMN_DTYPE), near)
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
+        """The parts' Gibbs tasks, as ``(SparseCounts, TaskTime)`` results (futures on
+        the workers, where the columns are cut once per worker)."""
+        self._m = m
+        if not self.blocks.in_process:
+            return WorkerTopics.gibbs(self, executor, m, parts, words, local)
         cfg = self.config
         key = derive(cfg.seed, domains.GIBBS)
-        cols = self.columns(words, m=m)
+        cols = self.columns(words)
         if cfg.warm_start:
             args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, False) for c in cols]
-            return executor.run("gibbs", warm_gibbs_counts, parts, args, local=local)
-        args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
-        return executor.run("gibbs", gibbs_sparse_counts, parts, args)
+            results = executor.run("gibbs", warm_gibbs_counts, parts, args, local=local)
+        else:
+            args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
+            results = executor.run("gibbs", gibbs_sparse_counts, parts, args)
+        return [untimed_counts(r) for r in results]
 
-    def step(self, executor, m: int, results: list[Any], words, scale: float,
+    def step(self, executor, m: int, gibbs: list[Any], words, scale: float,
              h: float) -> dict[str, Any]:
-        """Every block's step, its columns of U with their K x U counts."""
-        cfg, u = self.config, self._u
-        counts = add_counts_u(np.zeros((cfg.n_topics, u.size), np.int64), u, results)
-        cuts = np.searchsorted(u, self.bounds)
-        factor, key = scale / results[0].n_kept, self._key(m)
-        for b in range(len(self.blocks)):
-            lo, hi = cuts[b], cuts[b + 1]
-            self.blocks[b] = step_counts(self.blocks[b], self.versions, u[lo:hi],
-                                         np.ascontiguousarray(counts[:, lo:hi]), cfg.beta,
-                                         factor, h, key)
+        """Every block's step with the counts of its words, then the blocks' moments
+        and the Gibbs tasks' tokens gathered in one round."""
+        cfg = self.config
+        factor = scale / kept_sweeps(cfg)
+        args = (self.versions.copy(), self._u, cfg.beta, factor, h, self._key(m))
+        self.blocks.update("lazy-block-step", step_lazy_block, args,
+                           self.blocks.route(gibbs, words))
         self.versions += 1
         self.iteration = m
-        return {"n_tokens": int(sum(r.n_tokens for r in results)), "lazy_entries": self.entries()}
+        summaries = [self.blocks.executor.submit("gibbs-summary", gibbs_summary, g, j=j)
+                     for j, g in enumerate(gibbs)]
+        n_tokens = int(sum(self.normalise(summaries)))
+        return {"n_tokens": n_tokens, "lazy_entries": self.entries()}
 
     def finite(self) -> bool:
-        """The stepped columns and the row moments: O(K U), not O(K W)."""
-        return bool(all(b.finite for b in self.blocks)
-                    and np.isfinite(summed_moments(self._moments())).all())
+        """The stepped columns and the row moments, as gathered after the last step:
+        O(K U), not O(K W)."""
+        return bool(self._finite and np.isfinite(summed_moments(self.moments)).all())
 
     def entries(self) -> int:
-        """State entries visited so far, all blocks (the cost counter; ``lazy_entries``
-        in the run's history)."""
-        return int(sum(b.state.entries for b in self.blocks))
+        """State entries visited so far, all blocks, as of the last step (the cost
+        counter; ``lazy_entries`` in the run's history)."""
+        return self._entries
 
     def keep(self) -> dict[str, np.ndarray]:
-        norm = mean_norm(self._moments())
-        for b in range(len(self.blocks)):
-            self.blocks[b] = keep_lazy_block(self.blocks[b], self.versions, norm)
+        self.blocks.map("lazy-block-keep", keep_lazy_block, self.versions.copy(), self.norm)
         self.versions += 1
         self.n_samples += 1
         return {}
 
-    def _mean(self, n_samples: int) -> np.ndarray:
-        norm = mean_norm(self._moments())
-        parts = []
-        for b in self.blocks:
-            s = b.state if n_samples else b.state._replace(kept=b.state.kept._replace(n=0))
-            parts.append(lazy_mean_columns(b._replace(state=s), None, self.versions, norm,
-                                           self.config.beta))
-        return np.concatenate(parts, axis=1)
+    def mean_log_columns(self, words) -> list[Any]:
+        return self.blocks.cut("lazy-mean-columns", lazy_mean_log_columns, words,
+                               (self.versions.copy(), self.norm, self.config.beta))
+
+    def _gathered(self, fn, *args) -> list[Any]:
+        return self.blocks.gather("lazy-block-read", fn, self.versions.copy(), *args)
+
+    def mean_phi(self) -> np.ndarray:
+        """The kept samples' mean phi (before the first keep: ``exp(log_phi())``)."""
+        return np.concatenate(self._gathered(lazy_mean_columns_all, self.norm,
+                                             self.config.beta, self.n_samples), axis=1)
 
     def log_phi(self) -> np.ndarray:
         """log of the current phi's conditional mean, E[theta | x] / E[R | x] (O(K W);
         read-only: a sample would need the columns realized)."""
         with np.errstate(divide="ignore"):
-            return np.log(self._mean(0))
+            return np.log(np.concatenate(self._gathered(
+                lazy_mean_columns_all, self.norm, self.config.beta, 0), axis=1))
 
-    def mean_phi(self) -> np.ndarray:
-        """The kept samples' mean phi (before the first keep: ``exp(log_phi())``)."""
-        return self._mean(self.n_samples)
-
-    def mean_log_columns(self, words) -> list[np.ndarray]:
-        with np.errstate(divide="ignore"):
-            lphi = np.log(self.mean_phi())
-        return [np.ascontiguousarray(lphi[:, w]) for w in words]
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The whole state: ``lazy/columns`` and the blocks' small fields."""
-        cols = [packed(b, self.versions)["columns"] for b in self.blocks]
-        return {"lazy/columns": np.concatenate(cols, axis=1),
-                **stack_small([small(b, self.versions) for b in self.blocks]),
+    def _small_arrays(self) -> dict[str, np.ndarray]:
+        return {**stack_small(self._gathered(small)),
                 "lazy_iteration": np.array(self.iteration, np.int64)}
 
     def state_arrays(self) -> dict[str, np.ndarray]:
-        """The whole state as arrays (``arrays``; the workers placement gathers them)."""
-        return self.arrays()
+        """The whole state as arrays: ``lazy/columns`` (gathered from the workers:
+        O(K W)) and the blocks' small fields."""
+        cols = [p["columns"] for p in self._gathered(packed)]
+        return {"lazy/columns": np.concatenate(cols, axis=1), **self._small_arrays()}
 
-    def held(self) -> None:
-        return None
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The driver's part of a checkpoint: in this process the whole state
+        (``state_arrays``); on the workers the blocks' O(K) fields (they write
+        their columns themselves, ``held``)."""
+        return self.state_arrays() if self.blocks.in_process else self._small_arrays()
+
+    def held(self) -> HeldLazyBlocks | None:
+        if self.blocks.in_process:
+            return None
+        return HeldLazyBlocks(self, self.n_samples, self.arrays())
 
     def restore(self, arrays: dict[str, Any], n_samples: int) -> None:
+        """Blocks from a checkpoint: their columns read on the workers (``HeldArray``
+        parts) or carried, the O(K) fields from the driver."""
         check_lazy_arrays(arrays)
-        fields = lazy_small(arrays)
-        self.blocks = [from_packed(j, lo, {"lazy/columns": np.asarray(
-            arrays["lazy/columns"])[:, lo:hi]}, fields) for j, lo, hi in spans(self.bounds)]
+        self.blocks.load("lazy-block-load", from_packed,
+                         {"lazy/columns": arrays["lazy/columns"]}, lazy_small(arrays))
         self.versions[:] = 0
         self.iteration = int(np.asarray(arrays["lazy_iteration"]))
         self.n_samples = int(n_samples)
+        self.normalise()
+
+    def _outputs_args(self) -> tuple:
+        key = derive(self.config.seed, domains.SAMPLER, self.iteration, 1)
+        return self.versions.copy(), self.norm, self.config.beta, key
 
     def run_arrays(self) -> dict[str, np.ndarray]:
         """The final state realized at the clock on a copy (the chain goes on from
         the unrealized one) and the kept mean."""
-        key = derive(self.config.seed, domains.SAMPLER, self.iteration, 1)
-        norm = mean_norm(self._moments())
-        outs = [lazy_block_outputs(b, self.versions, norm, self.config.beta, key)
-                for b in self.blocks]
+        outs = self.blocks.gather("lazy-block-output", lazy_block_outputs,
+                                  *self._outputs_args())
         return {k: np.concatenate([o[k] for o in outs], axis=1) for k in outs[0]}
 
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
-        """The run's arrays, for the driver to write."""
-        return self.run_arrays()
+        """The run's arrays: in this process returned for the driver to write; on the
+        workers ``state/log_theta`` (realized on copies) and ``phi_mean`` written
+        from the blocks, nothing returned."""
+        if self.blocks.in_process:
+            return self.run_arrays()
+        self.blocks.write("lazy-block-write", root, {"state/log_theta": "state/log_theta",
+                                                     "phi_mean": "phi_mean"},
+                          self.config.n_topics, lazy_block_outputs, *self._outputs_args())
+        return {}
+
+
+class HeldLazyBlocks:
+    """A checkpoint's ``lazy/columns`` as the workers' blocks hold them
+    (``HeldState``): each block writes its own columns; once in place the blocks
+    restart from it."""
+
+    names = ["lazy/columns"]
+
+    def __init__(self, topics: LazyTopics, n_samples: int, small_arrays: dict):
+        self.topics, self.n_samples, self.small = topics, n_samples, small_arrays
+
+    def write(self, group: str) -> None:
+        k = self.topics.config.n_topics
+        self.topics.blocks.write("lazy-block-write", group, {"columns": "state/lazy/columns"},
+                                 2 * k + 2, packed, self.topics.versions.copy())
+
+    def restart(self, arrays: dict[str, Any]) -> None:
+        self.topics.restore({**self.small, **arrays}, self.n_samples)

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dscir.rng import domains
+from dscir.models.column_blocks import row_chunks, row_lse
 from dscir.models.lda.tasks import SparseCounts, gibbs_sparse_counts
 from dscir.rng import derive
 
@@ -39,34 +40,6 @@ class Block(NamedTuple):
     phi_sum: np.ndarray | None  # float64 [K, width]: the kept samples' phi summed (None: none)
     lse: np.ndarray  # float64 [K]: log sum exp of the block's log theta per row
     task: Any = None  # the engine's TaskTime: when and where the step that made it computed
-
-
-#: Rows of a K x width block a block function forms a temporary of at once.
-ROWS = 64
-
-
-def row_chunks(n_rows: int) -> list[slice]:
-    """Slices of ``ROWS`` rows covering ``n_rows``."""
-    return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]
-
-
-def row_lse(log_theta: np.ndarray) -> np.ndarray:
-    """log sum exp along each row (the block's share of the row normaliser),
-    ``ROWS`` rows at a time (each row's sum is its own: the same bits)."""
-    out = np.empty(log_theta.shape[0])
-    for rows in row_chunks(log_theta.shape[0]):
-        part = log_theta[rows]
-        top = part.max(axis=1)
-        out[rows] = top + np.log(np.exp(part - top[:, None]).sum(axis=1))
-    return out
-
-
-def combine(lses: Sequence[np.ndarray]) -> np.ndarray:
-    """The row normalisers from the blocks' ``lse``, added in block order."""
-    out = np.asarray(lses[0], dtype=np.float64)
-    for x in lses[1:]:
-        out = np.logaddexp(out, x)
-    return out
 
 
 def new_block(index: int, lo: int, state, phi_sum: np.ndarray | None) -> Block:

@@ -93,6 +93,7 @@ class _FiniteMixture(MixtureBase):
     samples and their held-out score."""
 
     name = "mixture"
+    resident = False  # its allocations are written in document order
     Evaluation = MixtureEvaluation
     sample_arrays = staticmethod(sample_arrays)
 

@@ -32,6 +32,7 @@ import pytest
 import scipy.sparse as sp
 
 from dscir.corpus import CSRBatch
+from dscir.models import column_blocks as cb
 from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.kernels import gibbs_expectations
 from dscir.models.lda.tasks import SparseCounts
@@ -75,7 +76,7 @@ def test_a_block_step_adds_only_the_new_state_and_its_counts():
 
 def test_a_kept_sample_adds_only_the_new_sum():
     b = block()
-    norm = vb.combine([b.lse])
+    norm = cb.combine([b.lse])
     words, out = new_words(vb.keep_block, b, norm, entries=K * WIDTH)
     assert out.phi_sum.sum() == pytest.approx(K)  # one phi: each row sums to one
     assert words < 1.25, f"a first kept sample allocated {words:.2f} words per entry"
@@ -91,24 +92,24 @@ def test_a_block_holds_no_kept_sum_before_its_first_keep():
 
     b = block()
     assert b.phi_sum is None and sizeof(b) < 1.1 * b.state.log_theta.nbytes
-    outputs = vb.block_outputs(b, 0, vb.combine([b.lse]))
+    outputs = vb.block_outputs(b, 0, cb.combine([b.lse]))
     np.testing.assert_array_equal(outputs["phi_sum"], np.zeros_like(b.state.log_theta))
     arrays = {"sampler/log_theta": b.state.log_theta, "phi_sum": outputs["phi_sum"]}
     back = vb.block_from_arrays(0, 0, arrays, type(b.state))
     assert back.phi_sum is None and sizeof(back) < 1.1 * b.state.log_theta.nbytes
-    kept = vb.keep_block(b, vb.combine([b.lse]))
+    kept = vb.keep_block(b, cb.combine([b.lse]))
     again = vb.block_from_arrays(0, 0, {**arrays, "phi_sum": kept.phi_sum}, type(b.state))
     np.testing.assert_array_equal(again.phi_sum, kept.phi_sum)
 
 
 def test_row_chunked_forms_are_the_whole_block_expressions_bit_for_bit():
-    k = 2 * vb.ROWS + 5
+    k = 2 * cb.ROWS + 5
     b = block(seed=3, k=k, width=17)
     lt = b.state.log_theta
     top = lt.max(axis=1)
-    np.testing.assert_array_equal(vb.row_lse(lt), top + np.log(np.exp(lt - top[:, None])
+    np.testing.assert_array_equal(cb.row_lse(lt), top + np.log(np.exp(lt - top[:, None])
                                                                 .sum(axis=1)))
-    norm = vb.combine([b.lse]) + np.linspace(0.0, 1.0, k)
+    norm = cb.combine([b.lse]) + np.linspace(0.0, 1.0, k)
     kept = vb.keep_block(vb.keep_block(b, norm), norm)
     phi = np.exp(lt - norm[:, None])
     np.testing.assert_array_equal(kept.phi_sum, (np.zeros_like(phi) + phi) + phi)

@@ -158,7 +158,7 @@ def test_blocked_step_is_the_dense_step_on_the_block_columns():
         want = sampler.step(sampler.State(dense[:, lo:hi]), 0.5, counts[:, lo:hi] * factor, h,
                             blocks_key(3, m, b.index))
         np.testing.assert_array_equal(got.state.log_theta, want.log_theta)
-        np.testing.assert_array_equal(got.lse, vb.row_lse(want.log_theta))
+        np.testing.assert_array_equal(got.lse, column_blocks.row_lse(want.log_theta))
 
 
 @pytest.mark.parametrize("name", ["sgrld", "gsgrhmc", "sgld", "sghmc"])
@@ -190,7 +190,7 @@ def test_row_totals_are_the_dense_rows_totals():
     _, _, made, dense = dense_blocks(40, 10)
     results = gibbs_results(40, 3)
     counts = add_counts(np.zeros((K, 40), np.int64), results)
-    norm = vb.combine([b.lse for b in made])
+    norm = column_blocks.combine([b.lse for b in made])
     got = vb.row_totals(norm, 2.5, *[(sparse_counts(r), None) for r in results])
     np.testing.assert_allclose(got[0], np.exp(dense).sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(got[1], counts.sum(axis=1) * 2.5)
@@ -205,7 +205,7 @@ def blocks_key(seed: int, m: int, index: int) -> int:
 
 def test_columns_from_blocks_are_the_dense_phi_columns():
     _, _, made, dense = dense_blocks(40, 10)
-    norm = vb.combine([b.lse for b in made])
+    norm = column_blocks.combine([b.lse for b in made])
     words = np.array([0, 3, 9, 10, 21, 22, 39], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
     got = column_blocks.join_columns(*[vb.block_columns(made[b], part, norm, "float64")
@@ -220,7 +220,7 @@ def test_mean_log_columns_from_blocks_are_the_dense_ones():
     phi before any is kept, cut per block and joined (guards against a block's
     columns taken at the wrong offset or the mean not divided)."""
     _, _, made, dense = dense_blocks(40, 10)
-    norm = vb.combine([b.lse for b in made])
+    norm = column_blocks.combine([b.lse for b in made])
     words = np.array([1, 2, 12, 25, 26, 27, 38], np.int64)
     bounds = np.array([b.lo for b in made] + [40])
     kept = [vb.keep_block(vb.keep_block(b, norm), norm) for b in made]

@@ -141,7 +141,7 @@ def test_bad_device_and_warm_start_are_refused():
 def test_gibbs_tasks_need_gpu_workers_on_a_cluster(one_worker, zipf_store):
     from dscir.engine.dask import DaskExecutor
 
-    executor = DaskExecutor(one_worker, zipf_store[0], "lda")
+    executor = DaskExecutor(one_worker, zipf_store[0], "lda", model_resident=True)
     with pytest.raises(DscirError, match="--resources GPU=1"):
         executor.require("gibbs", {"GPU": 1}, cuda_kernels.check_device)
     assert executor.resources == {}

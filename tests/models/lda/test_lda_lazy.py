@@ -9,12 +9,14 @@ import pytest
 
 from dscir import LDA
 from dscir.rng import domains
-from dscir.engine.chain import run_chain
+from dscir.engine.blocks import Immediate
+from dscir.engine.chain import Chain, run_chain
+from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
-from dscir.models.lda import LDAConfig
+from dscir.models.lda import LDAConfig, LDAModel
 from dscir.models.lda.tasks import SparseCounts
 from dscir.models.lda.topics import add_sparse_counts
-from dscir.models.lda.topics_lazy import LazyDriverTopics
+from dscir.models.lda.topics_lazy import LazyTopics, kept_sweeps
 from dscir.rng import derive
 from dscir.runs import write_checkpoint
 from dscir.samplers import cir_lazy
@@ -182,7 +184,7 @@ def sparse_result(rng, k: int, words: np.ndarray, n_kept: int) -> SparseCounts:
 def blocks_state(topics) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """The driver's blocks' log theta (W x K) and column clocks, side by side, and
     each block's clock."""
-    states = [b.state for b in topics.blocks]
+    states = [b.state for b in topics.blocks.futures]
     return (np.concatenate([s.log_theta for s in states]),
             np.concatenate([s.last for s in states]), [s.clock for s in states])
 
@@ -197,17 +199,17 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
     catch-up, a block left behind when it holds no minibatch word (a gap composed
     of the wrong steps), dropping D/|S| or n_kept, or counts on wrong columns."""
     k, w, n_kept, scale = 3, 50, 2, 9.0
-    cfg = lazy_config(n_topics=k, block_entries=k * 10)
+    cfg = lazy_config(n_topics=k, block_entries=k * 10, sweeps=2 * n_kept)
     rng = np.random.default_rng(5)
-    topics = LazyDriverTopics(cfg, w, None, "dense")
-    assert len(topics.blocks) == 5
+    topics = LazyTopics(cfg, w, None, "dense", Immediate())
+    assert topics.blocks.n_blocks == 5 and topics.placement == "driver"
     log_theta, _, _ = blocks_state(topics)
     expected = cir_lazy.init_log(log_theta.T)
     for m, h, top in ((1, 0.3, 20), (2, 0.2, 20), (3, 0.25, 20), (4, 0.1, w), (5, 0.15, w)):
         words = [np.sort(rng.choice(top, 8, replace=False)) for _ in range(3)]
         results = [sparse_result(rng, k, ws, n_kept) for ws in words]
         columns = topics.columns(words, m=m)
-        topics.step(None, m, results, words, scale, h)
+        topics.step(None, m, [(r, None) for r in results], words, scale, h)
         u = np.unique(np.concatenate(words))
         counts = add_sparse_counts(np.zeros((k, w), np.int64), results)[:, u]
         key = derive(cfg.seed, domains.SAMPLER, m)
@@ -220,7 +222,7 @@ def test_step_moves_the_minibatch_columns_with_the_scaled_counts():
         assert np.array_equal(log_theta, expected.log_theta)
         assert np.array_equal(last, expected.last)
         assert clocks == [expected.clock] * 5
-        moments = [b.state.sums for b in topics.blocks]
+        moments = [b.state.sums for b in topics.blocks.futures]
         assert np.allclose(sum(moments), expected.sums, rtol=1e-10)
         if m == 3:  # blocks 2-4 held no minibatch word yet: all their columns lazy
             assert np.all(last[20:] == 0.0)
@@ -253,8 +255,8 @@ def test_divergence_check_reads_the_stepped_columns_and_the_row_moments():
     untouched column is not read."""
     from dscir.models.lda.lazy_blocks import step_counts
 
-    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
-    block = topics.blocks[0]
+    topics = LazyTopics(lazy_config(n_topics=3), 20, None, "dense", Immediate())
+    block = topics.blocks.futures[0]
     block.state.log_theta[7, 1] = np.nan  # not stepped
     words, counts = np.array([2, 5]), np.ones((3, 2))
     block = step_counts(block, topics.versions, words, counts, 0.5, 1.0, 0.1, 7)
@@ -262,9 +264,10 @@ def test_divergence_check_reads_the_stepped_columns_and_the_row_moments():
     block.state.log_theta[5, 1] = np.inf
     block = step_counts(block, topics.versions + 1, words, counts, 0.5, 1.0, 0.1, 8)
     assert not block.finite
-    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
+    topics = LazyTopics(lazy_config(n_topics=3), 20, None, "dense", Immediate())
     assert topics.finite()
-    topics.blocks[0].state.sums[0, 2] = np.inf
+    topics.blocks.futures[0].state.sums[0, 2] = np.inf
+    topics.normalise()  # the moments as the next step gathers them
     assert not topics.finite()
 
 
@@ -274,8 +277,27 @@ def test_a_block_changed_in_place_is_not_read_as_an_older_one():
     silently different chain."""
     from dscir.models.lda.lazy_blocks import lazy_block_columns, touch_block
 
-    topics = LazyDriverTopics(lazy_config(n_topics=3), 20, None, "dense")
+    topics = LazyTopics(lazy_config(n_topics=3), 20, None, "dense", Immediate())
     versions = topics.versions.copy()
-    block = touch_block(topics.blocks[0], np.array([1, 4]), versions, 0.5, 3)
+    block = touch_block(topics.blocks.futures[0], np.array([1, 4]), versions, 0.5, 3)
     with pytest.raises(DscirError, match="lazy block 0 is at version 1, the task expected 0"):
         lazy_block_columns(block, np.array([1, 4]), versions, np.ones(3), "float32")
+
+
+@pytest.mark.parametrize("kw", [{}, {"warm_start": True, "burn_sweeps": 3}])
+def test_the_scale_divides_by_the_sweeps_the_tasks_kept(wide_store, kw):
+    """The step's D / |S| / n_kept takes n_kept from the configuration (the results
+    are futures on the workers): it must be what the Gibbs tasks kept, also for a
+    warm start's own burn-in."""
+    cfg = lazy_config(placement="driver", **kw)
+    chain = Chain(LDAModel, cfg, wide_store, InProcessExecutor(wide_store, "lda"))
+    topics, seen = chain.model.topics, []
+    step = topics.step
+
+    def recorded(executor, m, gibbs, words, scale, h):
+        seen.extend(r.n_kept for r, _ in gibbs)
+        return step(executor, m, gibbs, words, scale, h)
+
+    topics.step = recorded
+    chain.step()
+    assert seen and set(seen) == {kept_sweeps(cfg)}, "the scale's n_kept is not the tasks'"
