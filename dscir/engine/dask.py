@@ -44,6 +44,7 @@ from distributed import Client
 
 from dscir.engine import blocks, local_state, worker
 from dscir.engine.parts import Parts, TaskTime, Timing, split
+from dscir.engine.runners import Runners
 from dscir.engine.shards import ResidentBatch, Shards, choose_reads, packed
 from dscir.errors import DscirError
 from dscir.models import column_blocks
@@ -72,8 +73,6 @@ class Ref(NamedTuple):
 
 #: A local-state visit whose result's count matrices are kept and sent as nonzeros.
 COMPACT_VISIT = functools.partial(worker.compact_visit, local_state.visit)
-#: How long the driver waits for a worker's runner to start before the round runs as tasks.
-RUNNER_START_SECONDS = 30.0
 #: How long an interrupted driver waits for its tasks in flight to end.
 SETTLE_SECONDS = 60.0
 
@@ -121,7 +120,7 @@ class DaskExecutor(blocks.HoldsBlocks):
         self.resources: dict[str, dict[str, float]] = {}  # by task name (``require``)
         #: resident rounds through the workers' runners (False: as tasks, the fallback)
         self.runners = True
-        self._runners: dict[str, tuple[Any, Any]] = {}  # by worker: (future, actor)
+        self._runners = Runners(client, f"dscir-{model}-runner-{self._token}")
 
     @property
     def n_parts(self) -> int:
@@ -291,20 +290,6 @@ class DaskExecutor(blocks.HoldsBlocks):
             self._ran_on(parts, [o[2] for o in out])
         return [o[0] for o in out]
 
-    def _runner(self, address: str) -> Any:
-        """The ``worker.PartRunner`` actor on the worker at ``address`` (made on first use)."""
-        if address not in self._runners:
-            future = self.client.submit(worker.PartRunner, actor=True, workers=[address],
-                                        allow_other_workers=False,
-                                        key=f"dscir-{self.model}-runner-{self._token}-"
-                                            f"{len(self._runners)}")
-            try:  # a worker that died since the grouping never takes it: no wait forever
-                self._runners[address] = (future, future.result(timeout=RUNNER_START_SECONDS))
-            except BaseException:
-                future.cancel()
-                raise
-        return self._runners[address][1]
-
     def _call_runners(self, what: str, fn: Callable, parts: Parts,
                       args: Sequence[tuple]) -> list | None:
         """A resident round through the workers' runners (``worker.PartRunner``): one
@@ -316,13 +301,13 @@ class DaskExecutor(blocks.HoldsBlocks):
         try:
             if any(b.holder is None for b in parts.batches):
                 return None
-            calls = [self._runner(b.holder).run(key(j), fn, [f.key for f in b.shards], b.docs,
-                                                w, *a)
+            calls = [self._runners.on(b.holder).run(key(j), fn, [f.key for f in b.shards],
+                                                    b.docs, w, *a)
                      for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
-            out = [c.result() for c in calls]
+            out = self._runners.results(calls, [b.holder for b in parts.batches])
         except Exception as e:  # the tasks give the same result, or the same error
             log.info("%s: a round runs as tasks (%s: %s)", self.store, type(e).__name__, e)
-            self._runners.clear()
+            self._runners.drop()
             self.shards.stale = True
             return None
         self.timing.add_round(start, time.time(), [o[1] for o in out])
