@@ -57,7 +57,7 @@ def run(client, store: Path, method: str, seed: int, args) -> dict:
     from dscir.engine.chain import Chain
     from dscir.engine.dask import DaskExecutor
     from dscir.engine.inprocess import InProcessExecutor
-    from dscir.models.dpmm import model_type
+    from dscir.models.mixtures.dp import model_type
 
     params = METHODS[method] if args.policy == "reference" else {"sampler": method}
     cfg = DPMixture(**params, policy=args.policy, batch_size=1000 if args.policy ==

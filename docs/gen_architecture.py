@@ -34,7 +34,7 @@ ROLES = {
     "dscir.monitor": "dashboard page, events, metrics",
     "dscir.diagnostics": "KS, KSD, R-hat and ESS on arrays",
     "dscir.display": "plots and tables in a notebook",
-    "dscir.models": "lda/, dpmm/, mixture/: each model's maths and worker tasks, on arrays",
+    "dscir.models": "lda/, mixtures/ (finite, dp): each model's maths and worker tasks, on arrays",
     "dscir.samplers": "SCIR, SGRLD, gSGRHMC, SGLD, SGHMC steps",
     "dscir.corpus": "the Zarr corpus store and its input formats",
     "dscir.rng": "keyed random draws and the table of their domains",

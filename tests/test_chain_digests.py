@@ -79,11 +79,11 @@ LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "315134c582372c75"},
 # of the kept phi is kept.
 LDA_WORKERS_DIGEST = {"x86-64-v3": "761e126db7f886e6", "x86-64-v4": "6dd243dbe0af5eab"}
 # The DP chains' v3 digests changed once with the relabelling move (issue 46:
-# dscir/models/dpmm/relabel.py; the stochastic sampler draws its sticks from v | z
+# dscir/models/mixtures/dp/relabel.py; the stochastic sampler draws its sticks from v | z
 # after it, ``conditional_sticks``); their v4 ones await a v4 machine.
 # The SGRLD chains' (DP and finite mixture-sgrld) v3 digests changed once more: the
 # blocks' row normalisers of a linear-scale state are the log of its row sums
-# (dscir.models.mixture_blocks.state_row_lse), not a log-sum-exp of its logs.
+# (dscir.models.mixtures.blocks.state_row_lse), not a log-sum-exp of its logs.
 DPMM_DIGESTS = {
     "x86-64-v3": {"scir": "9de43d11c18e5942", "sgrld": "b0b872f4e79086dd",
                   "gibbs": "eaa5a6097ec61850"},

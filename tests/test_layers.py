@@ -13,7 +13,7 @@ Two checks on that graph:
 - no circle, between modules and between packages (``dscir.api`` <->
   ``dscir.report`` is a circle even when no two modules form one), at the
   top-level packages of ``dscir`` and one level further (``dscir.models.lda``
-  <-> ``dscir.models.dpmm``);
+  <-> ``dscir.models.mixtures.dp``);
 - no import upwards against ``LAYERS``: a module imports from its own layer's
   packages (acyclically, by the first check) and from the layers below.
 
@@ -230,7 +230,7 @@ def test_no_import_goes_up_a_layer():
 #: packages it must not load.
 LEAVES = (("dscir.rng", ("distributed", "zarr")), ("dscir.samplers", ("distributed", "zarr")),
           ("dscir.corpus", ("distributed",)),
-          ("dscir.models.lda, dscir.models.dpmm, dscir.models.mixture", ("distributed",)))
+          ("dscir.models.lda, dscir.models.mixtures.dp, dscir.models.mixtures.finite", ("distributed",)))
 
 
 @pytest.mark.parametrize("packages, absent", LEAVES, ids=[p.split(",")[0] for p, _ in LEAVES])

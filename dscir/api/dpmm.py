@@ -14,10 +14,10 @@ from dscir.api.params import AUTO, config_values, declare
 from dscir.corpus import Corpus
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError
-from dscir.models.dpmm import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
+from dscir.models.mixtures.dp import (REFERENCE, DPMMConfig, cluster_log_likelihood, model_type,
                                samples_from_arrays)
-from dscir.models.policy import corpus_shape, default_settings, dp_sampler
-from dscir.models.dpmm.model import final_sample, predictive_score
+from dscir.models.mixtures.policy import corpus_shape, default_settings, dp_sampler
+from dscir.models.mixtures.dp.model import final_sample, predictive_score
 
 DPMM_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 UNUSED_STEPS = (1.0, 1.0)  # the step sizes an exact Gibbs chain records (it takes none)
@@ -27,7 +27,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
     """Dirichlet-process mixture of multinomials by the (stochastic) slice sampler.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), phi ~ DP(Dirichlet(a0), alpha),
-    alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.dpmm``.
+    alpha ~ Gamma(alpha_prior[0], rate=alpha_prior[1]). See ``dscir.models.mixtures.dp``.
     Each parameter is declared once in ``dscir.api.mixture_params``.
     ``partial_fit(X_new)`` learns from new documents (``dscir.api.streaming``).
     By default (``n_iter="auto"``) the fit stops where its held-out score stops
@@ -64,7 +64,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         """The held-out users' mean log predictive under each kept sample [chain, draw],
         each part's log phi columns read from the stored sample on the workers."""
         from dscir.api.kept_samples import array_path, column_reader, kept_arrays, stack
-        from dscir.models.dpmm.model import Sample, user_scores
+        from dscir.models.mixtures.dp.model import Sample, user_scores
 
         if heldout.size == 0:
             raise DscirError(f"{runs[0].store} has no held-out users to score")
@@ -105,7 +105,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
     @classmethod
     def _run_ksd(cls, runs, executor, train, batch_size, *, n_words, words, n_sticks):
         from dscir.api.stein import KSDResult, dp_chain_ksd, kept
-        from dscir.models.dpmm import DPMMConfig, samples_from_arrays
+        from dscir.models.mixtures.dp import DPMMConfig, samples_from_arrays
 
         values = []
         for r in runs:

@@ -13,10 +13,10 @@ from dscir.api.mixture_params import MIXTURE
 from dscir.api.params import config_values, declare
 from dscir.corpus import Corpus
 from dscir.corpus.temporary import csr_arrays
-from dscir.models.mixture import (REFERENCE, MixtureConfig, allocation_log_weights,
+from dscir.models.mixtures.finite import (REFERENCE, MixtureConfig, allocation_log_weights,
                                   final_sample, model_type, predictive_score,
                                   samples_from_arrays)
-from dscir.models.policy import corpus_shape, corpus_tokens, mixture_settings
+from dscir.models.mixtures.policy import corpus_shape, corpus_tokens, mixture_settings
 
 MIXTURE_DEFAULTS = REFERENCE  # the reference settings per sampler, by their documented name
 
@@ -25,7 +25,7 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
     """Finite mixture of K multinomials by stochastic-gradient MCMC on Dask, or exact Gibbs.
 
     x_i | z_i ~ Multinomial(n_i, phi_{z_i}), z_i ~ Categorical(pi),
-    phi_k ~ Dirichlet(a0), pi ~ Dirichlet(gamma). See ``dscir.models.mixture``.
+    phi_k ~ Dirichlet(a0), pi ~ Dirichlet(gamma). See ``dscir.models.mixtures.finite``.
     Each parameter is declared once in ``dscir.api.mixture_params``.
 
     Learned attributes: ``weights_`` (K), ``components_`` (K x W) of the final

@@ -3,7 +3,7 @@
 
 Their signatures, constraint tables and docstrings, and ``dscir fit dpmm`` /
 ``dscir fit mixture``'s options are built from these tuples. ``AUTO`` settings
-are the policy's (``dscir.models.policy``); the configuration is built from the
+are the policy's (``dscir.models.mixtures.policy``); the configuration is built from the
 resolved values (``dscir.api.params.config_values``).
 """
 
@@ -14,10 +14,10 @@ import numbers
 from dscir.api.params import AUTO, Interval, Options, Pair, Param
 from dscir.api.stopping_params import n_iter_param, stopping_params
 from dscir.engine.stopping import SCORE_EVERY_PASSES
-from dscir.models.dpmm import INITS, REFERENCE as DP_REFERENCE
-from dscir.models.mixture import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
-from dscir.models.mixture_components import PLACEMENTS
-from dscir.models.policy import POLICIES
+from dscir.models.mixtures.dp import INITS, REFERENCE as DP_REFERENCE
+from dscir.models.mixtures.finite import INITS as MIXTURE_INITS, REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixtures.components import PLACEMENTS
+from dscir.models.mixtures.policy import POLICIES
 
 Int, Real = numbers.Integral, numbers.Real
 POSITIVE = Interval(Real, 0, open_low=True)
@@ -49,14 +49,14 @@ def _policy(rows: str) -> Param:
                  "where the settings left 'auto' come from: 'auto' (from the corpus's "
                  f"vocabulary size and {rows}; on corpora of 1000 words or more the "
                  "components are seeded by k-means++; minibatch min(1000, N/4)) or "
-                 "'reference' (the papers' settings); see dscir.models.policy. The fit "
+                 "'reference' (the papers' settings); see dscir.models.mixtures.policy. The fit "
                  "records the resolved settings.")
 
 
 def _init(rows: str, inits: tuple[str, ...] = INITS, more: str = "") -> Param:
     return Param("init", Options(inits), AUTO,
                  "'random' (components from Gamma(1, 1), the reference start) or 'kmeans++' "
-                 f"(seeded on {rows}, dscir.models.seeding){more}; 'auto': the policy's.",
+                 f"(seeded on {rows}, dscir.models.mixtures.seeding){more}; 'auto': the policy's.",
                  auto=True)
 
 
@@ -66,7 +66,7 @@ def _placement() -> Param:
                  "carries the columns of its words), 'workers' (column blocks on the workers, "
                  "cut where they live; another chain of the same posterior) or 'auto' (the "
                  "workers from 2^21 parameters on a Dask cluster; "
-                 "dscir.models.mixture_components).")
+                 "dscir.models.mixtures.components).")
 
 
 DPMM: tuple[Param, ...] = (
@@ -108,7 +108,7 @@ MIXTURE: tuple[Param, ...] = (
     Param("batch_size", Interval(Int, 1), AUTO,
           "documents per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
     _init("documents", MIXTURE_INITS, " or 'collapsed' (collapsed Gibbs sweeps on a sample "
-          "of documents, dscir.models.mixture.collapsed; the policy's on text)"),
+          "of documents, dscir.models.mixtures.finite.collapsed; the policy's on text)"),
     _placement(),
     Param("step_weights", POSITIVE, AUTO, "h (SCIR) or epsilon (SGRLD) of the weights "
           "('auto': the sampler's reference value).", auto=True),

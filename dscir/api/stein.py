@@ -148,7 +148,7 @@ def complete_sticks(sample, n_sticks: int, a0: float, key: int):
     """A DP sample (``Sample``) with at least ``n_sticks`` represented components:
     the missing ones are prior draws, v ~ Beta(1, alpha) and phi ~ Dirichlet(a0),
     from the streams (key, 0) and (key, 1). Returns (log w, log phi, log rest)."""
-    from dscir.models.dpmm.sticks import prior_components, stick_prior
+    from dscir.models.mixtures.dp.sticks import prior_components, stick_prior
     from dscir.samplers.cir import sample_stationary
     from dscir.samplers.simplex import beta_from_log_gammas, normalize_log
 
@@ -171,7 +171,7 @@ def estimated_responsibilities(executor, train: np.ndarray, a0: float, log_w: np
     """The estimate [K + 1] of the full-data responsibility sums of a DP sample's
     components and its rest (``responsibility_sums``): the users ``batch`` times
     N / |S|."""
-    from dscir.models.dpmm.tasks import user_responsibilities
+    from dscir.models.mixtures.dp.tasks import user_responsibilities
 
     parts = executor.read(batch, "ksd-read", iteration=index)
     args = [(np.ascontiguousarray(log_phi[:, w]), log_w, log_rest, a0, log_phi.shape[1])

@@ -7,7 +7,7 @@ this process (``"driver"``) or by the workers of a Dask cluster
 ``held_blocks``), so a model writes its column maths once. ``"auto"`` is
 resolved here by one rule for every model: the workers from the model's own
 measured ``workers_from`` entries on (LDA's ``lda.placement``, the mixtures'
-``mixture_components``), when the executor has workers and the chain can run
+``mixtures.components``), when the executor has workers and the chain can run
 there. The clear errors of a setting that cannot run are here too.
 """
 

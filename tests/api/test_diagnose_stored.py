@@ -70,7 +70,7 @@ def test_dp_scores_are_the_dense_ones(tmp_path, one_worker):
     """Each kept sample's log phi columns read on the workers by its rows of the
     stacked ``samples/log_phi``: the scores of the samples read whole."""
     from support.mixtures import synthetic_mixture
-    from dscir.models.dpmm.model import samples_from_arrays, user_scores
+    from dscir.models.mixtures.dp.model import samples_from_arrays, user_scores
 
     x, _ = synthetic_mixture(120, seed=0)
     store = str(tmp_path / "users.zarr")

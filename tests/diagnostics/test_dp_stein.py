@@ -18,8 +18,8 @@ from scipy.stats import multinomial
 from dscir.api.stein import complete_sticks, dp_chain_ksd, estimated_responsibilities
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
 from dscir.diagnostics.ksd import ksd
-from dscir.models.dpmm import DPMMConfig, Sample
-from dscir.models.dpmm.kernels import responsibility_sums
+from dscir.models.mixtures.dp import DPMMConfig, Sample
+from dscir.models.mixtures.dp.kernels import responsibility_sums
 
 A0, ALPHA = 0.7, 1.3
 # tiny users (counts over W = 3 areas) under K = 3 represented components

@@ -12,7 +12,7 @@ import dscir
 from dscir.rng import domains
 from dscir.cli import main
 from dscir.errors import DscirError
-from dscir.models.dpmm import DPMMConfig, DPMMModel
+from dscir.models.mixtures.dp import DPMMConfig, DPMMModel
 from dscir.models.lda import LDAModel
 from dscir.samplers import SAMPLERS, get_sampler
 

@@ -1,4 +1,4 @@
-"""The mixtures' default settings policy (issue 19, ``dscir.models.policy``).
+"""The mixtures' default settings policy (issue 19, ``dscir.models.mixtures.policy``).
 
 The default ("auto") must recover the clusters of a small text-like mixture
 with the stochastic sampler where the reference settings (the papers' msweb
@@ -17,8 +17,8 @@ from dscir.corpus import write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
-from dscir.models.dpmm import REFERENCE, model_type
-from dscir.models.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
+from dscir.models.mixtures.dp import REFERENCE, model_type
+from dscir.models.mixtures.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
                                  dp_sampler)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
 
@@ -160,7 +160,7 @@ def test_seeded_finite_mixture_beats_the_random_start(text_store):
     Measured ARI: default (collapsed start, a0 0.44) 0.781 (6 clusters), reference
     start 0.229 (2 clusters occupied); k-means++ seeds at a0 = 0.5 had 0.587 (5)."""
     from dscir.api import Mixture
-    from dscir.models.mixture import model_type as mixture_type
+    from dscir.models.mixtures.finite import model_type as mixture_type
     path, truth = text_store
     ari = {}
     for name, params in [("auto", {}), ("reference", {"policy": "reference", "batch_size": 150})]:

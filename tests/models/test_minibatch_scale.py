@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dscir.models.dpmm.model as dpmm_model
+import dscir.models.mixtures.dp.model as dpmm_model
 from dscir.corpus import split_heldout, write_corpus
 from dscir.models.base import Data
-from dscir.models.dpmm import DPMMConfig
+from dscir.models.mixtures.dp import DPMMConfig
 from dscir.models.lda import LDAConfig
 from dscir.models.lda.model import LDAModel
-from dscir.models.mixture import MixtureConfig, MixtureModel
+from dscir.models.mixtures.finite import MixtureConfig, MixtureModel
 from support.recording import RecordingExecutor, RecordingSampler, minibatch
 
 
@@ -112,7 +112,7 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
     assert ints[0].sum() == size and ints[1].sum() > 0
     scale = (data.train.size if d_seen is None else d_seen) / size
     # the components step by the allocations' labels, the sticks after the relabelling
-    # move (dscir.models.dpmm.relabel): the occupancy by each user's new label
+    # move (dscir.models.mixtures.dp.relabel): the occupancy by each user's new label
     relabelled = np.zeros(occupancy.size, np.int64)
     for r in executor.results:
         new = model.z[r.rows]

@@ -1,5 +1,5 @@
 """The mixtures' components held by the workers in column blocks
-(``dscir.models.mixture_components``): each block's step is the sampler's step
+(``dscir.models.mixtures.components``): each block's step is the sampler's step
 of its own columns with its own stream, cuts are the columns of the combined
 normalisers, and a chain is the same on one and two workers and after a resume.
 
@@ -18,9 +18,9 @@ from dscir import DPMixture, Mixture
 from dscir.engine.dask import DaskExecutor
 from dscir.models import mixture_components
 from dscir.models.column_blocks import block_bounds, combine, row_lse
-from dscir.models.dpmm.tasks import AllocationResult
-from dscir.models.mixture_blocks import sparse_allocation, state_row_lse
-from dscir.models.mixture_components import WorkerComponents, resolve_placement
+from dscir.models.mixtures.dp.tasks import AllocationResult
+from dscir.models.mixtures.blocks import sparse_allocation, state_row_lse
+from dscir.models.mixtures.components import WorkerComponents, resolve_placement
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from support.runs import assert_same_stored_run, interrupt_after

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import comb
 
-from dscir.models.dpmm import DPMMConfig
+from dscir.models.mixtures.dp import DPMMConfig
 
 K_TRUE, W = 4, 30
 

@@ -83,7 +83,7 @@ def test_scir_stick_and_component_steps_reach_the_exact_full_conditionals():
 def test_global_step_with_infinite_steps_is_the_exact_gibbs_update(a0):
     """global_step(SCIR, h = inf) draws sticks and components afresh from the
     Beta/Dirichlet full conditionals whatever the current state (KS); a0 = 0.5
-    is SCIR's and exact Gibbs's, 0.01 SGRLD's on text (``dscir.models.policy``).
+    is SCIR's and exact Gibbs's, 0.01 SGRLD's on text (``dscir.models.mixtures.policy``).
     The component gammas are tested themselves (Gamma(a0 + c), on the log scale:
     at a0 = 0.01 an empty row's phi lies within 1e-16 of 0 or 1 about half the
     time, below what a double resolves near 1)."""

@@ -17,8 +17,8 @@ from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.experiments.text_mixture import text_mixture
-from dscir.models.dpmm import DPMMConfig, model_type
-from dscir.models.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
+from dscir.models.mixtures.dp import DPMMConfig, model_type
+from dscir.models.mixtures.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
 from support.recording import ThreeParts

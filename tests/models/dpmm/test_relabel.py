@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dscir.models.dpmm import GibbsSlice
-from dscir.models.dpmm.relabel import (conditional_sticks, log_labelling_weight, new_labels,
+from dscir.models.mixtures.dp import GibbsSlice
+from dscir.models.mixtures.dp.relabel import (conditional_sticks, log_labelling_weight, new_labels,
                                        relabel)
 from dscir.rng import domains
 from dscir.rng import derive
@@ -113,7 +113,7 @@ def test_stochastic_sampler_moves_sticks_components_and_counts_with_the_labels(d
     ones."""
     from dscir.engine.chain import Chain
     from dscir.engine.inprocess import InProcessExecutor
-    from dscir.models.dpmm import DPMMModel
+    from dscir.models.mixtures.dp import DPMMModel
     from support.mixtures import dpmm_config
 
     path, _ = dpmm_store

@@ -24,7 +24,7 @@ from dscir.engine.dask import DaskExecutor
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.models.base import Data
-from dscir.models.mixture import (FiniteGibbs, MixtureConfig, MixtureGibbsModel, MixtureModel,
+from dscir.models.mixtures.finite import (FiniteGibbs, MixtureConfig, MixtureGibbsModel, MixtureModel,
                                   global_step, model_type)
 from dscir.runs.store import read_arrays
 from dscir.samplers import get_sampler

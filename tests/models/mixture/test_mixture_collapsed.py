@@ -15,7 +15,7 @@ from scipy.special import gammaln
 
 from dscir.corpus import write_corpus
 from dscir.errors import DscirError
-from dscir.models.mixture.collapsed import (CollapsedMixtureGibbs, collapsed_start_csr,
+from dscir.models.mixtures.finite.collapsed import (CollapsedMixtureGibbs, collapsed_start_csr,
                                             collapsed_start_on_workers,
                                             conditional_log_weights, log_joint)
 from support.recording import ThreeParts

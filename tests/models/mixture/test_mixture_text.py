@@ -21,8 +21,8 @@ from dscir.corpus import write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
-from dscir.models.mixture import model_type
-from dscir.models.mixture.collapsed import log_joint
+from dscir.models.mixtures.finite import model_type
+from dscir.models.mixtures.finite.collapsed import log_joint
 from support.mixtures import adjusted_rand_index
 
 N_DOCS, N_WORDS, K = 1200, 10_000, 6

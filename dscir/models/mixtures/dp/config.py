@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dscir.models.mixture_common import MixtureRunConfig
+from dscir.models.mixtures.common import MixtureRunConfig
 
 # Reference settings for the DP mixture on msweb (Baker et al. 2018, Section 5.2):
 # step sizes are (h_theta, h_DP) for the components and the sticks.
-INITS = ("random", "kmeans++")  # see ``dscir.models.seeding``
+INITS = ("random", "kmeans++")  # see ``dscir.models.mixtures.seeding``
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_sizes": (0.1, 0.1), "n_init": 20},
     "sgrld": {"a0": 0.001, "step_sizes": (0.001, 0.005), "n_init": 30},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dscir.models.mixture_common import MixtureRunConfig
+from dscir.models.mixtures.common import MixtureRunConfig
 
 # Reference settings, carried over from the DP mixture's (Baker et al. 2018, Section 5.2):
 # the weights play the part of the DP's sticks and the components are the same

@@ -5,7 +5,7 @@ A mixture model says how to draw its current ``sample()``, score one on the
 held-out documents (``score_sample``), lay a sample out as rows of the run's
 ``samples/`` arrays (``sample_arrays``) and name its weights (``log_weights_of``);
 the base keeps the samples' held-out log predictive as a running log-space
-average (``dscir.models.predictive``).
+average (``dscir.models.mixtures.predictive``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.base import Data, ModelDefaults
-from dscir.models.predictive import KeptSamples, no_heldout
+from dscir.models.mixtures.predictive import KeptSamples, no_heldout
 from dscir.samplers import get_sampler
 
 
@@ -37,9 +37,9 @@ class MixtureRunConfig:
     thin: int = 10  # keep every thin-th iteration after burn_in
     init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
     # or, the finite mixture's, "collapsed" (collapsed Gibbs sweeps on a sample of documents)
-    policy: str = "reference"  # where unset settings came from (``dscir.models.policy``)
+    policy: str = "reference"  # where unset settings came from (``dscir.models.mixtures.policy``)
     # where the stochastic samplers' components live: "driver", "workers" (column blocks)
-    # or "auto" (by K x W; ``dscir.models.mixture_components``)
+    # or "auto" (by K x W; ``dscir.models.mixtures.components``)
     placement: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,7 +57,7 @@ class MixtureBase(ModelDefaults):
 
     metric = "log_predictive"
     unit = "documents"  # what the model's rows are, in messages
-    #: The stochastic models' components (``mixture_components``); the Gibbs ones have none.
+    #: The stochastic models' components (``components``); the Gibbs ones have none.
     held: Any = None
     #: The group of the run's ``state/`` arrays that holds the components' fields.
     state_group: ClassVar[str] = "components"

@@ -24,9 +24,9 @@ import numpy as np
 
 from dscir.rng import domains
 from dscir.errors import DscirError
-from dscir.models.mixture.collapsed import collapsed_start_csr
-from dscir.models.mixture.kernels import Sample, allocate, component_counts
-from dscir.models.seeding import seed_csr
+from dscir.models.mixtures.finite.collapsed import collapsed_start_csr
+from dscir.models.mixtures.finite.kernels import Sample, allocate, component_counts
+from dscir.models.mixtures.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.cir import sample_stationary
@@ -93,7 +93,7 @@ class FiniteGibbs:
 
     Documents are the CSR rows; ``doc_ids`` (default 0..N-1) name their
     streams. ``step(m)`` is sweep m (see the module notes); ``step()`` the next.
-    ``init="kmeans++"`` seeds the K components on documents (``dscir.models.seeding``);
+    ``init="kmeans++"`` seeds the K components on documents (``dscir.models.mixtures.seeding``);
     ``init="collapsed"`` starts from collapsed sweeps on them (``collapsed``).
     """
 

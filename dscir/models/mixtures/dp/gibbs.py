@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import Sample, allocate, component_counts, slice_log_u
-from dscir.models.dpmm.relabel import new_labels, relabel
-from dscir.models.dpmm.sticks import (global_step, initial_state, log_weights, new_sticks,
+from dscir.models.mixtures.dp.kernels import Sample, allocate, component_counts, slice_log_u
+from dscir.models.mixtures.dp.relabel import new_labels, relabel
+from dscir.models.mixtures.dp.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
-from dscir.models.seeding import seed_csr
+from dscir.models.mixtures.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -25,13 +25,13 @@ class GibbsSlice:
 
     Single machine, full data: every sweep draws u_i | v, z for all users,
     extends the sticks, allocates all users, relabels the clusters (keeping the
-    labels up to the last occupied one; ``dscir.models.dpmm.relabel``), then
+    labels up to the last occupied one; ``dscir.models.mixtures.dp.relabel``), then
     v | z, alpha and theta | z exactly, alpha | v (``global_step`` with SCIR,
     the full-data statistics and infinite steps: fresh Gamma draws).
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
-    (``dscir.models.seeding``) instead of drawing them from Gamma(1, 1).
+    (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1).
     """
 
 
@@ -99,7 +99,7 @@ class GibbsSlice:
         self.iteration = t
 
     def _relabel(self, key: int) -> None:
-        """The relabelling move (``dscir.models.dpmm.relabel``) on (z, theta); the
+        """The relabelling move (``dscir.models.mixtures.dp.relabel``) on (z, theta); the
         sticks follow their labels and are redrawn next. Keeps labels up to the last
         occupied one."""
         order, fresh = relabel(np.bincount(self.z, minlength=self.n_components), self.alpha,

@@ -8,14 +8,14 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
 3. add prior sticks and components until sum_j w_j > 1 - min u;
 4. workers allocate their users over {j : w_j > u_i} given log phi (only the
    columns of their areas, cut on the driver or where the components' column
-   blocks live on the workers: ``dscir.models.mixture_components``) and return
+   blocks live on the workers: ``dscir.models.mixtures.components``) and return
    integer user counts and area counts per component; they are added exactly,
    in any order (by each block, its areas);
 5. with m_hat = (N / |S|) x users per component and c_hat = (N / |S|) x area
    counts, the sampler moves the stick gammas towards Beta(1 + m_hat_j,
    alpha + sum_{l>j} m_hat_l) and the component gammas towards Gamma(a0 + c_hat);
 6. before 5, the clusters are relabelled by every training user's allocation
-   (``dscir.models.dpmm.relabel``: holes left by emptied components are
+   (``dscir.models.mixtures.dp.relabel``: holes left by emptied components are
    closed, labels past the last occupied one dropped), the components moving
    with their labels and the sticks drawn from v | z given every training
    user's allocation (O(K)); after 5, alpha | v.
@@ -23,7 +23,7 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
 Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.rng.domains``, per
 user where it belongs to a user, so a run is the same on any number of workers.
 Both samplers keep their samples' held-out log predictive as a running
-log-space average (``dscir.models.predictive``).
+log-space average (``dscir.models.mixtures.predictive``).
 """
 
 from __future__ import annotations
@@ -34,17 +34,17 @@ import numpy as np
 
 from dscir.rng import domains
 from dscir.models.base import Data
-from dscir.models.mixture_common import MixtureBase, group
-from dscir.models.predictive import PredictiveAverage
-from dscir.models.dpmm.config import DPMMConfig
-from dscir.models.dpmm.gibbs import GibbsSlice
-from dscir.models.dpmm.kernels import Sample
-from dscir.models.dpmm.kernels import slice_log_u
-from dscir.models.dpmm.relabel import conditional_sticks, new_labels, relabel
-from dscir.models.dpmm.sticks import initial_state, log_weights, new_sticks, sticks_step
-from dscir.models.dpmm.tasks import AllocationResult, allocate_users, user_log_predictive
-from dscir.models.mixture_components import held_components, resolve_placement
-from dscir.models.seeding import seed_on_workers
+from dscir.models.mixtures.common import MixtureBase, group
+from dscir.models.mixtures.predictive import PredictiveAverage
+from dscir.models.mixtures.dp.config import DPMMConfig
+from dscir.models.mixtures.dp.gibbs import GibbsSlice
+from dscir.models.mixtures.dp.kernels import Sample
+from dscir.models.mixtures.dp.kernels import slice_log_u
+from dscir.models.mixtures.dp.relabel import conditional_sticks, new_labels, relabel
+from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_sticks, sticks_step
+from dscir.models.mixtures.dp.tasks import AllocationResult, allocate_users, user_log_predictive
+from dscir.models.mixtures.components import held_components, resolve_placement
+from dscir.models.mixtures.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -189,7 +189,7 @@ class DPMMModel(_DPMixture):
                              derive(cfg.seed, domains.DP_NEW_COMPONENTS, m))
 
     def _relabel(self, m: int, occupancy: np.ndarray) -> np.ndarray:
-        """The relabelling move (``dscir.models.dpmm.relabel``) by every training
+        """The relabelling move (``dscir.models.mixtures.dp.relabel``) by every training
         user's allocation: components, allocations and the minibatch's
         ``occupancy`` follow their labels, the sticks are drawn from v | z given
         every training user's allocation (``conditional_sticks``); labels past

@@ -23,10 +23,10 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import (ComponentCounts, allocate_rows, cluster_log_likelihood,
+from dscir.models.mixtures.dp.kernels import (ComponentCounts, allocate_rows, cluster_log_likelihood,
                                        component_counts)
-from dscir.models.dpmm.kernels import log_predictive as _dp_log_predictive
-from dscir.models.predictive import PredictiveAverage
+from dscir.models.mixtures.dp.kernels import log_predictive as _dp_log_predictive
+from dscir.models.mixtures.predictive import PredictiveAverage
 
 __all__ = ["ComponentCounts", "PredictiveAverage", "Sample", "allocate",
            "allocation_log_weights", "cluster_log_likelihood", "component_counts",

@@ -22,7 +22,7 @@ w_{z_i}); the represented components are extended with prior draws until
 sum_j w_j > 1 - min_i u_i (``new_sticks``); then z_i is drawn over the finite
 set {j : w_j > u_i} with probability proportional to Mult(x_i | phi_j)
 (``allocate``). After each allocation the clusters are relabelled
-(``dscir.models.dpmm.relabel``: an exact move that closes the holes emptied
+(``dscir.models.mixtures.dp.relabel``: an exact move that closes the holes emptied
 components leave); components past the last label in use are dropped, being
 exact prior draws that are redrawn when needed.
 

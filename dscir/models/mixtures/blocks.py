@@ -1,7 +1,7 @@
 """One column block of a mixture's components, on a worker: pure array code.
 
 The K x W component gammas of the DP and finite mixtures held by the workers
-(``mixture_components.WorkerComponents``; ``dscir.engine.blocks`` holds the
+(``mixtures.components.WorkerComponents``; ``dscir.engine.blocks`` holds the
 blocks as futures) are blocks of the words' columns. A block keeps its
 columns of the sampler state and the row log-sum-exp of its log theta, its
 share of the row normalisers that the driver combines in block order (O(K)

@@ -3,7 +3,7 @@
 ``"driver"``: the driver holds the sampler state, cuts each task's log phi
 columns and steps the whole matrix (``DriverComponents``): the columns travel
 inside every task's graph. ``"workers"``: the state lives in column blocks on
-the workers (``WorkerComponents``; ``mixture_blocks`` is what runs on one)
+the workers (``WorkerComponents``; ``blocks`` is what runs on one)
 and the driver keeps the row normalisers (O(K) per block): each part's
 columns are cut where the blocks live and met by its task worker to worker,
 each block adds the integer counts of its own words from the allocation
@@ -30,9 +30,9 @@ import numpy as np
 
 from dscir.models import placement as rule
 from dscir.models.column_blocks import combine
-from dscir.models.dpmm.sticks import prior_components
-from dscir.models.dpmm.tasks import add_allocations
-from dscir.models.mixture_blocks import (allocation_summary, block_columns, block_fields,
+from dscir.models.mixtures.dp.sticks import prior_components
+from dscir.models.mixtures.dp.tasks import add_allocations
+from dscir.models.mixtures.blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
                                          block_outputs, extend_block, head_block,
                                          log_theta_columns, permute_block, row_totals,

@@ -1,15 +1,15 @@
 """Dirichlet-process mixture of multinomials: sticks, per-user kernels, worker
 tasks, the exact Gibbs slice sampler and the models the engine runs."""
 
-from dscir.models.dpmm.config import INITS, REFERENCE, DPMMConfig
-from dscir.models.dpmm.gibbs import GibbsSlice
-from dscir.models.predictive import PredictiveAverage
-from dscir.models.dpmm.kernels import (ComponentCounts, Sample, allocate,
+from dscir.models.mixtures.dp.config import INITS, REFERENCE, DPMMConfig
+from dscir.models.mixtures.dp.gibbs import GibbsSlice
+from dscir.models.mixtures.predictive import PredictiveAverage
+from dscir.models.mixtures.dp.kernels import (ComponentCounts, Sample, allocate,
                                        cluster_log_likelihood, component_counts, log_predictive,
                                        slice_log_u)
-from dscir.models.dpmm.model import (DPGibbsModel, DPMMModel, model_type, sample_arrays,
+from dscir.models.mixtures.dp.model import (DPGibbsModel, DPMMModel, model_type, sample_arrays,
                                      samples_from_arrays)
-from dscir.models.dpmm.sticks import (MAX_COMPONENTS, global_step, initial_state, log_weights,
+from dscir.models.mixtures.dp.sticks import (MAX_COMPONENTS, global_step, initial_state, log_weights,
                                       new_sticks, prior_components, sample_alpha, stick_counts,
                                       stick_prior)
 

@@ -29,9 +29,9 @@ from scipy.special import gammaln
 
 from dscir.rng import domains
 from dscir.errors import DscirError
-from dscir.models.dpmm.kernels import draw_log_scores
-from dscir.models.mixture.kernels import allocate
-from dscir.models.seeding import candidate_csr, read_candidates, seed_csr
+from dscir.models.mixtures.dp.kernels import draw_log_scores
+from dscir.models.mixtures.finite.kernels import allocate
+from dscir.models.mixtures.seeding import candidate_csr, read_candidates, seed_csr
 from dscir.rng import derive, mix_in, new_state
 
 START_SWEEPS = 10  # collapsed sweeps on the candidate documents for init="collapsed"
@@ -114,7 +114,7 @@ class CollapsedMixtureGibbs:
     """Collapsed Gibbs on in-memory CSR documents; ``step()`` is one sweep.
 
     ``init="random"``: uniform allocations; ``"kmeans++"``: each document on its
-    most likely of K components seeded on documents (``dscir.models.seeding``).
+    most likely of K components seeded on documents (``dscir.models.mixtures.seeding``).
     """
 
     def __init__(self, indptr, indices, data, n_words: int, *, n_clusters: int, gamma: float,

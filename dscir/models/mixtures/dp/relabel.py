@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dscir.models.dpmm.sticks import stick_counts, stick_prior
+from dscir.models.mixtures.dp.sticks import stick_counts, stick_prior
 from dscir.samplers.cir import sample_stationary
 
 SWEEPS = 2  # order sweeps per move (each O(K))

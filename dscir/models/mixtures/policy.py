@@ -8,7 +8,7 @@ is noise, the first allocation merges true clusters, and no allocation move
 minibatch statistics the stochastic chains merge more. What was measured to
 work (benchmarks/dpmm_text.py at commit 36c1d4f) is to start
 from *more* components than clusters, seeded on documents by k-means++
-(``dscir.models.seeding``): every true cluster then gets a seed, and the
+(``dscir.models.mixtures.seeding``): every true cluster then gets a seed, and the
 surplus empties as the chain runs (the DP prior favours fewer clusters).
 
 ``policy="auto"`` (the default) therefore gives, for W >= ``TEXT_WORDS``:
@@ -61,7 +61,7 @@ under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
   a0 W / (a0 W + n_k) of its mass over words it never saw, the merged one
   hardly any, so even the exact collapsed sampler merges every cluster;
 * ``init="collapsed"``: the components start from ``START_SWEEPS`` collapsed
-  Gibbs sweeps on the seeding candidates (``dscir.models.mixture.collapsed``)
+  Gibbs sweeps on the seeding candidates (``dscir.models.mixtures.finite.collapsed``)
   instead of K documents. A k-means++ seed document of 20-200 tokens over 10^4
   words attracts documents by their common words, the first allocation is
   lopsided, and neither uncollapsed sampler splits what it merged.
@@ -76,8 +76,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dscir.models.dpmm.config import REFERENCE
-from dscir.models.mixture.config import REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixtures.dp.config import REFERENCE
+from dscir.models.mixtures.finite.config import REFERENCE as MIXTURE_REFERENCE
 
 POLICIES = ("auto", "reference")
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply

@@ -5,7 +5,7 @@ One iteration ``m`` of the stochastic sampler:
 1. the engine has read the minibatch S of training documents on the workers;
 2. each task gets log pi and the columns of log phi of its words (cut on the
    driver, or where the components' column blocks live on the workers:
-   ``dscir.models.mixture_components``), draws z_i ∝ pi_k Mult(x_i | phi_k)
+   ``dscir.models.mixtures.components``), draws z_i ∝ pi_k Mult(x_i | phi_k)
    for its documents and returns integer document and word counts per
    component; they are added exactly, in any order (by each block, its words);
 3. with m_hat = (N / |S|) m and c_hat = (N / |S|) c, the sampler (SCIR or
@@ -32,16 +32,16 @@ import numpy as np
 
 from dscir.errors import DscirError
 from dscir.models.base import Data
-from dscir.models.mixture_common import MixtureBase, group
-from dscir.models.predictive import PredictiveAverage
-from dscir.models.mixture.collapsed import collapsed_start_on_workers
-from dscir.models.mixture.config import MixtureConfig
-from dscir.models.mixture.gibbs import (FiniteGibbs, initial_state, seeding_key, step_keys,
+from dscir.models.mixtures.common import MixtureBase, group
+from dscir.models.mixtures.predictive import PredictiveAverage
+from dscir.models.mixtures.finite.collapsed import collapsed_start_on_workers
+from dscir.models.mixtures.finite.config import MixtureConfig
+from dscir.models.mixtures.finite.gibbs import (FiniteGibbs, initial_state, seeding_key, step_keys,
                                         weights_step)
-from dscir.models.mixture.kernels import Sample
-from dscir.models.mixture_components import held_components, resolve_placement
-from dscir.models.mixture.tasks import AllocationResult, allocate_docs, doc_log_predictive
-from dscir.models.seeding import seed_on_workers
+from dscir.models.mixtures.finite.kernels import Sample
+from dscir.models.mixtures.components import held_components, resolve_placement
+from dscir.models.mixtures.finite.tasks import AllocationResult, allocate_docs, doc_log_predictive
+from dscir.models.mixtures.seeding import seed_on_workers
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.dpmm.tasks import AllocationResult, allocation_result
-from dscir.models.mixture.kernels import allocate, log_predictive
+from dscir.models.mixtures.dp.tasks import AllocationResult, allocation_result
+from dscir.models.mixtures.finite.kernels import allocate, log_predictive
 
 
 def allocate_docs(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,
