@@ -201,7 +201,7 @@ def test_dpmm_chain_digest(sampler, store, two_workers, tmp_path):
 
 @pytest.mark.parametrize("name", ["dpmm-scir", "dpmm-sgrld", "mixture-scir", "mixture-sgrld"])
 def test_mixture_workers_chain_digest(name, store, two_workers, tmp_path, monkeypatch):
-    from dscir.models import mixture_components
+    from dscir.models.mixtures import components as mixture_components
 
     monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", 40)  # 3 blocks of 10 words
     path, _ = store

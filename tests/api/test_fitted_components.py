@@ -29,7 +29,7 @@ import pytest
 
 from dscir import DPMixture, Mixture
 from dscir.api import fitted
-from dscir.models import mixture_components
+from dscir.models.mixtures import components as mixture_components
 from support.zipf import W as ZIPF_W
 
 BLOCK_ENTRIES = 40  # K = 4: blocks of 10 columns

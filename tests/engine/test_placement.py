@@ -170,7 +170,7 @@ def test_one_rule_resolves_every_models_placement():
 
 
 def test_lda_and_the_mixtures_keep_their_own_thresholds():
-    from dscir.models import mixture_components
+    from dscir.models.mixtures import components as mixture_components
     from dscir.models.lda import placement as lda
     from support.lda import small_config
 

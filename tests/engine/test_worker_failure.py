@@ -78,7 +78,7 @@ def test_killed_workers_leave_the_dp_mixtures_blocks_unchanged(dpmm_store, clien
     """With the components in column blocks on the workers, a worker killed while it
     steps a block (or allocates) costs a recomputation from the blocks' lineage,
     never a different chain."""
-    from dscir.models import mixture_components
+    from dscir.models.mixtures import components as mixture_components
 
     monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", 40)  # 3 blocks
     path, _ = dpmm_store

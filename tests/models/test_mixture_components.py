@@ -16,7 +16,7 @@ import pytest
 
 from dscir import DPMixture, Mixture
 from dscir.engine.dask import DaskExecutor
-from dscir.models import mixture_components
+from dscir.models.mixtures import components as mixture_components
 from dscir.models.column_blocks import block_bounds, combine, row_lse
 from dscir.models.mixtures.dp.tasks import AllocationResult
 from dscir.models.mixtures.blocks import sparse_allocation, state_row_lse

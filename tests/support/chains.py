@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from dscir.corpus import split_heldout, write_corpus
 from dscir.engine.chain import Chain
 from dscir.engine.dask import DaskExecutor
-from dscir.models import dpmm, lda
+from dscir.models import lda
+from dscir.models.mixtures import dp as dpmm
 
 
 def lda_chain(client, store: str, config) -> Chain:

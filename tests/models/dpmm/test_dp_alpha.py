@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dscir.models import dpmm
+from dscir.models.mixtures import dp as dpmm
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 

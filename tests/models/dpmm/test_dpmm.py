@@ -11,7 +11,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from dscir.errors import DscirError
-from dscir.models import dpmm
+from dscir.models.mixtures import dp as dpmm
 from dscir.rng import derive
 from dscir.samplers import cir, sgrld
 from dscir.samplers.simplex import beta_from_log_gammas, normalize_log
