@@ -39,6 +39,7 @@ ROLES = {
     "dscir.corpus": "the Zarr corpus store and its input formats",
     "dscir.rng": "keyed random draws and the table of their domains",
     "dscir.errors": "the error types",
+    "dscir.params": "declared parameters",
     "dscir.integrity": "chunk checksums",
     "dscir.progress": "progress bars: a widget where ipywidgets is, else text",
 }

@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                             "dscir.diagnostics", "dscir.display")),
     ("models", ("dscir.models",)),
     ("samplers", ("dscir.samplers",)),
-    ("corpus and foundations", ("dscir.corpus", "dscir.rng", "dscir.errors",
+    ("corpus and foundations", ("dscir.corpus", "dscir.rng", "dscir.errors", "dscir.params",
                                 "dscir.integrity", "dscir.progress")),
 )
 

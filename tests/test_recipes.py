@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import numbers
 import types
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,7 +19,8 @@ import dscir
 from dscir.rng import domains
 from dscir.api.base import Estimator
 from dscir.api.mixture_params import RUN
-from dscir.api.params import Interval, Param, config_values, declare
+from dscir.api.params import config_values, declare
+from dscir.params import Interval, Param, configuration
 from dscir.cli import fit as fit_commands
 from dscir.cli import main
 from dscir.cli.command import add_fit_command, fit_from_flags
@@ -169,11 +170,16 @@ def test_a_corpus_format_listed_as_the_recipe_says_is_a_dscir_ingest_command(
 # -- a model, its estimator and its command ---------------------------------------
 
 
-@dataclass(frozen=True)
+#: The model's parameters: UnigramConfig is made from them, the estimator takes them.
+UNIGRAM: tuple[Param, ...] = (
+    Param("beta", Interval(numbers.Real, 0, open_low=True), 0.5, "Dirichlet prior of phi."),
+    Param("thin", Interval(numbers.Integral, 1), 10, "keep a sample every this many iterations."),
+    Param("seed", Interval(numbers.Integral, 0), 0, "the chain's seed."),
+)
+
+
+@configuration(UNIGRAM)
 class UnigramConfig:
-    beta: float
-    seed: int
-    thin: int
     burn_in: int = 0
     sampler: str = "exact"
     batch_size: int = 0  # it sees all its documents each iteration
@@ -253,8 +259,7 @@ def unigram_estimator():
         """A unigram model (one word distribution)."""
 
         _model_name = "unigram"
-        _params = (Param("beta", Interval(numbers.Real, 0, open_low=True), 0.5,
-                         "Dirichlet prior of phi."), *RUN)
+        _params = (*UNIGRAM, *RUN)
 
         def _make_config(self, store=None):
             return UnigramConfig(**config_values(self._params, self.get_params()),

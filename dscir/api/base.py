@@ -28,7 +28,8 @@ from dscir.api.chains import check_chains, fit_chains
 from dscir.api.checkpoints import check_run_options, new_run
 from dscir.api.diagnose import ChainDiagnostics
 from dscir.api.memory import check_driver_memory, warn_rows
-from dscir.api.params import AUTO, validate
+from dscir.api.params import validate
+from dscir.params import AUTO
 from dscir.api.registry import register
 from dscir.api.inputs import check_y, is_store
 from dscir.api.interrupted import report_interrupt

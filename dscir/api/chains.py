@@ -22,7 +22,7 @@ def check_chains(n_chains, out, checkpoint_every: int, resume) -> int:
     """``n_chains`` as an int >= 1; several chains need ``out`` and no checkpoints."""
     import numbers
 
-    from dscir.api.params import Interval
+    from dscir.params import Interval
 
     Interval(numbers.Integral, 1).check("n_chains", n_chains)
     if n_chains > 1:

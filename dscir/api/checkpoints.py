@@ -15,7 +15,7 @@ from __future__ import annotations
 import numbers
 from pathlib import Path
 
-from dscir.api.params import Interval
+from dscir.params import Interval
 from dscir.errors import DscirError, spell
 
 #: Seconds of wall time between a fit's checkpoints unless ``checkpoint_interval`` says.

@@ -10,7 +10,8 @@ from dscir.api.inputs import check_y, count_matrix
 from dscir.api.heldout import HeldoutPredictive
 from dscir.api.streaming import MixtureStreaming
 from dscir.api.mixture_params import DPMM
-from dscir.api.params import AUTO, config_values, declare
+from dscir.api.params import config_values, declare
+from dscir.params import AUTO
 from dscir.corpus import Corpus
 from dscir.corpus.temporary import csr_arrays
 from dscir.errors import DscirError

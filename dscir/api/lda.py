@@ -14,7 +14,8 @@ from dscir.api.streaming import LDAScikitLearn
 from dscir.api.inputs import check_y, count_matrix, is_store
 from dscir.api.lda_corpus import corpus_size, on_corpus
 from dscir.api.lda_params import PARAMS, POLICY_CHOSEN, resumed_options
-from dscir.api.params import AUTO, declare
+from dscir.api.params import declare
+from dscir.params import AUTO
 from dscir.api.session import executor_for
 from dscir.corpus.temporary import csr_arrays, store_path
 from dscir.errors import DscirError

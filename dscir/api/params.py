@@ -1,165 +1,20 @@
-"""Declarative parameters: each estimator parameter is declared once, as a ``Param``.
+"""An estimator built from its parameters' declarations (``dscir.params.Param``).
 
-A ``Param`` holds the parameter's name, constraint, default, help text, command-line
-flag and whether it is a field of the chain's configuration. From an estimator's
-tuple of them ``dscir.api.declare`` builds its ``__init__`` signature (read back by
-``get_params``), its constraint table and its docstring's Parameters section, and
-``dscir.cli.options.add_params`` builds its command-line options. ``validate``
-checks every constraint at ``fit`` and raises one ``DscirError`` naming the
-parameter as the user wrote it: the Python name, or the flag on the command line.
-
-``AUTO`` is the one sentinel for "chosen for you" (by the estimator's policy, or
-the rule the parameter's help names); None is a value of its own where allowed
-(e.g. ``tau=None``: a constant step size).
+From an estimator's tuple of them ``declare`` builds its ``__init__`` signature
+(read back by ``get_params``), its constraint table and its docstring's Parameters
+section (``dscir.cli.params.add_params`` builds its command-line options).
+``validate`` checks every constraint at ``fit`` and raises one ``DscirError``
+naming the parameter as the user wrote it: the Python name, or the flag on the
+command line. ``config_values`` gives the configuration's fields from the
+resolved values.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-from dataclasses import dataclass
 from typing import Any
 
 from dscir.errors import DscirError, on_command_line
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An integer or real number in [low, high] (``open_low``: excluding low), finite."""
-
-    kind: type  # numbers.Integral or numbers.Real
-    low: float | None = None
-    high: float | None = None
-    open_low: bool = False
-    none: bool = False  # None is allowed
-
-    def check(self, name: str, value: Any) -> None:
-        if value is None and self.none:
-            return
-        what = "an integer" if self.kind is numbers.Integral else "a number"
-        if isinstance(value, bool) or not isinstance(value, self.kind):
-            raise DscirError(f"{name} must be {what}, got {value!r}")
-        if not math.isfinite(value):
-            raise DscirError(f"{name} must be finite, got {value!r}")
-        if self.low is not None and (value < self.low or (self.open_low and value == self.low)):
-            bound = f"> {self.low}" if self.open_low else f">= {self.low}"
-            raise DscirError(f"{name} must be {bound}, got {value!r}")
-        if self.high is not None and value > self.high:
-            raise DscirError(f"{name} must be <= {self.high}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class Options:
-    """One of a fixed set of values."""
-
-    values: tuple
-
-    def check(self, name: str, value: Any) -> None:
-        if value not in self.values:
-            raise DscirError(f"{name} must be one of {', '.join(map(str, self.values))}, "
-                             f"got {value!r}")
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A pair whose elements satisfy ``first`` and ``second`` (``none``: None allowed);
-    ``names`` format each element's name from the parameter's, e.g. ``"{} shape"``."""
-
-    names: tuple[str, str]
-    first: Interval
-    second: Interval
-    none: bool = False
-
-    def check(self, name: str, value: Any) -> None:
-        if value is None and self.none:
-            return
-        try:
-            a, b = value
-        except (TypeError, ValueError):
-            elements = ", ".join(n.format("").strip(" []()0123456789") for n in self.names)
-            raise DscirError(f"{name} must be a ({elements}) pair, got {value!r}") from None
-        self.first.check(self.names[0].format(name), a)
-        self.second.check(self.names[1].format(name), b)
-
-
-@dataclass(frozen=True)
-class Mapping:
-    """A mapping of option names to positive numbers or names (a sampler's options;
-    the sampler checks the names); ``none``: None allowed."""
-
-    none: bool = False
-
-    def check(self, name: str, value: Any) -> None:
-        if value is None and self.none:
-            return
-        if not isinstance(value, dict):
-            raise DscirError(f"{name} must be a dict of option names to numbers, got {value!r}")
-        for k, v in value.items():
-            if not isinstance(v, str):
-                Interval(numbers.Real, 0, open_low=True).check(f"{name}[{k!r}]", v)
-
-
-AUTO = "auto"
-
-
-def _number(interval: Interval, value: Any) -> int | float:
-    return int(value) if interval.kind is numbers.Integral else float(value)
-
-
-@dataclass(frozen=True)
-class Param:
-    """One estimator parameter, declared once.
-
-    ``constraint``: its check (``Interval``, ``Options``, ...); ``auto``: ``AUTO`` is
-    also allowed; ``default``: the value ``__init__`` takes; ``help``: one line of
-    prose for the docstring and the command line; ``flag``: its command-line flag
-    ("" gives ``--name-with-dashes``, None: not on the command line); ``config``:
-    whether it is a field of the model's configuration, passed on as resolved (a
-    string: an entry of that field, a dict; a pair of names: a pair's two fields,
-    ``config_values``);
-    ``positional``: may be given by position in ``__init__``; ``required``: the
-    command line asks for it (the Python default is then for the API alone);
-    ``needs``: a boolean parameter that must be True when this one is not at its
-    default (e.g. ``burn_sweeps`` needs ``warm_start``).
-    """
-
-    name: str
-    constraint: Any
-    default: Any
-    help: str
-    flag: str | None = ""
-    auto: bool = False
-    config: bool | str | tuple[str, str] = True
-    positional: bool = False
-    required: bool = False
-    needs: str | None = None
-
-    def coerce(self, value: Any) -> Any:
-        """The value as the configuration holds it (a plain int or float for a number)."""
-        if isinstance(self.constraint, Pair) and value is not None and value != AUTO:
-            first, second = value
-            return _number(self.constraint.first, first), _number(self.constraint.second, second)
-        if isinstance(self.constraint, Interval) and value is not None and value != AUTO:
-            return _number(self.constraint, value)
-        return value
-
-    @property
-    def option(self) -> str | None:
-        """The command-line flag (None: not on the command line)."""
-        if self.flag is None:
-            return None
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    def check(self, name: str, value: Any) -> None:
-        """Raise the ``DscirError`` of a bad value, naming the parameter ``name``."""
-        if self.auto and isinstance(value, str) and value == AUTO:
-            return
-        try:
-            self.constraint.check(name, value)
-        except DscirError as exc:
-            if not self.auto:
-                raise
-            raise DscirError(f"{exc} (or {AUTO!r})") from None
+from dscir.params import Param
 
 
 def validate(params: Any, values: dict[str, Any], cli: bool = False) -> None:

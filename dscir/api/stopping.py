@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from dscir.api.params import AUTO
+from dscir.params import AUTO
 from dscir.errors import DscirError
 
 #: The run store attribute holding why the run stopped ("reason", one of

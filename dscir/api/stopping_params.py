@@ -1,12 +1,12 @@
 """The parameters of ``n_iter="auto"``, the default length of every fit, declared once
-for each estimator (``dscir.api.params.Param``; the rule is
+for each estimator (``dscir.params.Param``; the rule is
 ``dscir.engine.stopping.Plateau``)."""
 
 from __future__ import annotations
 
 import numbers
 
-from dscir.api.params import AUTO, Interval, Param
+from dscir.params import AUTO, Interval, Param
 from dscir.engine.stopping import SCORE_EVERY_PASSES, Plateau
 
 Real = numbers.Real

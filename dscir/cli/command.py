@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from dscir.api.params import Param
+from dscir.params import Param
 from dscir.cli import convention, options
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 

@@ -6,7 +6,7 @@ import argparse
 
 from dscir.api import LDA_DEFAULTS
 from dscir.api.lda_params import PARAMS, SAMPLER_OPTIONS
-from dscir.api.params import AUTO
+from dscir.params import AUTO
 from dscir.cli import convention, options
 from dscir.cli.command import add_fit_command
 from dscir.cli.params import check_flags, estimator_kwargs

@@ -1,6 +1,6 @@
 """Command-line options built from an estimator's parameter declarations.
 
-Each ``dscir.api.params.Param`` with a flag becomes one option: its type and
+Each ``dscir.params.Param`` with a flag becomes one option: its type and
 choices from the constraint, ``auto`` / ``none`` where the declaration allows
 them, its help text and default from the declaration (a command may change a
 default: ``dscir tune``'s shorter chains). ``estimator_kwargs`` reads them back,
@@ -16,7 +16,9 @@ import dataclasses
 import numbers
 from typing import Any
 
-from dscir.api.params import AUTO, Interval, Options, Pair, Param, validate
+from dscir.api.params import validate
+
+from dscir.params import AUTO, Interval, Options, Pair, Param
 
 
 def _parse(p: Param):

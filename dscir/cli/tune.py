@@ -46,7 +46,7 @@ def _tune(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from dscir.api import LDA
-    from dscir.api.params import Interval
+    from dscir.params import Interval
     from dscir.api.stein import parse_batch_size
     from dscir.api.tune import check_grid, tune
     from dscir.corpus import Corpus

@@ -1,9 +1,11 @@
-"""Each estimator parameter is declared once (``dscir.api.params.Param``): the
-signature, constraints, docstring and command line are built from it."""
+"""Each estimator parameter is declared once (``dscir.params.Param``): the
+signature, constraints, docstring, command line and each model's configuration
+are built from it."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 
 import pytest
@@ -12,10 +14,13 @@ from sklearn.base import clone
 import dscir
 from dscir.api.lda_params import PARAMS
 from dscir.api.mixture_params import DPMM, MIXTURE
-from dscir.api.params import AUTO
+from dscir.params import AUTO
 from dscir.cli import main
 from dscir.cli.params import add_params, check_flags, estimator_kwargs
 from dscir.errors import DscirError
+from dscir.models.lda import config as lda_config
+from dscir.models.mixtures.dp import config as dp_config
+from dscir.models.mixtures.finite import config as finite_config
 
 
 def lda_parser() -> argparse.ArgumentParser:
@@ -198,3 +203,27 @@ def test_tune_and_quickstart_flags_are_the_declarations_with_their_own_defaults(
     args = parser.parse_args(["quickstart", "--iterations", "20"])
     assert estimator_kwargs(args, PARAMS) == {"n_topics": 12, "n_iter": 20, "sweeps": 50,
                                               "seed": 0}
+
+
+@pytest.mark.parametrize("module, cls, own", [
+    (lda_config, lda_config.LDAConfig, {"burn_in", "completion_every", "stopping"}),
+    (dp_config, dp_config.DPMMConfig, {"burn_in"}),
+    (finite_config, finite_config.MixtureConfig, {"burn_in"})])
+def test_a_configuration_is_made_from_its_declarations(module, cls, own):
+    """A field per configuration parameter (a pair's two), nothing declared beside
+    them but the settings that are not parameters: the policy's required (guards
+    against a configuration that runs with 'auto' where the policy never chose),
+    the others at their declared default (guards against a second default)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    declared = {}
+    for p in module.PARAMS:
+        names = (p.name,) if p.config is True else p.config
+        values = (p.default,) * len(names) if p.config is True or p.auto else p.default
+        declared.update({n: (p, v) for n, v in zip(names, values)})
+    assert set(fields) == set(declared) | own
+    for name, (p, value) in declared.items():
+        if p.auto:
+            assert fields[name].default is dataclasses.MISSING, name
+        else:
+            assert fields[name].default == value, name
+    assert all(fields[name].default is not dataclasses.MISSING for name in own)

@@ -100,7 +100,7 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
     data = Data.open(store)
     cfg = DPMMConfig(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0,
                      batch_size=size, step_theta=0.1, step_sticks=0.1, n_init=5, seed=3,
-                     burn_in=0, thin=1)
+                     burn_in=0, thin=1, init="random")
     executor = RecordingExecutor(store, "dpmm")
     model = dpmm_model.DPMMModel(cfg, data, executor)
     if d_seen is not None:
@@ -132,7 +132,7 @@ def test_mixture_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
     always the store's."""
     data = Data.open(store)
     cfg = MixtureConfig(sampler="scir", n_clusters=3, gamma=1.0, a0=0.5, batch_size=size,
-                        step_weights=0.1, step_components=0.1, seed=3)
+                        step_weights=0.1, step_components=0.1, seed=3, init="random")
     executor = RecordingExecutor(store, "mixture")
     model = MixtureModel(cfg, data, executor)
     if d_seen is not None:

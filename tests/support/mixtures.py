@@ -39,7 +39,8 @@ def adjusted_rand_index(a, b) -> float:
 
 def dpmm_config(**kw) -> DPMMConfig:
     base = dict(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=100,
-                step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10)
+                step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10,
+                init="random")
     base.update(kw)
     return DPMMConfig(**base)
 

@@ -60,7 +60,7 @@ class LDAModel:
         # D of the minibatch scale D / |S|: the store's training documents, or the
         # documents a stream has brought so far (``partial_fit``).
         self.n_documents = int(data.train.size if n_documents is None else n_documents)
-        self.sampler = get_sampler(config.sampler, **config.sampler_options)
+        self.sampler = get_sampler(config.sampler, **(config.sampler_options or {}))
         self.kernel = device_kernel(resolve_kernel(config.kernel, config.n_topics),
                                     config.device)
         if config.device == "cuda":  # the Gibbs tasks on GPU workers (or here)

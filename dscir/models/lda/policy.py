@@ -48,7 +48,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from dscir.errors import DscirError
-from dscir.models.lda.config import REFERENCE
+
+# Reference settings (Baker et al. 2018; Patterson & Teh 2013; Ma et al. 2015).
+# SGLD and SGHMC are baselines without published LDA settings: their values
+# are ours, chosen to be stable, not tuned.
+REFERENCE: dict[str, dict[str, Any]] = {
+    "scir": {"alpha": 0.1, "beta": 0.5, "step_size": 0.5, "tau": 10.0, "kappa": 0.33},
+    "sgrld": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.01, "tau": 1000.0, "kappa": 0.6},
+    "gsgrhmc": {"alpha": 0.01, "beta": 1e-4, "step_size": 0.02, "tau": None, "kappa": 0.0},
+    "sgld": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+    "sghmc": {"alpha": 0.1, "beta": 0.5, "step_size": 1e-4, "tau": None, "kappa": 0.0},
+}
 
 POLICIES = ("default", "reference")
 PRIOR_SHARE = 0.1  # beta x W / (N / K) at most this (wiki at the reference: 0.12)

@@ -11,7 +11,6 @@ average (``dscir.models.mixtures.predictive``).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,25 +21,13 @@ from dscir.models.mixtures.predictive import KeptSamples, no_heldout
 from dscir.samplers import get_sampler
 
 
-@dataclass(frozen=True, kw_only=True)
 class MixtureRunConfig:
-    """The run settings of both mixtures' configurations (keywords, after their own
-    fields in ``__init__``)."""
+    """What both mixtures' configurations (dataclasses made from their parameters) share."""
 
     # Settings added after checkpoint format 2, at the value a chain had before
     # they existed (see LDAConfig.PREDATED).
     PREDATED: ClassVar[dict[str, Any]] = {"init": "random", "policy": "reference",
                                           "placement": "driver"}
-
-    seed: int
-    burn_in: int = 0  # iterations before posterior samples are kept
-    thin: int = 10  # keep every thin-th iteration after burn_in
-    init: str = "random"  # initial components: "random" (Gamma(1, 1)), "kmeans++" (seeded)
-    # or, the finite mixture's, "collapsed" (collapsed Gibbs sweeps on a sample of documents)
-    policy: str = "reference"  # where unset settings came from (``dscir.models.mixtures.policy``)
-    # where the stochastic samplers' components live: "driver", "workers" (column blocks)
-    # or "auto" (by K x W; ``dscir.models.mixtures.components``)
-    placement: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -78,8 +78,8 @@ from typing import Any
 
 from dscir.models.mixtures.dp.config import REFERENCE
 from dscir.models.mixtures.finite.config import REFERENCE as MIXTURE_REFERENCE
+from dscir.models.mixtures.params import POLICIES
 
-POLICIES = ("auto", "reference")
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
 TEXT_COMPONENTS = 100  # initial components on text (5x the reference 20)
 TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named

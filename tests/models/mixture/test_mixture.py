@@ -129,7 +129,7 @@ def test_stochastic_sampler_with_every_document_and_infinite_steps_is_exact_gibb
     path, _, _ = store
     n_train = Corpus.open(path).train_docs().size
     cfg = MixtureConfig(sampler="scir", n_clusters=4, gamma=1.0, a0=0.5, batch_size=n_train,
-                        step_weights=math.inf, step_components=math.inf, seed=7)
+                        step_weights=math.inf, step_components=math.inf, seed=7, init="random")
     stochastic = Chain(MixtureModel, cfg, path, DaskExecutor(two_workers, path, "mixture"))
     exact = Chain(MixtureGibbsModel, MixtureConfig(**{**cfg.to_dict(), "sampler": "gibbs"}),
                   path, InProcessExecutor(path, "mixture"))
@@ -220,7 +220,7 @@ def test_same_chain_on_one_and_two_workers(store, one_worker, two_workers, sampl
 def test_momentum_samplers_are_refused(store):
     path, _, _ = store
     cfg = MixtureConfig(sampler="gsgrhmc", n_clusters=3, gamma=1.0, a0=0.5, batch_size=10,
-                        step_weights=0.1, step_components=0.1, seed=0)
+                        step_weights=0.1, step_components=0.1, seed=0, init="random")
     with pytest.raises(DscirError, match="runs without momenta"):
         MixtureModel(cfg, Data.open(path), InProcessExecutor(path, "mixture"))
     with pytest.raises(DscirError, match="sampler must be one of"):

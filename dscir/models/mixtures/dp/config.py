@@ -1,11 +1,14 @@
-"""The DP mixture's configuration and the papers' reference settings per sampler."""
+"""The DP mixture's configuration, made from its parameters, and the papers' reference
+settings per sampler."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dscir.models.mixtures.common import MixtureRunConfig
+from dscir.models.mixtures.params import (CHAIN, POSITIVE, Int, init_param, placement_param,
+                                          policy_param)
+from dscir.params import AUTO, Interval, Options, Pair, Param, configuration
 
 # Reference settings for the DP mixture on msweb (Baker et al. 2018, Section 5.2):
 # step sizes are (h_theta, h_DP) for the components and the sticks.
@@ -17,16 +20,37 @@ REFERENCE: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True)
-class DPMMConfig(MixtureRunConfig):
-    """Everything that determines a DP-mixture chain (with the corpus and the seed;
-    the run settings, ``MixtureRunConfig``'s, by keyword)."""
+#: The parameters that make up a DP-mixture chain's configuration, in the estimator's order.
+PARAMS: tuple[Param, ...] = (
+    Param("sampler", Options(tuple(REFERENCE)), AUTO,
+          "'scir' or 'sgrld': the stochastic slice sampler on a Dask cluster; 'gibbs': the "
+          "exact Gibbs slice sampler on all training users in this process; 'auto': the "
+          "policy's (SGRLD on text under policy 'auto', else SCIR).", auto=True,
+          positional=True),
+    policy_param("users"),
+    Param("a0", POSITIVE, AUTO, "Dirichlet concentration of the components ('auto': the "
+          "policy's).", auto=True),
+    Param("alpha_prior", Pair(("{} shape", "{} rate"), POSITIVE, POSITIVE), (1.0, 1.0),
+          "(shape, rate) of the Gamma prior on the DP concentration.",
+          config=("alpha_shape", "alpha_rate")),
+    Param("batch_size", Interval(Int, 1), AUTO,
+          "users per minibatch (stochastic samplers; 'auto': the policy's).", auto=True),
+    Param("step_sizes", Pair(("{}[0] (h_theta)", "{}[1] (h_DP)"), POSITIVE, POSITIVE), AUTO,
+          "(h_theta, h_DP) for components and sticks ('auto': the policy's).", auto=True,
+          config=("step_theta", "step_sticks")),
+    Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
+          auto=True),
+    init_param("users", INITS),
+    placement_param(),
+    *CHAIN,
+)
 
-    sampler: str  # "scir" or "sgrld" (stochastic, on Dask) or "gibbs" (exact)
-    a0: float  # Dirichlet(a0) base measure of the components
-    alpha_shape: float  # Gamma(shape, rate) prior of the DP concentration
-    alpha_rate: float
-    batch_size: int  # users per minibatch (ignored by "gibbs")
-    step_theta: float  # h (SCIR) or epsilon (SGRLD) of the components
-    step_sticks: float  # the same for the stick gammas
-    n_init: int  # components at the start
+
+@configuration(PARAMS)
+class DPMMConfig(MixtureRunConfig):
+    """Everything that determines a DP-mixture chain (with the corpus): ``PARAMS``,
+    resolved (``alpha_prior`` as ``alpha_shape``, ``alpha_rate``; ``step_sizes`` as
+    ``step_theta``, ``step_sticks``: the components' and the sticks' steps), then
+    ``burn_in``."""
+
+    burn_in: int = 0  # iterations before posterior samples are kept
