@@ -71,7 +71,7 @@ class LDAConfig:
     # (dscir.models.lda.policy); the values above are the ones that ran.
     policy: str = "reference"
     # Where the topics live: "driver", "workers" (in vocabulary blocks of about
-    # block_entries parameters; models/lda/topics_blocked.py) or "auto" (by K x W;
+    # block_entries parameters; models/lda/topics.py) or "auto" (by K x W;
     # models/lda/placement.py).
     placement: str = "auto"
     block_entries: int = BLOCK_ENTRIES
