@@ -16,7 +16,8 @@ function adds at most the block it returns and the integer counts it steps
 with. Whole-block temporaries (exp of log theta for
 the row sums and for a kept phi, counts x factor) are formed ``ROWS`` rows
 at a time, elementwise or per row as the whole-block expression, so every
-float is the same bit for bit. Functions never change their input block:
+float is the same bit for bit (the control-variate functions, which run in
+this process only, form theirs whole). Functions never change their input block:
 a block held by Dask stays what its key says (a lost one is recomputed).
 """
 
@@ -147,6 +148,11 @@ def row_totals(norm: np.ndarray, factor: float, *results: tuple[Any, Any]) -> np
     return np.stack([np.exp(norm), counts * factor])
 
 
+def step_key(seed: int, m: int, block: Block) -> int:
+    """The stream of ``block``'s step at iteration ``m``: (seed, SAMPLER, m, its index)."""
+    return derive(seed, domains.SAMPLER, m, block.index)
+
+
 def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed: int, m: int,
                totals: np.ndarray | None, *results: tuple[SparseCounts, Any]) -> Block:
     """The block after its sampler step at iteration ``m``: a_hat = beta + the counts
@@ -155,7 +161,7 @@ def step_block(block: Block, sampler, beta: float, factor: float, h: float, seed
     and count sums, for the samplers that read them (None for the others)."""
     counts = block_counts(block, [r for r, _ in results])
     state = sampler.step_scaled(block.state, beta, counts, factor, h,
-                                derive(seed, domains.SAMPLER, m, block.index), totals)
+                                step_key(seed, m, block), totals)
     del counts
     return new_block(block.index, block.lo, state, block.phi_sum, block.stored)
 
@@ -209,7 +215,7 @@ def step_block_cv(block: Block, sampler, beta: float, scale: float, h: float, se
     (seed, SAMPLER, m, index)."""
     estimate, _, stored = cv_estimate(block, scale, [r for r, _ in results])
     state = sampler.step(block.state, beta, estimate, h,
-                         derive(seed, domains.SAMPLER, m, block.index), totals)
+                         step_key(seed, m, block), totals)
     return new_block(block.index, block.lo, state, block.phi_sum, stored)
 
 
