@@ -138,6 +138,9 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
     kept = run.samples()
     iterations, samples = kept["iteration"], kept["phi"]
     assert list(iterations) == [12, 14, 16, 18, 20] and samples.shape == (5, K_TRUE, W)
+    # Each kept row is that iteration's phi (float32): their mean is the kept mean.
+    np.testing.assert_allclose(samples.astype(np.float64).mean(axis=0), run.phi_mean,
+                               rtol=1e-5, atol=1e-8)
     docs = Corpus.open(path).read(np.arange(5))
     theta = model.transform(docs)
     assert theta.shape == (5, K_TRUE) and np.allclose(theta.sum(axis=1), 1.0)
