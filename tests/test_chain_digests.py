@@ -48,16 +48,22 @@ PLATFORMS = {"b7f814999d3179a2": "x86-64-v3", "afa9aceb582e0c6b": "x86-64-v4"}
 # gSGRHMC and SGHMC here run integrator="euler" (the papers' step, the chains these
 # were recorded from); their default "splitting" integrator is pinned below.
 EULER = {"integrator": "euler"}
+# The driver placement's LDA chains (these, the splitting and the warm ones) changed
+# once, v3 only, when their dense topics became the workers' vocabulary blocks held in
+# this process (issue 43: models/lda/topics.py, one class on either form of the
+# blocks): per-block initial and noise streams (seed, INIT/SAMPLER, ..., block), the
+# row normalisers combined from the blocks' log-sum-exps, float32 columns, a kept
+# sample summed per block; the workers' digest held. Their v4 ones await a v4 machine.
 LDA_DIGESTS = {
-    "x86-64-v3": {"scir": "7cf10c05560aa5f7", "sgrld": "f22edd0eee314871",
-                  "gsgrhmc": "b55141fde4fa1f7c", "sgld": "853acfddb310305f",
-                  "sghmc": "eee37ed34c1d86d1"},
+    "x86-64-v3": {"scir": "6aa722ef6cdefa63", "sgrld": "b3f1f8826cff4d4b",
+                  "gsgrhmc": "e97cbdffb76e921a", "sgld": "64a031c7c9689101",
+                  "sghmc": "90d3fb4b7934e4f6"},
     "x86-64-v4": {"scir": "3400e08aca4aad7b", "sgrld": "611200c72e9b4644",
                   "gsgrhmc": "928761837d7ffcf0", "sgld": "206b1dca9d15eab2",
                   "sghmc": "01677b2787a8d747"},
 }
 LDA_SPLITTING_DIGESTS = {
-    "x86-64-v3": {"gsgrhmc": "6a5d36b025b31b6d", "sghmc": "e9e1d1b3daf94360"},
+    "x86-64-v3": {"gsgrhmc": "d6afc898fb764f48", "sghmc": "55e59b5069d7f270"},
     "x86-64-v4": {"gsgrhmc": "f9d5b2495e1be7de", "sghmc": "30700a840bd5ce41"},
 }
 # Warm-started local chains with control variates (issue 16). The run's local
@@ -67,16 +73,16 @@ LDA_SPLITTING_DIGESTS = {
 # what the chain computes from it. The warm splitting gSGRHMC digest was recorded
 # again when its position move became the exact log flow.
 LDA_WARM_DIGESTS = {
-    "x86-64-v3": {"scir": "a1031905bc304172", "sgrld": "3480fe2437deb40d",
-                  "gsgrhmc": "56e3c4a56aea2ff2"},
+    "x86-64-v3": {"scir": "fd2882068a7b94bc", "sgrld": "70feb6a970b3ac17",
+                  "gsgrhmc": "ad1849510d6503a4"},
     "x86-64-v4": {"scir": "12463f5e03184237", "sgrld": "14c6cfa5a268c899",
                   "gsgrhmc": "c87613a6bce702a1"},
 }
-LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "315134c582372c75"},
+LDA_WARM_SPLITTING_DIGESTS = {"x86-64-v3": {"gsgrhmc": "98db3d26db9f7cc5"},
                               "x86-64-v4": {"gsgrhmc": "030b742932eea271"}}
-# SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): another
-# chain of the same posterior (per-block noise and initial streams); only the mean
-# of the kept phi is kept.
+# SCIR with its topics on the workers, in 3 vocabulary blocks (issue 14): since issue 43
+# the driver placement's chain on the same blocks; only the mean of the kept phi is
+# kept.
 LDA_WORKERS_DIGEST = {"x86-64-v3": "761e126db7f886e6", "x86-64-v4": "6dd243dbe0af5eab"}
 # The DP chains' v3 digests changed once with the relabelling move (issue 46:
 # dscir/models/mixtures/dp/relabel.py; the stochastic sampler draws its sticks from v | z

@@ -87,8 +87,8 @@ def gamma_step(state, prior, counts, step_size, key, temperature=1.0) -> GammaSt
 def test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain(store, monkeypatch):
     """Guards the sampler recipe: a State with log_theta, init and step, one Sampler
     entry (its option as hyperparameters); the model picks it up by name, gives it
-    the prior, the scaled counts and the stream (seed, SAMPLER, m), and the option
-    reaches the step."""
+    the prior, the scaled counts and the stream (seed, SAMPLER, m, block) of its
+    one vocabulary block, and the option reaches the step."""
     monkeypatch.setitem(SAMPLERS, "gamma", Sampler(
         "gamma", "the conditional Gamma draw", GammaState, gamma_init, gamma_step,
         row_totals=False, hyperparameters={"temperature": 1.0}))
@@ -96,7 +96,7 @@ def test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain(store, mon
     chain = run_lda(store, lda_config(sampler="gamma", sampler_options={"temperature": 2.0}))
     assert chain.iteration == 4 and chain.n_samples == 2
     assert isinstance(chain.model.topics.state_, GammaState)
-    assert [s["key"] for s in STEPS] == [derive(3, domains.SAMPLER, m) for m in range(4)]
+    assert [s["key"] for s in STEPS] == [derive(3, domains.SAMPLER, m, 0) for m in range(4)]
     assert all(s["prior"] == 0.5 and s["temperature"] == 2.0 for s in STEPS)
     train_tokens = Corpus.open(store).read(Corpus.open(store).train_docs()).data.sum()
     for s in STEPS:  # a minibatch's counts scaled to the training documents
@@ -105,30 +105,29 @@ def test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain(store, mon
     assert np.isfinite(chain.evaluations[-1].perplexity)
 
 
-# -- a topic placement ----------------------------------------------------------
+# -- a topic state ----------------------------------------------------------------
 
 
-def test_a_topic_placement_added_as_the_recipe_says_holds_the_topics(store, monkeypatch):
-    """Guards the placement recipe: a TopicState class in TOPIC_STATES and its name in
-    PLACEMENTS is what LDAModel builds for that placement; here one that keeps the
-    driver's maths, so its chain is the driver's bit for bit."""
-    from dscir.models.lda import placement, topics
+def test_a_topic_state_added_as_the_recipe_says_holds_the_topics(store, monkeypatch):
+    """Guards the topic-state recipe: a TopicState class in TOPIC_STATES under a
+    SCIR step's name is what LDAModel builds for that step, on the resolved
+    placement's blocks; here one that keeps the dense maths, so its chain is the
+    dense one bit for bit."""
+    from dscir.models.lda import model, topics
 
-    class CountedTopics(topics.DriverTopics):
-        placement = "counted"
+    class CountedTopics(topics.Topics):
         steps = 0
 
         def step(self, executor, m, results, words, scale, h):
             CountedTopics.steps += 1
             return super().step(executor, m, results, words, scale, h)
 
-    monkeypatch.setattr(placement, "PLACEMENTS", (*placement.PLACEMENTS, "counted"))
-    monkeypatch.setitem(topics.TOPIC_STATES, "counted", CountedTopics)
-    counted = run_lda(store, lda_config(placement="counted"))
-    driver = run_lda(store, lda_config())
+    monkeypatch.setitem(model.TOPIC_STATES, "counted", CountedTopics)
+    counted = run_lda(store, lda_config(scir_step="counted"))
+    dense = run_lda(store, lda_config())
     assert isinstance(counted.model.topics, CountedTopics) and CountedTopics.steps == 4
-    assert counted.model.placement == "counted"
-    np.testing.assert_array_equal(counted.model.topics.mean_phi(), driver.model.topics.mean_phi())
+    assert counted.model.placement == "driver" and counted.model.topics.blocks.in_process
+    np.testing.assert_array_equal(counted.model.topics.mean_phi(), dense.model.topics.mean_phi())
 
 
 # -- a corpus format ------------------------------------------------------------

@@ -3,7 +3,7 @@ components): NumPy when small, else a dask array over the Zarr array the
 workers wrote.
 
 With the topics on the workers (``placement="workers"``) the kept samples' mean
-phi is written by the vocabulary blocks themselves (``WorkerTopics.write_mean``)
+phi is written by the vocabulary blocks themselves (``Topics.write_mean``)
 into the run store (``phi_mean``: one checksummed chunk per block) or, for a
 fit without ``out``, into a temporary Zarr group removed once nothing refers to
 it. Above ``DENSE_MAX_ENTRIES`` entries the fitted ``topic_word_`` (and a loaded

@@ -54,7 +54,7 @@ class Executor(Protocol):
     executor also offers ``submit``/``gather`` (one named, timed task and its
     value), ``holders`` (which worker holds a result) and ``blocked`` (the
     workers' form of the blocks): a model whose parameters live on the workers
-    (``models/lda/topics_blocked.py``) uses them.
+    (``models/lda/topics.py``) uses them.
     """
 
     n_parts: int

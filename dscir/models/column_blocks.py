@@ -50,7 +50,8 @@ def row_lse(log_theta: np.ndarray) -> np.ndarray:
     for rows in row_chunks(log_theta.shape[0]):
         part = log_theta[rows]
         top = part.max(axis=1)
-        out[rows] = top + np.log(np.exp(part - top[:, None]).sum(axis=1))
+        shifted = np.subtract(part, top[:, None])
+        out[rows] = top + np.log(np.exp(shifted, out=shifted).sum(axis=1))
     return out
 
 

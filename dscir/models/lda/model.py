@@ -3,13 +3,12 @@
 ``LDAModel`` owns what does not depend on where the topics are: the sampler
 and its step-size schedule, the Gibbs kernel, the iteration's statistics,
 the divergence check, the kept-sample bookkeeping and the held-out score. Its
-``topics`` (a ``topics.TopicState``) own the K x W state: ``DriverTopics``
-(one dense state on the driver), ``WorkerTopics`` (vocabulary blocks on the
-workers) or, with ``scir_step="lazy"``, ``LazyTopics`` (the lazy SCIR step's
-blocks in either form of the engine's blocks), chosen once from the
-configuration's placement, resolved on the corpus
-(``placement.resolve_placement``: the estimator resolves it first, so the run
-records what ran).
+``topics`` (a ``topics.TopicState``) own the K x W state: the class of the
+SCIR step (``TOPIC_STATES``: ``topics.Topics`` for the dense step,
+``topics_lazy.LazyTopics`` for the lazy one), its vocabulary blocks in the
+form of the configuration's placement (this process or the workers), resolved
+on the corpus (``placement.resolve_placement``: the estimator resolves it
+first, so the run records what ran).
 """
 
 from __future__ import annotations
@@ -25,9 +24,14 @@ from dscir.models.lda.cuda_kernels import check_device, device_kernel
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
-from dscir.models.lda.topics import TOPIC_STATES
+from dscir.models.lda.topics import Topics
 from dscir.models.lda.topics_lazy import LazyTopics
 from dscir.samplers import get_sampler
+
+
+#: The ``TopicState`` class of each SCIR step (``config.scir_step``), built on the
+#: resolved placement's blocks.
+TOPIC_STATES: dict[str, type] = {"dense": Topics, "lazy": LazyTopics}
 
 
 class LDAEvaluation(NamedTuple):
@@ -71,12 +75,9 @@ class LDAModel:
                              ".chain_config(store)); a chain's configuration runs 'dense' "
                              "or 'lazy'")
         placement = resolve_placement(config, data.n_words)
-        if config.scir_step == "lazy":  # one class, its blocks in the placement's form
-            self.topics = LazyTopics(config, data.n_words, self.sampler, self.kernel, executor,
-                                     placement)
-        else:
-            topics = TOPIC_STATES[placement]
-            self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor)
+        topics = TOPIC_STATES[config.scir_step]  # its blocks in the placement's form
+        self.topics = topics(config, data.n_words, self.sampler, self.kernel, executor,
+                             placement)
         # Warm starts: the engine gives the documents' stored assignments (token
         # topics, K values) as ``local``.
         self.local_values = config.n_topics if config.warm_start else None

@@ -1,12 +1,10 @@
 """Where LDA's topics live: LDA's threshold and rules on the one placement rule.
 
-``"driver"``: the topics are held in this process; ``"workers"``: in
-vocabulary blocks on the workers, the driver keeping O(K) per block. With the
-dense step the two are different classes (``topics.DriverTopics``, one K x W
-state, and ``topics_blocked.WorkerTopics``) and different chains of the same
-posterior (their noise streams differ); the lazy SCIR step's blocks are one
-class on either form of the engine's blocks (``topics_lazy.LazyTopics``), one
-chain. ``model.LDAModel`` holds either, by ``resolve_placement``: the shared
+``"driver"``: the topics' vocabulary blocks are held in this process;
+``"workers"``: by the workers, the driver keeping O(K) per block. Each SCIR
+step's topics are one class on either form of the engine's blocks
+(``topics.Topics``, ``topics_lazy.LazyTopics``), so both placements run one
+chain. ``model.LDAModel`` builds its blocks by ``resolve_placement``: the shared
 rule (``dscir.models.placement``) with LDA's measured threshold and its own
 rules (warm starts cannot go to the workers; the lazy step stays on the driver
 under ``"auto"``).

@@ -1,57 +1,78 @@
-"""LDA's topics: where the K x W state lives and how it moves, behind one interface.
+"""LDA's dense topics: one class on either form of the engine's blocks.
 
-``TopicState`` is what ``model.LDAModel`` asks of its topics; the placement
-(``placement.resolve_placement``) picks the implementation once:
-``DriverTopics`` (one dense state on the driver, here) or
-``topics_blocked.WorkerTopics`` (vocabulary blocks held by the workers). The
-two are different chains of the same posterior (their noise streams differ).
+``TopicState`` is what ``model.LDAModel`` asks of its topics; ``Topics`` is
+the one of the dense step (``LazyTopics`` the lazy SCIR step's). Its sampler
+state (momenta too) is cut into vocabulary blocks (``vocabulary_blocks``: the
+block functions, run where a block lives) held in the form the resolved
+placement gives (``dscir.engine.blocks.blocks_for``): plain values in this
+process (``placement="driver"``) or futures held by the workers
+(``"workers"``). The same block functions run on either, in the same order,
+so the two placements run one chain bit for bit, on any number of workers;
+the driver keeps the row normalisers (O(K) per block).
 
-On the driver, iteration ``m``: each part gets the phi columns of its words
-(K x U, rescaled per word by the column maximum, which leaves the Gibbs
-conditional unchanged and keeps beta = 1e-4 topics from underflowing) and
-runs the Gibbs kernel on its worker; the returned integer counts are added
-into a K x W matrix (exact in any order, so the result does not depend on the
-number of workers or on which task finishes first), scaled by D / |S| /
-n_kept, and the sampler steps with a_hat = beta + counts. The driver's own
-work beside the step's K x W transition: the counts go into one reused buffer
-cleared entry by entry (O(minibatch)), SCIR forms a_hat inside its transition
-(``Sampler.step_scaled``), and the columns are cut from log theta and the K row
-normalisers (log phi over all W words is formed only for a kept sample), in
-the float operations of the plain computation, so the chain is unchanged bit
-for bit. With ``warm_start``
-the tasks start each document from its assignments at its last visit
-(``dscir.models.lda.warm``; the engine stores them); with
-``control_variates`` a_hat is ``control_variate``'s estimate from those
-stored assignments instead.
+Iteration ``m``: each part gets the phi columns of its words (normalised by
+the driver's row values, rescaled per column as ``phi_columns`` does, which
+leaves the Gibbs conditional unchanged and keeps beta = 1e-4 topics from
+underflowing; float32 as on the wire), cut where the blocks live. In this
+process they go to the executor's Gibbs tasks (warm starts too: with
+``warm_start`` each document starts from its assignments at its last visit,
+``dscir.models.lda.warm``); on the workers every block holding words of the
+parts a worker holds cuts them there and one task joins them on that worker.
+A Gibbs task's nonzero integer counts (``SparseCounts``) go to the blocks
+holding their words; block b adds its own exactly (in any order) and steps
+with a_hat = beta + counts x D / |S| / n_kept and the stream (seed, SAMPLER,
+m, b). The samplers whose step reads the rows' totals (all but SCIR) get them
+from one ``row-totals`` task over all the minibatch's counts (O(K)) and the
+driver's normalisers. With ``control_variates`` (this process only) a_hat is
+``vocabulary_blocks.control_variate``'s estimate from the stored assignments'
+counts each block keeps. Block b starts from Gamma(1, 1) draws of the stream
+(seed, INIT, b).
+
+Where the K x W arrays go is the one difference of the forms, about memory:
+in this process a kept sample is also a ``samples/phi`` row and the driver
+writes the checkpoint's and the run's arrays (``arrays``,
+``write_run_arrays`` return them); on the workers each block sums its kept
+phi and writes its own columns (``held``: into the checkpoint before it is
+renamed into place, the blocks then restarting from it, which bounds the
+lineage Dask keeps to rebuild a lost block; ``write_run_arrays``,
+``write_mean``), and the driver builds dense K x W arrays only where a caller
+asks for ``log_phi``/``mean_phi``/``run_arrays``.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+import functools
+from typing import Any, Protocol
 
 import numpy as np
 
-from dscir.rng import domains
-from dscir.errors import DscirError
-from dscir.models.lda._kernels import add_entries
-from dscir.models.lda.kernels import phi_columns_of_state
-from dscir.models.lda.tasks import GibbsResult, SparseCounts, gibbs_sparse_counts
-from dscir.models.lda.topics_blocked import WorkerTopics
+from dscir.models.column_blocks import combine
+from dscir.models.lda.tasks import gibbs_sparse_counts, sparse_counts
+from dscir.models.lda.vocabulary_blocks import (
+    block_arrays, block_columns, block_from_arrays, block_lse, block_mean_log_columns,
+    block_output, block_outputs, block_stored, cv_summary, gibbs_from_columns, gibbs_summary,
+    init_block, keep_block, row_totals, start_block, step_block, step_block_cv)
 from dscir.models.lda.warm import warm_gibbs_counts
-from dscir.rng import derive
+from dscir.models.placement import held_blocks
+from dscir.rng import derive, domains
+
+#: The dtype of phi columns (tests/models/lda/test_blocked.py: the counts of a batch
+#: are the same under float32 and float64 columns).
+COLUMN_DTYPE = "float32"
 
 
 class TopicState(Protocol):
     """LDA's topics as the model sees them, wherever they live.
 
-    Built as ``cls(config, n_words, sampler, kernel, executor)`` (the sampler
-    and the Gibbs kernel resolved once, by the model). ``executor`` arguments run tasks (``dscir.models.base.Executor``); columns
-    and Gibbs results are arrays on the driver or futures on the workers, as
-    the state keeps them.
+    Built as ``cls(config, n_words, sampler, kernel, executor, placement)`` (the
+    sampler and the Gibbs kernel resolved once, by the model; the placement
+    resolved). ``executor`` arguments run tasks (``dscir.models.base.Executor``);
+    columns and Gibbs results are arrays on the driver or futures on the
+    workers, as the state keeps them.
     """
 
-    placement: ClassVar[str]  # "driver" or "workers"
-    kept_rows: ClassVar[tuple[str, ...]]  # the run's samples/ arrays a kept sample adds to
+    placement: str  # "driver" or "workers"
+    kept_rows: tuple[str, ...]  # the run's samples/ arrays a kept sample adds to
     n_samples: int  # kept samples in the running mean
 
     def columns(self, words, near=None) -> list[Any]:
@@ -91,203 +112,255 @@ class TopicState(Protocol):
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]: ...
 
 
-def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
-    """Add tasks' K x U integer counts into the K x W total (exact in any order)."""
-    for r in results:
-        counts[:, r.words] += r.topic_word
-    return counts
+def by_holder(holders: list[str | None]) -> list[list[int]]:
+    """Part indices grouped by the worker holding them (in order of first
+    appearance); a part whose holder is unknown is a group of its own."""
+    groups: dict[Any, list[int]] = {}
+    for j, h in enumerate(holders):
+        groups.setdefault(h if h is not None else ("part", j), []).append(j)
+    return list(groups.values())
 
 
-def add_sparse_counts(counts: np.ndarray, results: list[SparseCounts]) -> np.ndarray:
-    """Add tasks' nonzero integer counts into the K x W total (exact in any order):
-    O(nonzero entries), numba."""
-    for r in results:
-        _entries(counts, r.topics, r.word_ids, r.values)
-    return counts
+def vocabulary_blocks_on(executor, config, n_words: int, placement: str):
+    """The topics' K x W blocks for ``placement`` from the executor (the engine's
+    ``blocks_for``), or the error of an executor without workers to hold them."""
+    return held_blocks(executor, placement, config.n_topics, n_words, config.block_entries,
+                       "the topics")
 
 
-def _entries(counts: np.ndarray, rows, cols, values) -> None:
-    """``_kernels.add_entries`` with one clear error for entries outside ``counts``."""
-    bad = add_entries(counts, rows, cols, values)
-    if bad:
-        raise DscirError(f"{bad} Gibbs count entries lie outside the {counts.shape[0]} x "
-                         f"{counts.shape[1]} topic-word matrix")
+def kept_sweeps(config) -> int:
+    """n_kept: the sweeps a Gibbs task counts of a visit (after ``config.burn`` with
+    warm starts, after the kernels' own ``sweeps // 2`` otherwise)."""
+    return config.sweeps - (config.burn if config.warm_start else config.sweeps // 2)
 
 
-def clear_counts(counts: np.ndarray, results: list[Any]) -> None:
-    """Zero the entries of ``counts`` that ``results`` (``GibbsResult`` or
-    ``SparseCounts``) were added to: O(their size), not O(K x W)."""
-    for r in results:
-        if isinstance(r, SparseCounts):  # entries outside were never added
-            add_entries(counts, r.topics, r.word_ids, None)
-        else:
-            counts[:, r.words] = 0
+def untimed_counts(result) -> tuple[Any, None]:
+    """A Gibbs task's result run by the executor (``SparseCounts``, or the dense
+    counts of a warm start made sparse, exactly) as a block step takes it."""
+    return (sparse_counts(result) if hasattr(result, "topic_word") else result), None
 
 
-def control_variate(stored: np.ndarray, minibatch: np.ndarray, minibatch_stored: np.ndarray,
-                    scale: float) -> np.ndarray:
-    """Dubey et al.'s estimate of the full-data expected counts: ``stored`` (every
-    training document's stored-assignment counts, summed) + ``scale`` (D/|S|) x
-    (the minibatch's expected counts - its documents' stored counts). Over a
-    uniformly drawn minibatch its mean is the full-data sum whatever is stored;
-    its variance falls as the stored assignments approach the new ones."""
-    return stored + scale * (minibatch - minibatch_stored)
+def gibbs_on_workers(topics, executor, m: int, parts, words) -> list[Any]:
+    """Futures of the parts' Gibbs tasks (timed ``SparseCounts``) on blocks held by
+    the workers: each given the columns ``topics.columns`` cut once for the
+    worker holding it; the results stay there."""
+    cfg = topics.config
+    holders = executor.holders(parts.batches)
+    groups = by_holder(holders)
+    cut = [np.unique(np.concatenate([words[j] for j in g])) for g in groups]
+    cols = topics.columns(cut, [holders[g[0]] for g in groups])
+    group = {j: i for i, g in enumerate(groups) for j in g}
+    key = derive(cfg.seed, domains.GIBBS)
+    return [executor.submit("gibbs", gibbs_from_columns, b, w, cut[group[j]],
+                            cols[group[j]], cfg.alpha, cfg.sweeps, key, m, topics.kernel,
+                            j=j, timed=True)
+            for j, (b, w) in enumerate(zip(parts.batches, parts.words))]
 
 
-class DriverTopics:
-    """LDA's topics as one sampler state over K x W on the driver, with the
-    running sum of the kept phi samples (and, with control variates, the
-    stored assignments' counts)."""
+class Topics:
+    """LDA's dense topics (sampler state, kept-phi sum, with control variates the
+    stored counts) in vocabulary blocks held where ``placement`` says; the
+    driver holds the row normalisers ``norm``."""
 
-    placement: ClassVar[str] = "driver"
-    kept_rows: ClassVar[tuple[str, ...]] = ("samples/phi",)
+    placement: str = "driver"  # this instance's: "driver" or "workers"
 
-    def __init__(self, config, n_words: int, sampler, kernel: str, executor=None):
-        # ``executor`` is every TopicState's argument; these topics hold nothing on
-        # the cluster, so they use the executor each call is given.
+    def __init__(self, config, n_words: int, sampler, kernel: str, executor,
+                 placement: str = "driver"):
         self.config, self.sampler, self.kernel = config, sampler, kernel
-        rng = np.random.Generator(np.random.PCG64(derive(config.seed, domains.INIT)))
-        self.state_ = sampler.init(rng.gamma(1.0, 1.0, size=(config.n_topics, n_words)))
-        self.phi_sum = np.zeros((config.n_topics, n_words))
-        self.n_samples = 0
-        self.stored = self._zeros() if config.control_variates else None
-        self._log_phi, self._log_phi_of = None, None
-        # The minibatch's counts, zero between steps (only the entries a step added
-        # to are reset), and scratch space for the row normalisers.
-        self._counts = self._zeros()
-        self._scratch = np.empty(self.phi_sum.shape)
-        self._rows, self._rows_of = None, None
+        self.n_words, self.n_samples, self.placement = n_words, 0, placement
+        self.blocks = vocabulary_blocks_on(executor, config, n_words, placement)
+        # A K x W row per kept sample only where the driver holds the topics anyway.
+        self.kept_rows = ("samples/phi",) if self.blocks.in_process else ()
+        init = functools.partial(init_block, config.seed, config.n_topics, sampler)
+        self.blocks.start("block-init", start_block, init, config.control_variates)
+        self.norm: np.ndarray | None = None
+        self.normalise()
 
-    def _zeros(self) -> np.ndarray:
-        return np.zeros(self.phi_sum.shape, np.int64)
+    def normalise(self, extra=()) -> list[Any]:
+        """Gather the blocks' O(K) summaries with ``extra`` timed results in one
+        round; set the row normalisers; returns the values of ``extra``."""
+        lses, values = self.blocks.summarise("block-lse", block_lse, extra=extra)
+        self.norm = combine(lses)
+        return values
 
-    def _row_stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(log theta, its row maxima, log sum_w theta_kw per row) of the current
-        state, computed once per state in ``simplex.normalize_log``'s float
-        operations (so log phi = log theta - the last, bit for bit)."""
-        if self._rows_of is not self.state_:
-            log_theta = self.state_.log_theta
-            top = log_theta.max(axis=1, keepdims=True)
-            shifted = np.subtract(log_theta, top, out=self._scratch)
-            total = np.exp(shifted, out=shifted).sum(axis=1, keepdims=True)
-            self._rows = (log_theta, top, top + np.log(total))
-            self._rows_of = self.state_
-        return self._rows
-
-    def log_phi(self) -> np.ndarray:
-        """log phi of the current state over all W words (read-only; computed once
-        per state: a kept sample, the mean's fallback). The next step's columns
-        come from the row normalisers alone (``columns``)."""
-        if self._log_phi_of is not self.state_:
-            log_theta, _, log_norm = self._row_stats()
-            self._log_phi = log_theta - log_norm
-            self._log_phi.flags.writeable = False
-            self._log_phi_of = self.state_
-        return self._log_phi
-
-    def mean_phi(self) -> np.ndarray:
-        """Average of the kept phi samples (the current phi if none is kept yet)."""
-        if self.n_samples == 0:
-            return np.exp(self.log_phi())
-        return self.phi_sum / self.n_samples
-
-    def columns(self, words, near=None) -> list[np.ndarray]:
-        log_theta, _, log_norm = self._row_stats()
-        return [phi_columns_of_state(log_theta, log_norm, w) for w in words]
+    def columns(self, words, near=None) -> list[Any]:
+        """The phi columns of each ``words`` (sorted; ``block_columns``), cut where
+        the blocks live and joined near ``near[j]`` when given (futures on the
+        workers)."""
+        return self.blocks.cut("columns", block_columns, words, (self.norm, COLUMN_DTYPE), near)
 
     def gibbs(self, executor, m: int, parts, words, local=None) -> list[Any]:
-        """The parts' Gibbs results on the driver: sparse counts, or with warm
-        starts dense counts from the documents' stored assignments (``local``)."""
+        """The parts' Gibbs tasks, as ``(counts, TaskTime)`` results: futures of
+        ``SparseCounts`` on the workers; in this process the executor's results,
+        dense with warm starts (from the documents' stored assignments ``local``)."""
+        if not self.blocks.in_process:
+            return gibbs_on_workers(self, executor, m, parts, words)
         cfg = self.config
         key = derive(cfg.seed, domains.GIBBS)
         cols = self.columns(words)
         if cfg.warm_start:
             args = [(c, cfg.alpha, cfg.sweeps, cfg.burn, key, m, cfg.control_variates)
                     for c in cols]
-            return executor.run("gibbs", warm_gibbs_counts, parts, args, local=local)
-        args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
-        return executor.run("gibbs", gibbs_sparse_counts, parts, args)
+            results = executor.run("gibbs", warm_gibbs_counts, parts, args, local=local)
+            if cfg.control_variates:  # the stored counts too: dense
+                return [(r, None) for r in results]
+        else:
+            args = [(c, cfg.alpha, cfg.sweeps, key, m, self.kernel) for c in cols]
+            results = executor.run("gibbs", gibbs_sparse_counts, parts, args)
+        return [untimed_counts(r) for r in results]
 
-    def step(self, executor, m: int, results: list[Any], words, scale: float,
+    def step(self, executor, m: int, gibbs: list[Any], words, scale: float,
              h: float) -> dict[str, Any]:
-        cfg = self.config
-        # Integer sums: exact whatever order the tasks finished or are added in.
-        add = add_counts if cfg.warm_start else add_sparse_counts
-        stats = {"n_tokens": int(sum(r.n_tokens for r in results))}
-        key = derive(cfg.seed, domains.SAMPLER, m)
-        try:
-            counts = add(self._counts, results)
-            if cfg.control_variates:
-                a_hat, stats["cv_clipped"] = self._control_variate(counts, results, scale)
-                self.state_ = self.sampler.step(self.state_, cfg.beta, a_hat, h, key)
-            else:  # a_hat = beta + counts x (scale / n_kept), formed inside the step
-                self.state_ = self.sampler.step_scaled(self.state_, cfg.beta, counts,
-                                                       scale / results[0].n_kept, h, key)
-        finally:
-            clear_counts(self._counts, results)
-        return stats
+        """Step every block with the counts of its words (``scale`` = D / |S|), then
+        gather the new normalisers with the Gibbs tasks' tokens, in one round."""
+        cfg, ex = self.config, self.blocks.executor
+        stats = {}
+        if cfg.control_variates:
+            step, stats["cv_clipped"] = self._cv_step(gibbs, scale, h, m)
+        else:
+            factor = scale / kept_sweeps(cfg)
+            totals = None
+            if self.sampler.row_totals:
+                totals = ex.submit("row-totals", row_totals, self.norm, factor, *gibbs)
+            step = (step_block, (self.sampler, cfg.beta, factor, h, cfg.seed, m, totals))
+        self.blocks.update("block-step", step[0], step[1], self.blocks.route(gibbs, words))
+        summaries = [ex.submit("gibbs-summary", gibbs_summary, g, j=j)
+                     for j, g in enumerate(gibbs)]
+        return {"n_tokens": int(sum(self.normalise(summaries))), **stats}
 
-    def _control_variate(self, counts, results, scale) -> tuple[np.ndarray, float]:
-        """a_hat - beta by ``control_variate``, then ``stored`` takes the
-        minibatch's new assignments; negative entries are clipped to 0 (the
-        samplers need a_hat >= beta) and the clipped share is returned."""
-        before = add_counts(self._zeros(), [r._replace(topic_word=r.stored_before)
-                                            for r in results])
-        after = add_counts(self._zeros(), [r._replace(topic_word=r.stored_after)
-                                           for r in results])
-        estimate = control_variate(self.stored, counts / results[0].n_kept, before, scale)
-        self.stored += after - before
-        clipped = estimate < 0
-        return np.where(clipped, 0.0, estimate), float(clipped.mean())
+    def _cv_step(self, gibbs: list[Any], scale: float, h: float, m: int) -> tuple[tuple, float]:
+        """The control-variate block step and its arguments, and the share of a_hat
+        entries clipped at beta: the blocks' estimates gathered first for their
+        row sums (the rows' count totals) and clipped entries."""
+        cfg = self.config
+        results = [r for r, _ in gibbs]
+        sums = self.blocks.gather("block-cv", cv_summary, scale, *results)
+        rows = np.sum([s for s, _ in sums], axis=0)  # added in block order
+        totals = np.stack([np.exp(self.norm), rows]) if self.sampler.row_totals else None
+        clipped = sum(c for _, c in sums) / (cfg.n_topics * self.n_words)
+        return (step_block_cv, (self.sampler, cfg.beta, scale, h, cfg.seed, m, totals)), clipped
 
     def finite(self) -> bool:
-        """From log max_w theta_kw per row: O(K W) compares and only K logs for a
-        linear-scale state (its ``log_theta`` would take K W)."""
-        if self.sampler.log_scale:
-            row_max = self._row_stats()[1]
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                row_max = np.log(self.state_.theta.max(axis=1))
-        return bool(np.isfinite(row_max).all())
+        """From the row normalisers: a non-finite entry makes its row's one so."""
+        return bool(np.isfinite(self.norm).all())
 
     def keep(self) -> dict[str, np.ndarray]:
-        phi = np.exp(self.log_phi())
-        self.phi_sum += phi
+        """Add the current phi to every block's running sum (where it lives); in this
+        process the phi is a ``samples/phi`` row too."""
+        rows = {}
+        if self.kept_rows:
+            phi = self._dense(block_output, "phi_mean", 0, self.norm)
+            rows["samples/phi"] = phi.astype(np.float32)[None]
+        self.blocks.map("block-keep", keep_block, self.norm)
         self.n_samples += 1
-        return {"samples/phi": phi.astype(np.float32)[None]}
+        return rows
 
-    def mean_log_columns(self, words) -> list[np.ndarray]:
-        with np.errstate(divide="ignore"):
-            lphi = np.log(self.mean_phi())
-        return [np.ascontiguousarray(lphi[:, w]) for w in words]
+    def mean_log_columns(self, words) -> list[Any]:
+        """The log mean-phi columns of each ``words`` (sorted; futures on the workers)."""
+        return self.blocks.cut("mean-columns", block_mean_log_columns, words,
+                               (self.n_samples, self.norm))
+
+    def _dense(self, fn, *args) -> np.ndarray:
+        """The blocks' K x width ``fn(block, *args)`` side by side: K x W on the driver."""
+        return np.concatenate(self.blocks.gather("block-read", fn, *args), axis=1)
+
+    def dense(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The whole state's fields and phi sum as dense arrays on the driver."""
+        parts = self.blocks.gather("block-arrays", block_arrays)
+        fields = {k: np.concatenate([p[0][k] for p in parts], axis=1) for k in parts[0][0]}
+        return fields, np.concatenate([p[1] for p in parts], axis=1)
+
+    @property
+    def state_(self):
+        """The whole sampler state (a ``sampler.State``), K x W on the driver."""
+        return self.sampler.State(**self.dense()[0])
+
+    @property
+    def stored(self) -> np.ndarray | None:
+        """The stored assignments' counts, K x W on the driver (None without
+        control variates)."""
+        if not self.config.control_variates:
+            return None
+        return self._dense(block_stored)
+
+    def log_phi(self) -> np.ndarray:
+        """log phi of the current state (log theta - the row normalisers), K x W on
+        the driver."""
+        return self.state_.log_theta - self.norm[:, None]
+
+    def mean_phi(self) -> np.ndarray:
+        """The kept samples' mean phi (the current phi before any is kept), K x W
+        on the driver, one block at a time."""
+        return self._dense(block_output, "phi_mean", self.n_samples, self.norm)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        arrays = {f"sampler/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
-        arrays["phi_sum"] = self.phi_sum
-        if self.stored is not None:
+        """The driver's part of a checkpoint: in this process the whole state
+        (``sampler/<field>``, ``phi_sum``, ``stored_counts``); on the workers none
+        (the blocks write theirs, ``held``)."""
+        if not self.blocks.in_process:
+            return {}
+        fields, phi_sum = self.dense()
+        arrays = {f"sampler/{k}": v for k, v in fields.items()}
+        arrays["phi_sum"] = phi_sum
+        if self.config.control_variates:
             arrays["stored_counts"] = self.stored
         return arrays
 
-    def held(self) -> None:
-        return None
+    def held(self) -> HeldBlocks | None:
+        return None if self.blocks.in_process else HeldBlocks(self, self.n_samples)
 
     def restore(self, arrays: dict[str, Any], n_samples: int) -> None:
+        """Blocks from a checkpoint's arrays: ``HeldArray`` parts read on the
+        workers, or dense arrays the tasks carry."""
         fields = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("sampler/")}
-        self.state_ = self.sampler.from_arrays(fields, self.phi_sum.shape)
-        self.phi_sum = np.array(arrays["phi_sum"], dtype=np.float64)
+        self.sampler.check_arrays(fields, (self.config.n_topics, self.n_words))
+        names = [f"sampler/{f}" for f in fields] + ["phi_sum"]
+        names += ["stored_counts"] if self.config.control_variates else []
+        self.blocks.load("block-load", block_from_arrays, {k: arrays[k] for k in names},
+                         self.sampler.State)
+        self.normalise()
         self.n_samples = int(n_samples)
-        if self.stored is not None:
-            self.stored = np.array(arrays["stored_counts"], dtype=np.int64)
 
-    def run_arrays(self) -> dict[str, np.ndarray]:
-        out = {f"state/{k}": v for k, v in self.sampler.arrays(self.state_).items()}
-        out["phi_mean"] = self.mean_phi()
-        return out
+    def write(self, root: str, names: dict[str, str]) -> None:
+        """Write the blocks' outputs (``block_outputs``) ``names[output]`` into the
+        Zarr group ``root``, from the workers."""
+        self.blocks.write("block-write", root, names, self.config.n_topics, block_outputs,
+                          self.n_samples, self.norm)
+
+    def write_mean(self, root: str) -> None:
+        """Write the kept samples' mean phi as ``phi_mean`` into the Zarr group
+        ``root`` from the workers (the fitted topics, never gathered)."""
+        self.write(root, {"phi_mean": "phi_mean"})
 
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
-        """The run's arrays, for the driver to write."""
-        return self.run_arrays()
+        """The run's K x W arrays (``state/...``, ``phi_mean``): in this process
+        returned for the driver to write; on the workers written into the run's
+        Zarr group ``root`` from the blocks, nothing returned."""
+        if self.blocks.in_process:
+            return self.run_arrays()
+        names = {f"state/{f}": f"state/{f}" for f in self.sampler.State._fields}
+        self.write(root, {**names, "phi_mean": "phi_mean"})
+        return {}
+
+    def run_arrays(self) -> dict[str, np.ndarray]:
+        fields, _ = self.dense()
+        return {**{f"state/{k}": v for k, v in fields.items()}, "phi_mean": self.mean_phi()}
 
 
-#: The ``TopicState`` class of each resolved placement.
-TOPIC_STATES: dict[str, type] = {"driver": DriverTopics, "workers": WorkerTopics}
+class HeldBlocks:
+    """A checkpoint's K x W arrays (``sampler/<field>``, ``phi_sum``) as the
+    workers' blocks hold them (``dscir.runs.checkpoint.HeldState``): each block
+    writes its own columns; once the checkpoint is in place the blocks restart
+    from it."""
+
+    def __init__(self, topics: Topics, n_samples: int):
+        self.topics, self.n_samples = topics, n_samples
+        self.fields = topics.sampler.State._fields
+        self.names = [f"sampler/{f}" for f in self.fields] + ["phi_sum"]
+
+    def write(self, group: str) -> None:
+        names = {f"state/{f}": f"state/sampler/{f}" for f in self.fields}
+        self.topics.write(group, {**names, "phi_sum": "state/phi_sum"})
+
+    def restart(self, arrays: dict[str, Any]) -> None:
+        self.topics.restore(arrays, self.n_samples)

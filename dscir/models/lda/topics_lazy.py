@@ -17,7 +17,7 @@ run one chain bit for bit, on any number of workers. Iteration ``m`` (key
    column, as ``kernels.phi_columns``, float32 as on the wire): cut where the
    blocks live. In this process they go to the executor's Gibbs tasks (warm
    starts too); on the workers they are cut once per worker and met by its
-   parts' tasks there (as ``WorkerTopics.gibbs``);
+   parts' tasks there (``topics.gibbs_on_workers``, as the dense topics');
 3. every block steps: its words of U with their integer counts (from the
    ``SparseCounts`` routed to it, exact in any order) and a_hat = beta +
    counts x D / |S| / n_kept, the others by O(K) bookkeeping; every block's
@@ -50,8 +50,9 @@ from dscir.models.lda.lazy_blocks import (
     lazy_block_columns, lazy_block_outputs, lazy_mean_columns, lazy_mean_log_columns,
     lazy_small, mean_norm, packed, small, stack_small, start_lazy_block, step_lazy_block,
     summed_moments, touch_block)
-from dscir.models.lda.tasks import gibbs_sparse_counts, sparse_counts
-from dscir.models.lda.topics_blocked import COLUMN_DTYPE, WorkerTopics, vocabulary_blocks_on
+from dscir.models.lda.tasks import gibbs_sparse_counts
+from dscir.models.lda.topics import (
+    COLUMN_DTYPE, gibbs_on_workers, kept_sweeps, untimed_counts, vocabulary_blocks_on)
 from dscir.models.lda.vocabulary_blocks import gibbs_summary
 from dscir.models.lda.warm import warm_gibbs_counts
 from dscir.rng import derive
@@ -62,12 +63,6 @@ def minibatch_words(words) -> np.ndarray:
     if not len(words):
         return np.zeros(0, np.int64)
     return np.unique(np.concatenate([np.asarray(w, np.int64) for w in words]))
-
-
-def kept_sweeps(config) -> int:
-    """n_kept: the sweeps a Gibbs task counts of a visit (after ``config.burn`` with
-    warm starts, after the kernels' own ``sweeps // 2`` otherwise)."""
-    return config.sweeps - (config.burn if config.warm_start else config.sweeps // 2)
 
 
 def block_moments_of(block, versions: np.ndarray, beta: float) -> np.ndarray:
@@ -82,12 +77,6 @@ def lazy_mean_columns_all(block, versions: np.ndarray, norm: np.ndarray, beta: f
     s = block.state if n_samples else block.state._replace(
         kept=block.state.kept._replace(n=0))
     return lazy_mean_columns(block._replace(state=s), None, versions, norm, beta)
-
-
-def untimed_counts(result) -> tuple[Any, None]:
-    """A Gibbs task's result run by the executor (``SparseCounts``, or the dense
-    counts of a warm start made sparse, exactly) as a block step takes it."""
-    return (sparse_counts(result) if hasattr(result, "topic_word") else result), None
 
 
 class LazyTopics:
@@ -146,7 +135,7 @@ class LazyTopics:
         the workers, where the columns are cut once per worker)."""
         self._m = m
         if not self.blocks.in_process:
-            return WorkerTopics.gibbs(self, executor, m, parts, words, local)
+            return gibbs_on_workers(self, executor, m, parts, words)
         cfg = self.config
         key = derive(cfg.seed, domains.GIBBS)
         cols = self.columns(words)

@@ -40,7 +40,6 @@ from dscir.models.lda import LDAConfig
 from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.evaluation import perplexity
 from dscir.models.lda.kernels import gibbs_expectations, phi_columns
-from dscir.models.lda.topics import add_counts
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint
@@ -56,7 +55,15 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def workers_config(**kw) -> LDAConfig:
     # 40 entries a block: blocks of 10 words, 4 blocks over W = 40.
-    return small_config(placement="workers", block_entries=10 * K, burn_in=2, thin=2, **kw)
+    return small_config(**{"placement": "workers", "block_entries": 10 * K, "burn_in": 2,
+                           "thin": 2, **kw})
+
+
+def add_counts(counts: np.ndarray, results) -> np.ndarray:
+    """The tasks' dense K x U counts added into K x W ``counts`` (the plain sum)."""
+    for r in results:
+        counts[:, r.words] += r.topic_word
+    return counts
 
 
 def dense_blocks(n_words: int, width: int, seed: int = 5):
@@ -275,8 +282,12 @@ def test_one_and_two_workers_give_the_same_chain(synthetic_store, one_worker,
     assert model.topics.n_samples == 2 and model.score() == perplexity(
         two.executor, model.data.heldout, model.mean_phi(), cfg.alpha, cfg.eval_sweeps,
         cfg.seed, cfg.completion_every)
-    driver, _ = chain(two_workers, store, 1, small_config(placement="driver"))
-    assert driver.model.placement == "driver"
+    # The same blocks in this process: the same chain, scores and kept mean.
+    driver, driver_scores = chain(two_workers, store, 6, workers_config(placement="driver"))
+    assert driver.model.placement == "driver" and driver.model.topics.blocks.in_process
+    same_chain(driver, two)
+    assert driver_scores == two_scores
+    np.testing.assert_array_equal(driver.model.mean_phi(), model.mean_phi())
 
 
 def test_killed_workers_leave_the_blocked_chain_unchanged(
@@ -401,34 +412,38 @@ def test_auto_placement_resolves_on_the_corpus_and_picks_the_topics(synthetic_st
     from dscir.api import LDA
     from dscir.models.base import Data
     from dscir.models.lda import LDAModel, placement
-    from dscir.models.lda.topics import DriverTopics
+    from dscir.models.lda.topics import Topics
 
     store, _ = synthetic_store
     data = Data.open(store)
     est = LDA(n_topics=K, policy="reference")
     assert est.chain_config(store).placement == "driver"
     assert est._model_type(est.chain_config(store)) is LDAModel
-    assert isinstance(LDAModel(est.chain_config(), data, None).topics, DriverTopics)
+    topics = LDAModel(est.chain_config(), data, blocks.Immediate()).topics
+    assert isinstance(topics, Topics) and topics.blocks.in_process
     monkeypatch.setattr(placement, "WORKERS_FROM_ENTRIES", K * W)
     config = est.chain_config(store)
     assert config.placement == "workers" and est._model_type(config) is LDAModel
     for given in (config, dataclasses.replace(config, placement="auto")):
         with pytest.raises(DscirError, match="placement='workers' needs a Dask cluster"):
             LDAModel(given, data, None)
-    assert LDAModel(small_config(placement="driver"), data, None).placement == "driver"
+    assert LDAModel(small_config(placement="driver"), data,
+                    blocks.Immediate()).placement == "driver"
 
 
 def test_both_topic_states_have_the_whole_interface():
-    """``LDAModel`` calls only ``TopicState`` members, so each placement's topics
-    must have every one (guards against a member added to one placement only)."""
-    from dscir.models.lda.topics import TOPIC_STATES, TopicState
+    """``LDAModel`` calls only ``TopicState`` members, so each SCIR step's topics
+    must have every one (guards against a member added to one step only)."""
+    from dscir.models.lda.model import TOPIC_STATES
+    from dscir.models.lda.topics import TopicState
 
     members = [n for n in vars(TopicState) if not n.startswith("_")]
     members += list(TopicState.__annotations__)
     assert {"gibbs", "step", "keep", "held", "restore", "write_run_arrays"} <= set(members)
-    for placement, cls in TOPIC_STATES.items():
-        assert cls.placement == placement
-        missing = [n for n in members if n != "n_samples" and not hasattr(cls, n)]
+    assert set(TOPIC_STATES) == {"dense", "lazy"}
+    for cls in TOPIC_STATES.values():
+        missing = [n for n in members if n not in ("n_samples", "kept_rows")
+                   and not hasattr(cls, n)]
         assert not missing, (cls.__name__, missing)
 
 

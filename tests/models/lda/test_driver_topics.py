@@ -1,24 +1,26 @@
-"""The driver's topic state (``topics.DriverTopics``) without a cluster: its
-step, its phi columns and log phi equal the plain computations they replace,
-bit for bit (the chain digests rest on them), and its counts buffer holds no
-counts from one step to the next."""
+"""The dense topics held in this process (``topics.Topics``, ``placement="driver"``)
+without a cluster: their columns and log phi are the plain computations on the
+row normalisers the blocks give, bit for bit; a step is the sampler's step of
+each block on that step's counts alone (its own stream), with nothing carried
+to the next; and counts outside the topics are one clear error."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from dscir.engine.blocks import Immediate
 from dscir.errors import DscirError
+from dscir.models.column_blocks import combine, row_lse
 from dscir.models.lda.kernels import phi_columns, phi_columns_of_state
-from dscir.models.lda.tasks import GibbsResult, SparseCounts
-from dscir.models.lda.topics import DriverTopics
-from dscir.rng import derive
-from dscir.rng import domains
+from dscir.models.lda.tasks import SparseCounts
+from dscir.models.lda.topics import Topics
+from dscir.rng import derive, domains
 from dscir.samplers import cir, get_sampler
-from dscir.samplers.simplex import normalize_log
 from support.lda import small_config
 
 K, W = 6, 400
+WIDTH = 150  # blocks of 150 words: 0:150, 150:300, 300:400
 
 
 def _log_theta(seed):
@@ -26,11 +28,12 @@ def _log_theta(seed):
     return np.log(np.random.default_rng(seed).gamma(0.2, size=(K, W)) + 1e-300) + 2.0
 
 
-def _topics(sampler="scir", **kw):
-    t = DriverTopics(small_config(n_topics=K, beta=0.18, **kw), W, get_sampler(sampler),
-                     "dense")
+def _topics(sampler="scir", **kw) -> Topics:
+    t = Topics(small_config(n_topics=K, beta=0.18, block_entries=K * WIDTH, **kw), W,
+               get_sampler(sampler), "dense", Immediate())
     if sampler == "scir":
-        t.state_ = cir.State(_log_theta(1))
+        state = cir.State(_log_theta(1))
+        t.restore({"sampler/log_theta": state.log_theta, "phi_sum": np.zeros((K, W))}, 0)
     return t
 
 
@@ -50,13 +53,19 @@ def _dense(results):
     return counts
 
 
+def _norm(log_theta):
+    return combine([row_lse(log_theta[:, lo:lo + WIDTH]) for lo in range(0, W, WIDTH)])
+
+
 @pytest.mark.parametrize("sampler", ["scir", "sgrld"])
 def test_columns_and_log_phi_are_the_plain_ones_bit_for_bit(sampler):
     t = _topics(sampler)
+    assert t.blocks.in_process and t.blocks.n_blocks == 3
+    log_theta = t.state_.log_theta
+    log_phi = log_theta - _norm(log_theta)[:, None]
     words = [np.unique(np.random.default_rng(s).integers(0, W, 150)) for s in (2, 3)]
-    log_phi = normalize_log(t.state_.log_theta, axis=1)
     for got, w in zip(t.columns(words), words):
-        np.testing.assert_array_equal(got, phi_columns(log_phi, w))
+        np.testing.assert_array_equal(got, phi_columns(log_phi, w).astype(np.float32))
     np.testing.assert_array_equal(t.log_phi(), log_phi)
     assert t.finite()
 
@@ -78,40 +87,34 @@ def test_shifted_columns_follow_numpy_at_infinities_and_nan():
 
 
 def _step(t, m, results, scale=40.0, h=0.7):
-    return t.step(None, m, results, [r.word_ids for r in results], scale, h)
+    return t.step(None, m, [(r, None) for r in results], [r.word_ids for r in results],
+                  scale, h)
 
 
-def test_steps_are_the_sampler_step_on_fresh_counts_each_time():
+def test_steps_are_each_blocks_sampler_step_on_fresh_counts_each_time():
+    """Guards against counts carried from one step to the next, a block stepped
+    with another's counts or stream, and a factor other than D / |S| / n_kept."""
     t = _topics()
     sampler, cfg = t.sampler, t.config
-    state = t.state_
+    log_theta = t.state_.log_theta
+    factor = 40.0 / (cfg.sweeps - cfg.sweeps // 2)
     for m, seeds in enumerate([(10, 11), (12,), (13, 14)]):
         results = [_sparse(s) for s in seeds]
-        want = sampler.step(state, cfg.beta, _dense(results) * (40.0 / 5), 0.7,
-                            derive(cfg.seed, domains.SAMPLER, m))
+        counts = _dense(results) * factor
+        want = np.concatenate([
+            sampler.step(cir.State(log_theta[:, lo:lo + WIDTH]), cfg.beta,
+                         counts[:, lo:lo + WIDTH], 0.7,
+                         derive(cfg.seed, domains.SAMPLER, m, b)).log_theta
+            for b, lo in enumerate(range(0, W, WIDTH))], axis=1)
         stats = _step(t, m, results)
-        np.testing.assert_array_equal(t.state_.log_theta, want.log_theta)
+        np.testing.assert_array_equal(t.state_.log_theta, want)
         assert stats["n_tokens"] == 1000 * len(seeds)
-        assert not t._counts.any()  # cleared for the next step
-        state = want
+        log_theta = want
 
 
-def test_dense_results_are_cleared_too_and_a_failed_step_leaves_no_counts():
+def test_counts_outside_the_topics_are_one_clear_error():
     t = _topics()
-    words = np.array([3, 50, 399])
-    dense = GibbsResult(words, np.arange(1, 3 * K + 1).reshape(K, 3), 5, 100)
-    t.config = small_config(n_topics=K, beta=0.18, warm_start=True)
-    t.step(None, 0, [dense], [words], 10.0, 0.5)
-    assert not t._counts.any()
-    with pytest.raises(DscirError, match="step_size"):
-        t.step(None, 1, [dense], [words], 10.0, -1.0)
-    assert not t._counts.any()
-
-
-def test_counts_outside_the_matrix_are_one_clear_error():
-    t = _topics()
-    bad = SparseCounts(np.array([2, W], np.int32), np.array([0, 1], np.int32),
+    bad = SparseCounts(np.array([2, 3], np.int32), np.array([0, K], np.int32),
                        np.array([3, 4]), 5, 10)
-    with pytest.raises(DscirError, match="1 Gibbs count entries lie outside the 6 x 400"):
+    with pytest.raises(DscirError, match="1 Gibbs count entries lie outside the 6 topics"):
         _step(t, 0, [bad])
-    assert not t._counts.any()

@@ -8,8 +8,9 @@ import pytest
 from dscir.api import LDA
 from dscir.corpus import Corpus
 from dscir.engine.minibatch import EpochPosition, next_minibatch
-from dscir.models.lda.topics import add_counts, add_sparse_counts
+from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
+from dscir.samplers import cir
 from dscir.runs import Run
 from dscir.errors import DscirError
 from support.chains import lda_chain
@@ -57,6 +58,11 @@ def test_same_seed_same_chain_with_one_and_two_workers(synthetic_store, one_work
     assert scores[0] == scores[1]
 
 
+def _block(lo: int = 0, width: int = W) -> vb.Block:
+    """A block of 3 topics over words ``lo:lo + width``."""
+    return vb.new_block(0, lo, cir.State(np.zeros((3, width))), None)
+
+
 def test_reduction_is_exact_in_any_arrival_order():
     rng = np.random.default_rng(0)
     results = [
@@ -64,15 +70,14 @@ def test_reduction_is_exact_in_any_arrival_order():
                     rng.integers(0, 10**12, size=(3, 12)), 10, 0)
         for _ in range(6)
     ]
-    first = add_counts(np.zeros((3, W), np.int64), results)
+    first = vb.dense_counts(_block(), results)
     for _ in range(5):
         order = rng.permutation(len(results))
-        assert np.array_equal(add_counts(np.zeros((3, W), np.int64),
-                                         [results[i] for i in order]), first)
+        assert np.array_equal(vb.dense_counts(_block(), [results[i] for i in order]), first)
 
 
 def test_sparse_reduction_is_the_dense_one():
-    """The driver adds the tasks' nonzero counts (what crosses the wire) into the
+    """A block adds the tasks' nonzero counts (what crosses the wire) into the
     same totals as their dense K x U matrices, in any order, where parts share
     words. Guards against a part's counts overwriting another's."""
     rng = np.random.default_rng(1)
@@ -81,12 +86,14 @@ def test_sparse_reduction_is_the_dense_one():
         counts = rng.integers(0, 5, size=(3, 15)) * (rng.random((3, 15)) < 0.4)
         results.append(GibbsResult(np.sort(rng.choice(W, 15, replace=False)), counts, 5, 0))
     assert len(set().union(*(r.words for r in results))) < sum(r.words.size for r in results)
-    dense = add_counts(np.zeros((3, W), np.int64), results)
+    dense = vb.dense_counts(_block(), results)
     sparse = [sparse_counts(r) for r in results]
     for _ in range(3):
         order = rng.permutation(len(sparse))
-        assert np.array_equal(add_sparse_counts(np.zeros((3, W), np.int64),
-                                                [sparse[i] for i in order]), dense)
+        assert np.array_equal(vb.block_counts(_block(), [sparse[i] for i in order]), dense)
+    # A block takes its own words' counts, at its offset.
+    np.testing.assert_array_equal(vb.block_counts(_block(10, 20), sparse), dense[:, 10:30])
+    np.testing.assert_array_equal(vb.dense_counts(_block(10, 20), results), dense[:, 10:30])
 
 
 def test_every_sampler_runs_and_stays_finite(synthetic_store, two_workers):
@@ -131,6 +138,9 @@ def test_estimator_fit_writes_a_run_and_transforms(synthetic_store, two_workers,
     kept = run.samples()
     iterations, samples = kept["iteration"], kept["phi"]
     assert list(iterations) == [12, 14, 16, 18, 20] and samples.shape == (5, K_TRUE, W)
+    # Each kept row is that iteration's phi (float32): their mean is the kept mean.
+    np.testing.assert_allclose(samples.astype(np.float64).mean(axis=0), run.phi_mean,
+                               rtol=1e-5, atol=1e-8)
     docs = Corpus.open(path).read(np.arange(5))
     theta = model.transform(docs)
     assert theta.shape == (5, K_TRUE) and np.allclose(theta.sum(axis=1), 1.0)
