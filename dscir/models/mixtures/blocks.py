@@ -1,12 +1,12 @@
 """One column block of a mixture's components, on a worker: pure array code.
 
-The K x W component gammas of the DP and finite mixtures held by the workers
-(``mixtures.components.WorkerComponents``; ``dscir.engine.blocks`` holds the
-blocks as futures) are blocks of the words' columns. A block keeps its
+The K x W component gammas of the DP and finite mixtures
+(``mixtures.components.Components``) are blocks of the words' columns, held
+in this process or by the workers (``dscir.engine.blocks``). A block keeps its
 columns of the sampler state and the row log-sum-exp of its log theta, its
 share of the row normalisers that the driver combines in block order (O(K)
 per block). The functions below make, cut, step, grow, shrink and read one
-block; the driver's handle submits them.
+block; the driver's handle submits them, the same in either form.
 
 Random streams: block b's step at iteration m draws from (the iteration's
 component stream, b), its new prior components from (the iteration's
@@ -27,8 +27,8 @@ from dscir.samplers.cir import sample_stationary
 
 __all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
            "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "combine",
-           "extend_block", "head_block", "permute_block", "row_totals", "sparse_allocation",
-           "step_block"]
+           "extend_block", "head_block", "permute_block", "row_totals", "sparse",
+           "sparse_allocation", "step_block"]
 
 
 class Block(NamedTuple):
@@ -113,9 +113,13 @@ class SparseAllocation(NamedTuple):
 
 
 def sparse_allocation(fn, *args) -> SparseAllocation:
-    """``fn(*args)`` (an ``AllocationResult``: dense counts [C, U]) with its counts
-    kept as nonzero entries, so a block receives at most a token's worth each."""
-    r = fn(*args)
+    """``fn(*args)`` (an ``AllocationResult``) made ``sparse`` where it ran."""
+    return sparse(fn(*args))
+
+
+def sparse(r) -> SparseAllocation:
+    """An ``AllocationResult`` (dense counts [C, U]) with its counts kept as nonzero
+    entries, so a block receives at most a token's worth each."""
     u, c = np.nonzero(np.asarray(r.counts).T)  # by word, then component
     return SparseAllocation(r.rows, r.z, r.components, r.n_rows, r.counts.sum(axis=1),
                             r.components[c], r.words[u], r.counts[c, u])
