@@ -27,9 +27,9 @@ class RecordingSampler:
     def __getattr__(self, name):
         return getattr(self._sampler, name)
 
-    def step(self, state, prior, counts, step_size, key):
+    def step(self, state, prior, counts, step_size, key, totals=None):
         self.counts.append(np.array(counts, dtype=np.float64))
-        return self._sampler.step(state, prior, counts, step_size, key)
+        return self._sampler.step(state, prior, counts, step_size, key, totals)
 
     def step_scaled(self, state, prior, counts, factor, step_size, key):
         """The fused step records the counts it forms: ``counts`` x ``factor``."""

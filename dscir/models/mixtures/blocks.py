@@ -11,7 +11,11 @@ block; the driver's handle submits them, the same in either form.
 Random streams: block b's step at iteration m draws from (the iteration's
 component stream, b), its new prior components from (the iteration's
 new-component stream, b), so a block's draws depend on its index and the
-chain's keys only, never on which worker holds it.
+chain's keys only, never on which worker holds it. The one block of
+components no wider than a block is the whole array and draws as the whole
+array: from the iteration's streams themselves, with its own row totals
+(``block_stream``), so the stochastic sampler with h = inf and every document
+stays the exact Gibbs sampler draw for draw (``finite.gibbs``).
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
 __all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
-           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "combine",
-           "extend_block", "head_block", "permute_block", "row_totals", "sparse",
+           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "block_stream",
+           "combine", "extend_block", "head_block", "permute_block", "row_totals", "sparse",
            "sparse_allocation", "step_block"]
 
 
@@ -147,22 +151,31 @@ def row_totals(norm: np.ndarray, scale: float, *summaries: tuple[tuple, Any]) ->
     return np.stack([np.exp(norm), counts * scale])
 
 
+def block_stream(key: int, index: int, n_blocks: int) -> int:
+    """The stream of block ``index``'s draws at ``key``: (key, index), or ``key``
+    itself for the one block of the whole array."""
+    return key if n_blocks == 1 else derive(key, index)
+
+
 def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: int,
-               totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
+               n_blocks: int, totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
     """The block after its sampler step: a_hat = a0 + the counts of its words in
-    ``results`` (timed ``SparseAllocation``) x ``scale`` (N / |S|), stream (key,
-    index); ``totals``: the whole rows' theta and count sums (None: the sampler
-    reads none)."""
+    ``results`` (timed ``SparseAllocation``) x ``scale`` (N / |S|), from its
+    ``block_stream``; ``totals``: the whole rows' theta and count sums (None: the
+    sampler reads none, or the block holds the whole rows)."""
     counts = block_counts(block, [r for r, _ in results])
-    state = sampler.step(block.state, a0, counts * scale, h, derive(key, block.index), totals)
+    state = sampler.step(block.state, a0, counts * scale, h,
+                         block_stream(key, block.index, n_blocks), totals)
     return new_block(block.index, block.lo, state)
 
 
-def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Block:
+def extend_block(block: Block, sampler, n_new: int, a0: float, key: int,
+                 n_blocks: int) -> Block:
     """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
-    columns of them), drawn from the stream (key, index)."""
+    columns of them), drawn from its ``block_stream``."""
     width = np.shape(block.state[0])[1]
-    new = sample_stationary(np.full((n_new, width), float(a0)), derive(key, block.index))
+    new = sample_stationary(np.full((n_new, width), float(a0)),
+                            block_stream(key, block.index, n_blocks))
     return new_block(block.index, block.lo, sampler.concat(block.state, sampler.init_log(new)))
 
 

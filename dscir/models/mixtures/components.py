@@ -9,7 +9,8 @@ chain bit for bit, on any number of workers. The driver keeps the row
 normalisers (the blocks' row sums combined in block order, O(K) per block);
 each part's log phi columns are cut where the blocks live (met by its task
 worker to worker on the workers); each block adds the integer counts of its
-own words from the allocation results and steps with its own stream; the
+own words from the allocation results and steps with its own stream (one
+block, the whole array, with the iteration's: ``blocks.block_stream``); the
 driver gathers only each task's allocations and the blocks' O(K) summaries.
 The placement rule is the one of ``dscir.models.placement``, with the
 mixtures' threshold (``resolve_placement``).
@@ -109,13 +110,13 @@ class Components:
         """Step every block with the counts of its words, then gather the new
         normalisers with the tasks' allocations in one round; write those into
         ``z``; returns (rows per component, tokens)."""
-        submit = self.blocks.executor.submit
+        submit, n_blocks = self.blocks.executor.submit, self.blocks.n_blocks
         summaries = [submit("allocation-summary", allocation_summary, r, j=j)
                      for j, r in enumerate(results)]
         totals = None
-        if self.sampler.row_totals:
+        if self.sampler.row_totals and n_blocks > 1:  # one block holds the whole rows
             totals = submit("row-totals", row_totals, self.norm, scale, *summaries)
-        step = (self.sampler, a0, scale, h, key, totals)
+        step = (self.sampler, a0, scale, h, key, n_blocks, totals)
         self.blocks.update("block-step", step_block, step, self.blocks.route(results, words))
         occupancy, tokens = np.zeros(self.n_rows, np.int64), 0
         for rows, z_rows, components, n_rows, n_tokens in self.normalise(summaries):
@@ -126,7 +127,8 @@ class Components:
 
     def extend(self, n_new: int, a0: float, key: int) -> None:
         """Append ``n_new`` prior components (each block its columns)."""
-        self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key)
+        self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key,
+                        self.blocks.n_blocks)
         self.normalise()
 
     def head(self, n_rows: int) -> None:
