@@ -62,9 +62,10 @@ def _init(rows: str, inits: tuple[str, ...] = INITS, more: str = "") -> Param:
 
 def _placement() -> Param:
     return Param("placement", Options(PLACEMENTS), "auto",
-                 "where the stochastic samplers' K x W components live: 'driver' (each task "
-                 "carries the columns of its words), 'workers' (column blocks on the workers, "
-                 "cut where they live; another chain of the same posterior) or 'auto' (the "
+                 "where the stochastic samplers' K x W components live, in column blocks: "
+                 "'driver' (in this process; each task carries the columns of its words), "
+                 "'workers' (on the workers, cut where they live; the same chain bit for "
+                 "bit) or 'auto' (the "
                  "workers from 2^21 parameters on a Dask cluster; "
                  "dscir.models.mixtures.components).")
 
