@@ -1,4 +1,4 @@
-"""One column block of a mixture's components, on a worker: pure array code.
+"""One column block of a mixture's components, in this process or on a worker: pure array code.
 
 The K x W component gammas of the DP and finite mixtures
 (``mixtures.components.Components``) are blocks of the words' columns, held
