@@ -170,7 +170,7 @@ def log_theta(theta, columns: np.ndarray) -> np.ndarray:
 def row_normalisers(theta) -> np.ndarray:
     """float64 [K]: the blocks' row normalisers of a stored state (chunks of one
     block's columns): each chunk's row log-sum-exp of log theta combined in
-    block order, as ``mixtures.components.WorkerComponents`` has them."""
+    block order, as ``mixtures.components.Components`` has them."""
     from dscir.models.column_blocks import combine, row_lse
 
     stored = fitted.source(theta)

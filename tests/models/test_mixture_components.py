@@ -1,12 +1,12 @@
-"""The mixtures' components held by the workers in column blocks
-(``dscir.models.mixtures.components``): each block's step is the sampler's step
-of its own columns with its own stream, cuts are the columns of the combined
-normalisers, and a chain is the same on one and two workers and after a resume.
+"""The mixtures' components in column blocks (``dscir.models.mixtures.components``):
+each block's step is the sampler's step of its own columns with its own stream,
+cuts are the columns of the combined normalisers, and a chain is the same on
+one and two workers, in this process (placement="driver") and after a resume.
 
 Plausible bugs guarded: a block adding counts at another block's columns
 (offset window), a block whose row sums are not refreshed after its step (a
-stale block), a stream shared by the blocks, a placement that depends on the
-cluster.
+stale block), a stream shared by the blocks, a chain that depends on the
+cluster or on where the blocks are held.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dscir.models.mixtures import components as mixture_components
 from dscir.models.column_blocks import block_bounds, combine, row_lse
 from dscir.models.mixtures.dp.tasks import AllocationResult
 from dscir.models.mixtures.blocks import sparse_allocation, state_row_lse
-from dscir.models.mixtures.components import WorkerComponents, resolve_placement
+from dscir.models.mixtures.components import Components, resolve_placement
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from support.runs import assert_same_stored_run, interrupt_after
@@ -47,14 +47,17 @@ def fake_results(rng, n_parts: int = 3):
     return out
 
 
+@pytest.mark.parametrize("placement", ["driver", "workers"])
 @pytest.mark.parametrize("sampler", ["scir", "sgrld"])
-def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch, sampler):
+def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch, sampler,
+                                            placement):
     monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
     s = get_sampler(sampler)
     rng = np.random.default_rng(3)
     start = s.init_log(np.log(rng.gamma(1.0, 1.0, size=(K, W))))
     executor = DaskExecutor(two_workers, dpmm_store[0], "mixture")
-    held = WorkerComponents(executor, s, start)
+    held = Components(executor, s, start, placement)
+    on = held.blocks.executor  # the blocks' own: the Dask executor's or this process's
     bounds = block_bounds(K, W, ENTRIES)
     assert held.blocks.n_blocks == 3
     # each block's row sums: log-sum-exp of log theta (SCIR), the log of the sums (SGRLD)
@@ -63,7 +66,7 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     np.testing.assert_array_equal(held.norm, norm)
 
     words = [np.array([0, 9, 10, 29]), np.array([15])]
-    cols = executor.gather(held.columns(words))
+    cols = on.gather(held.columns(words))
     for w, c in zip(words, cols):
         np.testing.assert_array_equal(c, start.log_theta[:, w] - norm[:, None])
 
@@ -71,7 +74,7 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     counts = np.zeros((K, W), np.int64)
     for r in results:
         counts[np.ix_(r.components, r.words)] += r.counts
-    futures = [executor.submit("fake", sparse_allocation, same, r, j=j, timed=True)
+    futures = [on.submit("fake", sparse_allocation, same, r, j=j, timed=True)
                for j, r in enumerate(results)]
     z = np.full(9, -1, np.int32)
     scale, key = 2.5, 77
@@ -98,11 +101,12 @@ def test_block_step_is_each_blocks_own_step(dpmm_store, two_workers, monkeypatch
     np.testing.assert_array_equal(occupancy, want_occupancy)
 
 
-def test_grow_and_shrink_per_block(dpmm_store, two_workers, monkeypatch):
+@pytest.mark.parametrize("placement", ["driver", "workers"])
+def test_grow_and_shrink_per_block(dpmm_store, two_workers, monkeypatch, placement):
     monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
     s = get_sampler("scir")
     start = s.init_log(np.log(np.random.default_rng(4).gamma(1.0, 1.0, size=(K, W))))
-    held = WorkerComponents(DaskExecutor(two_workers, dpmm_store[0], "dpmm"), s, start)
+    held = Components(DaskExecutor(two_workers, dpmm_store[0], "dpmm"), s, start, placement)
     held.extend(3, 0.5, 11)
     grown = held.fields()["log_theta"]
     assert grown.shape == (K + 3, W) and held.n_rows == K + 3
@@ -136,8 +140,8 @@ def finite(**kw) -> Mixture:
 
 
 @pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])
-def test_workers_chain_same_on_one_and_two_workers(dpmm_store, one_worker, two_workers,
-                                                   tmp_path, monkeypatch, make):
+def test_one_chain_on_one_and_two_workers_and_the_driver(dpmm_store, one_worker, two_workers,
+                                                          tmp_path, monkeypatch, make):
     monkeypatch.setattr(mixture_components, "BLOCK_ENTRIES", ENTRIES)
     path, _ = dpmm_store
     a = make().fit(path, client=one_worker, out=tmp_path / "one")
@@ -145,8 +149,10 @@ def test_workers_chain_same_on_one_and_two_workers(dpmm_store, one_worker, two_w
     assert a.config_.placement == "workers"
     assert_same_stored_run(tmp_path / "one", tmp_path / "two")
     assert a.score() == b.score()
-    driver = make(placement="driver").fit(path, client=two_workers)
-    assert not np.array_equal(driver.components_, b.components_)  # another chain
+    driver = make(placement="driver").fit(path, client=two_workers, out=tmp_path / "driver")
+    assert driver._chain.model.held.blocks.in_process
+    assert_same_stored_run(tmp_path / "driver", tmp_path / "two")  # the same blocks' chain
+    assert driver.score() == b.score()
 
 
 @pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])

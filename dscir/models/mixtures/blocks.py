@@ -1,17 +1,21 @@
-"""One column block of a mixture's components, on a worker: pure array code.
+"""One column block of a mixture's components, in this process or on a worker: pure array code.
 
-The K x W component gammas of the DP and finite mixtures held by the workers
-(``mixtures.components.WorkerComponents``; ``dscir.engine.blocks`` holds the
-blocks as futures) are blocks of the words' columns. A block keeps its
+The K x W component gammas of the DP and finite mixtures
+(``mixtures.components.Components``) are blocks of the words' columns, held
+in this process or by the workers (``dscir.engine.blocks``). A block keeps its
 columns of the sampler state and the row log-sum-exp of its log theta, its
 share of the row normalisers that the driver combines in block order (O(K)
 per block). The functions below make, cut, step, grow, shrink and read one
-block; the driver's handle submits them.
+block; the driver's handle submits them, the same in either form.
 
 Random streams: block b's step at iteration m draws from (the iteration's
 component stream, b), its new prior components from (the iteration's
 new-component stream, b), so a block's draws depend on its index and the
-chain's keys only, never on which worker holds it.
+chain's keys only, never on which worker holds it. The one block of
+components no wider than a block is the whole array and draws as the whole
+array: from the iteration's streams themselves, with its own row totals
+(``block_stream``), so the stochastic sampler with h = inf and every document
+stays the exact Gibbs sampler draw for draw (``finite.gibbs``).
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
 __all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
-           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "combine",
-           "extend_block", "head_block", "permute_block", "row_totals", "sparse_allocation",
-           "step_block"]
+           "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "block_stream",
+           "combine", "extend_block", "head_block", "permute_block", "row_totals", "sparse",
+           "sparse_allocation", "step_block"]
 
 
 class Block(NamedTuple):
@@ -113,9 +117,13 @@ class SparseAllocation(NamedTuple):
 
 
 def sparse_allocation(fn, *args) -> SparseAllocation:
-    """``fn(*args)`` (an ``AllocationResult``: dense counts [C, U]) with its counts
-    kept as nonzero entries, so a block receives at most a token's worth each."""
-    r = fn(*args)
+    """``fn(*args)`` (an ``AllocationResult``) made ``sparse`` where it ran."""
+    return sparse(fn(*args))
+
+
+def sparse(r) -> SparseAllocation:
+    """An ``AllocationResult`` (dense counts [C, U]) with its counts kept as nonzero
+    entries, so a block receives at most a token's worth each."""
     u, c = np.nonzero(np.asarray(r.counts).T)  # by word, then component
     return SparseAllocation(r.rows, r.z, r.components, r.n_rows, r.counts.sum(axis=1),
                             r.components[c], r.words[u], r.counts[c, u])
@@ -143,22 +151,31 @@ def row_totals(norm: np.ndarray, scale: float, *summaries: tuple[tuple, Any]) ->
     return np.stack([np.exp(norm), counts * scale])
 
 
+def block_stream(key: int, index: int, n_blocks: int) -> int:
+    """The stream of block ``index``'s draws at ``key``: (key, index), or ``key``
+    itself for the one block of the whole array."""
+    return key if n_blocks == 1 else derive(key, index)
+
+
 def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: int,
-               totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
+               n_blocks: int, totals: np.ndarray | None, *results: tuple[Any, Any]) -> Block:
     """The block after its sampler step: a_hat = a0 + the counts of its words in
-    ``results`` (timed ``SparseAllocation``) x ``scale`` (N / |S|), stream (key,
-    index); ``totals``: the whole rows' theta and count sums (None: the sampler
-    reads none)."""
+    ``results`` (timed ``SparseAllocation``) x ``scale`` (N / |S|), from its
+    ``block_stream``; ``totals``: the whole rows' theta and count sums (None: the
+    sampler reads none, or the block holds the whole rows)."""
     counts = block_counts(block, [r for r, _ in results])
-    state = sampler.step(block.state, a0, counts * scale, h, derive(key, block.index), totals)
+    state = sampler.step(block.state, a0, counts * scale, h,
+                         block_stream(key, block.index, n_blocks), totals)
     return new_block(block.index, block.lo, state)
 
 
-def extend_block(block: Block, sampler, n_new: int, a0: float, key: int) -> Block:
+def extend_block(block: Block, sampler, n_new: int, a0: float, key: int,
+                 n_blocks: int) -> Block:
     """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
-    columns of them), drawn from the stream (key, index)."""
+    columns of them), drawn from its ``block_stream``."""
     width = np.shape(block.state[0])[1]
-    new = sample_stationary(np.full((n_new, width), float(a0)), derive(key, block.index))
+    new = sample_stationary(np.full((n_new, width), float(a0)),
+                            block_stream(key, block.index, n_blocks))
     return new_block(block.index, block.lo, sampler.concat(block.state, sampler.init_log(new)))
 
 

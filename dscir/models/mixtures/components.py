@@ -1,43 +1,43 @@
-"""Where a mixture's K x W components live: on the driver or on the workers in blocks.
+"""A mixture's K x W components: one class on either form of the engine's column blocks.
 
-``"driver"``: the driver holds the sampler state, cuts each task's log phi
-columns and steps the whole matrix (``DriverComponents``): the columns travel
-inside every task's graph. ``"workers"``: the state lives in column blocks on
-the workers (``WorkerComponents``; ``blocks`` is what runs on one)
-and the driver keeps the row normalisers (O(K) per block): each part's
-columns are cut where the blocks live and met by its task worker to worker,
-each block adds the integer counts of its own words from the allocation
-results and steps, and the driver gathers only each task's allocations and
-the blocks' O(K) summaries. The two are different chains of the same
-posterior (the workers' noise streams are per block). The models hold either,
-by ``resolve_placement``.
+``Components`` holds the components' sampler state as the column blocks of
+``mixtures.blocks`` in the form the resolved placement gives
+(``dscir.engine.blocks.blocks_for``): plain values in this process
+(``"driver"``) or futures held by the workers (``"workers"``). The same block
+functions run on either, in the same order, so the two placements run one
+chain bit for bit, on any number of workers. The driver keeps the row
+normalisers (the blocks' row sums combined in block order, O(K) per block);
+each part's log phi columns are cut where the blocks live (met by its task
+worker to worker on the workers); each block adds the integer counts of its
+own words from the allocation results and steps with its own stream (one
+block, the whole array, with the iteration's: ``blocks.block_stream``); the
+driver gathers only each task's allocations and the blocks' O(K) summaries.
+The placement rule is the one of ``dscir.models.placement``, with the
+mixtures' threshold (``resolve_placement``).
 
-Both handles answer the same calls, so the DP and finite mixtures' step is
-written once for either: ``columns`` (log phi columns of given words, arrays
-or futures), ``allocate`` (the parts' tasks), ``advance`` (write the
-allocations, step the components, return the occupancy), ``extend`` and
-``head`` and ``permute`` (the DP's new, dropped and relabelled components), ``log_phi`` and ``fields``
-(dense, for samples and checkpoints), ``load`` (from a checkpoint's fields).
-The workers' blocks also write the run's components and state themselves
+The DP and finite mixtures' step is written once for either form:
+``columns`` (log phi columns of given words, arrays or futures), ``allocate``
+(the parts' tasks), ``advance`` (write the allocations, step the components,
+return the occupancy), ``extend`` and ``head`` and ``permute`` (the DP's new,
+dropped and relabelled components), ``log_phi`` and ``fields`` (dense, for
+samples and checkpoints), ``load`` (from a checkpoint's fields). On the
+workers the blocks also write the run's components and state themselves
 (``write_run_arrays``: never gathered to the driver).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from dscir.models import placement as rule
-from dscir.models.column_blocks import combine
-from dscir.models.mixtures.dp.sticks import prior_components
-from dscir.models.mixtures.dp.tasks import add_allocations
+from dscir.models.column_blocks import combine, join_columns
 from dscir.models.mixtures.blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
                                          block_outputs, extend_block, head_block,
-                                         log_theta_columns, permute_block, row_totals,
-                                         state_row_lse, sparse_allocation, step_block)
-from dscir.samplers.simplex import normalize_log
+                                         permute_block, row_totals, sparse, sparse_allocation,
+                                         step_block)
 
 PLACEMENTS = rule.PLACEMENTS
 
@@ -62,75 +62,16 @@ def resolve_placement(placement: str, n_rows: int, n_words: int, executor) -> st
                                   WORKERS_FROM_ENTRIES, held="the components")
 
 
-def held_components(placement: str, executor, sampler, state):
-    """The components' handle for a resolved ``placement``, starting at ``state``."""
-    if placement == "workers":
-        return WorkerComponents(executor, sampler, state)
-    return DriverComponents(sampler, state)
+class Components:
+    """The components' sampler state in column blocks held where ``placement``
+    says (``"driver"`` or ``"workers"``); the driver holds the row normalisers
+    ``norm``. Block bounds are set by the starting K and W (``BLOCK_ENTRIES``),
+    never by the cluster or the placement."""
 
-
-class DriverComponents:
-    """The components' sampler state on the driver (K x W)."""
-
-    placement: ClassVar[str] = "driver"
-
-    def __init__(self, sampler, state):
-        self.sampler, self.state = sampler, state
-
-    @property
-    def n_rows(self) -> int:
-        return int(np.shape(self.state[0])[0])
-
-    def log_phi(self) -> np.ndarray:
-        return normalize_log(self.state.log_theta, axis=1)
-
-    def columns(self, words: list[np.ndarray]) -> list[np.ndarray]:
-        """log phi of the ``words`` columns: the row normalisers, then only those
-        columns' log theta (no K x W array of log phi)."""
-        norm = state_row_lse(self.state)[:, None]
-        return [log_theta_columns(self.state, w) - norm for w in words]
-
-    def allocate(self, executor, fn, parts, args) -> list[Any]:
-        return executor.run("allocation", fn, parts, args)
-
-    def advance(self, results, words, z: np.ndarray, *, a0: float, scale: float, h: float,
-                key: int) -> tuple[np.ndarray, int]:
-        """Write the results' allocations into ``z``, step the components towards
-        Gamma(a0 + counts x scale); returns (rows per component, tokens)."""
-        occupancy, counts = add_allocations(results, z, self.n_rows, np.shape(self.state[0])[1])
-        self.state = self.sampler.step(self.state, a0, np.asarray(counts * scale, np.float64),
-                                       h, key)
-        return occupancy, int(counts.sum())
-
-    def extend(self, n_new: int, a0: float, key: int) -> None:
-        new = prior_components(n_new, np.shape(self.state[0])[1], a0, key)
-        self.state = self.sampler.concat(self.state, self.sampler.init_log(new))
-
-    def head(self, n_rows: int) -> None:
-        self.state = self.sampler.head(self.state, n_rows)
-
-    def permute(self, order: np.ndarray) -> None:
-        """Row i becomes old row ``order[i]`` (rows not named are dropped)."""
-        self.state = type(self.state)(*(np.asarray(a)[order] for a in self.state))
-
-    def fields(self) -> dict[str, np.ndarray]:
-        return self.sampler.arrays(self.state)
-
-    def load(self, fields: dict[str, Any]) -> None:
-        self.state = self.sampler.from_arrays(fields)
-
-
-class WorkerComponents:
-    """The components' sampler state in column blocks on the workers of a Dask
-    executor; the driver holds the row normalisers ``norm``. Block bounds are
-    set by the starting K and W (``BLOCK_ENTRIES``), never by the cluster."""
-
-    placement: ClassVar[str] = "workers"
-
-    def __init__(self, executor, sampler, state):
-        self.executor, self.sampler = executor, sampler
+    def __init__(self, executor, sampler, state, placement: str = "driver"):
+        self.sampler, self.placement = sampler, placement
         n_rows, n_words = np.shape(state[0])
-        self.blocks = rule.held_blocks(executor, "workers", n_rows, n_words, BLOCK_ENTRIES,
+        self.blocks = rule.held_blocks(executor, placement, n_rows, n_words, BLOCK_ENTRIES,
                                        "the components")
         self.norm = np.zeros(0)
         self.load(sampler.arrays(state))
@@ -140,25 +81,27 @@ class WorkerComponents:
         return int(self.norm.size)
 
     def normalise(self, extra=()) -> list[Any]:
-        """Gather the blocks' row sums with ``extra`` futures of timed results in
-        one round; set the row normalisers; returns the values of ``extra``."""
+        """Gather the blocks' row sums with ``extra`` timed results in one round;
+        set the row normalisers; returns the values of ``extra``."""
         lses, values = self.blocks.summarise("block-lse", block_lse, extra=extra)
         self.norm = combine(lses)
         return values
 
     def log_phi(self) -> np.ndarray:
-        """log phi of the current state, gathered to the driver (K x W)."""
-        return np.concatenate(self.blocks.gather("block-log-phi", block_log_phi, self.norm),
-                              axis=1)
+        """log phi of the current state, on the driver (K x W)."""
+        return join_columns(*self.blocks.gather("block-log-phi", block_log_phi, self.norm))
 
     def columns(self, words: list[np.ndarray]) -> list[Any]:
-        """Futures of the log phi columns of each ``words`` (sorted), cut where the
-        blocks live."""
+        """The log phi columns of each ``words`` (sorted), cut where the blocks live
+        (futures on the workers)."""
         return self.blocks.cut("columns", block_columns, words, (self.norm,))
 
     def allocate(self, executor, fn, parts, args) -> list[Any]:
-        """Futures of the parts' timed tasks ``fn(batch, words, *args[j])``, their
-        counts kept sparse (``sparse_allocation``); the results stay on the workers."""
+        """The parts' tasks ``fn(batch, words, *args[j])`` as timed results with their
+        counts kept sparse (``SparseAllocation``): run by the executor for blocks
+        in this process, futures left on the workers for theirs."""
+        if self.blocks.in_process:
+            return [(sparse(r), None) for r in executor.run("allocation", fn, parts, args)]
         return [executor.submit("allocation", sparse_allocation, fn, b, w, *a, j=j, timed=True)
                 for j, (b, w, a) in enumerate(zip(parts.batches, parts.words, args))]
 
@@ -167,13 +110,13 @@ class WorkerComponents:
         """Step every block with the counts of its words, then gather the new
         normalisers with the tasks' allocations in one round; write those into
         ``z``; returns (rows per component, tokens)."""
-        summaries = [self.executor.submit("allocation-summary", allocation_summary, r, j=j)
+        submit, n_blocks = self.blocks.executor.submit, self.blocks.n_blocks
+        summaries = [submit("allocation-summary", allocation_summary, r, j=j)
                      for j, r in enumerate(results)]
         totals = None
-        if self.sampler.row_totals:
-            totals = self.executor.submit("row-totals", row_totals, self.norm, scale,
-                                          *summaries)
-        step = (self.sampler, a0, scale, h, key, totals)
+        if self.sampler.row_totals and n_blocks > 1:  # one block holds the whole rows
+            totals = submit("row-totals", row_totals, self.norm, scale, *summaries)
+        step = (self.sampler, a0, scale, h, key, n_blocks, totals)
         self.blocks.update("block-step", step_block, step, self.blocks.route(results, words))
         occupancy, tokens = np.zeros(self.n_rows, np.int64), 0
         for rows, z_rows, components, n_rows, n_tokens in self.normalise(summaries):
@@ -184,7 +127,8 @@ class WorkerComponents:
 
     def extend(self, n_new: int, a0: float, key: int) -> None:
         """Append ``n_new`` prior components (each block its columns)."""
-        self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key)
+        self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key,
+                        self.blocks.n_blocks)
         self.normalise()
 
     def head(self, n_rows: int) -> None:
@@ -206,7 +150,7 @@ class WorkerComponents:
     def write_run_arrays(self, root: str, state_group: str | None) -> None:
         """Write phi (``components``) and, given ``state_group``, the state's fields
         (``state/<state_group>/<field>``) into the Zarr group ``root`` from the
-        workers: one checksummed chunk per block."""
+        blocks: one checksummed chunk per block."""
         names = {"components": "components"}
         if state_group is not None:
             names.update({f"state/{f}": f"state/{state_group}/{f}"

@@ -36,9 +36,10 @@ def init_param(rows: str, inits: tuple[str, ...], more: str = "") -> Param:
 def placement_param() -> Param:
     """``placement``, where the stochastic samplers' components live."""
     return Param("placement", Options(PLACEMENTS), "auto",
-                 "where the stochastic samplers' K x W components live: 'driver' (each task "
-                 "carries the columns of its words), 'workers' (column blocks on the workers, "
-                 "cut where they live; another chain of the same posterior) or 'auto' (the "
+                 "where the stochastic samplers' K x W components live, in column blocks: "
+                 "'driver' (in this process; each task carries the columns of its words), "
+                 "'workers' (on the workers, cut where they live; the same chain bit for "
+                 "bit) or 'auto' (the "
                  "workers from 2^21 parameters on a Dask cluster; "
                  "dscir.models.mixtures.components).")
 

@@ -7,8 +7,8 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
    allocation (all training users start uniform over ``n_init`` components);
 3. add prior sticks and components until sum_j w_j > 1 - min u;
 4. workers allocate their users over {j : w_j > u_i} given log phi (only the
-   columns of their areas, cut on the driver or where the components' column
-   blocks live on the workers: ``dscir.models.mixtures.components``) and return
+   columns of their areas, cut where the components' column blocks live, in
+   this process or on the workers: ``dscir.models.mixtures.components``) and return
    integer user counts and area counts per component; they are added exactly,
    in any order (by each block, its areas);
 5. with m_hat = (N / |S|) x users per component and c_hat = (N / |S|) x area
@@ -42,8 +42,8 @@ from dscir.models.mixtures.dp.kernels import Sample
 from dscir.models.mixtures.dp.kernels import slice_log_u
 from dscir.models.mixtures.dp.relabel import conditional_sticks, new_labels, relabel
 from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_sticks, sticks_step
-from dscir.models.mixtures.dp.tasks import AllocationResult, allocate_users, user_log_predictive
-from dscir.models.mixtures.components import held_components, resolve_placement
+from dscir.models.mixtures.dp.tasks import allocate_users, user_log_predictive
+from dscir.models.mixtures.components import Components, resolve_placement
 from dscir.models.mixtures.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -128,9 +128,9 @@ class _DPMixture(MixtureBase):
 
 class DPMMModel(_DPMixture):
     """The stochastic slice sampler (SCIR or SGRLD steps): sticks, alpha and every
-    training user's last allocation on the driver, the components there or in
-    column blocks on the workers (``held``, by ``config.placement``); users on the
-    workers."""
+    training user's last allocation on the driver, the components in column
+    blocks there or on the workers (``held``, by ``config.placement``); users on
+    the workers."""
 
     minibatch = True
     state_group = "theta"
@@ -147,8 +147,8 @@ class DPMMModel(_DPMixture):
                                         config.a0, derive(config.seed, domains.DP_INIT, 2))
         self.sticks = self.sampler.init_log(log_sticks)
         placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
-        self.held = held_components(placement, executor, self.sampler,
-                                    self.sampler.init_log(log_theta))
+        self.held = Components(executor, self.sampler, self.sampler.init_log(log_theta),
+                               placement)
 
     @property
     def theta(self):
@@ -224,8 +224,7 @@ class DPMMModel(_DPMixture):
         words = self.executor.words(parts)
         args = [(c, log_u[e - p.size:e], log_w, key)
                 for p, c, e in zip(parts.parts, self.held.columns(words), ends)]
-        results: list[AllocationResult] = self.held.allocate(self.executor, allocate_users,
-                                                             parts, args)
+        results = self.held.allocate(self.executor, allocate_users, parts, args)
         scale = self.n_documents / users.size
         occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                          h=cfg.step_theta,

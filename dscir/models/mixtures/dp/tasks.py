@@ -23,19 +23,6 @@ class AllocationResult(NamedTuple):
     counts: np.ndarray  # int64 [C, U] summed counts
 
 
-def add_allocations(results, z: np.ndarray, n_components: int, n_words: int):
-    """Write each result's allocations into ``z`` and add their statistics:
-    (rows per component, counts per component and word), integer sums, exact in
-    any order."""
-    occupancy = np.zeros(n_components, dtype=np.int64)
-    counts = np.zeros((n_components, n_words), dtype=np.int64)
-    for r in results:
-        z[r.rows] = r.z
-        occupancy[r.components] += r.n_rows
-        counts[np.ix_(r.components, r.words)] += r.counts
-    return occupancy, counts
-
-
 def allocation_result(batch: CSRBatch, local: np.ndarray, words: np.ndarray,
                       z: np.ndarray) -> AllocationResult:
     """The statistics of allocations ``z`` of ``batch`` (``local``: its entries'

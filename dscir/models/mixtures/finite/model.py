@@ -3,8 +3,8 @@
 One iteration ``m`` of the stochastic sampler:
 
 1. the engine has read the minibatch S of training documents on the workers;
-2. each task gets log pi and the columns of log phi of its words (cut on the
-   driver, or where the components' column blocks live on the workers:
+2. each task gets log pi and the columns of log phi of its words (cut where
+   the components' column blocks live, in this process or on the workers:
    ``dscir.models.mixtures.components``), draws z_i ∝ pi_k Mult(x_i | phi_k)
    for its documents and returns integer document and word counts per
    component; they are added exactly, in any order (by each block, its words);
@@ -39,8 +39,8 @@ from dscir.models.mixtures.finite.config import MixtureConfig
 from dscir.models.mixtures.finite.gibbs import (FiniteGibbs, initial_state, seeding_key, step_keys,
                                         weights_step)
 from dscir.models.mixtures.finite.kernels import Sample
-from dscir.models.mixtures.components import held_components, resolve_placement
-from dscir.models.mixtures.finite.tasks import AllocationResult, allocate_docs, doc_log_predictive
+from dscir.models.mixtures.components import Components, resolve_placement
+from dscir.models.mixtures.finite.tasks import allocate_docs, doc_log_predictive
 from dscir.models.mixtures.seeding import seed_on_workers
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -164,8 +164,8 @@ class _FiniteMixture(MixtureBase):
 
 class MixtureModel(_FiniteMixture):
     """The stochastic sampler (SCIR or SGRLD steps): weights and every training
-    document's last allocation on the driver, the components there or in column
-    blocks on the workers (``held``, by ``config.placement``); documents on the
+    document's last allocation on the driver, the components in column blocks
+    there or on the workers (``held``, by ``config.placement``); documents on the
     workers."""
 
     minibatch = True
@@ -186,8 +186,8 @@ class MixtureModel(_FiniteMixture):
         self.weights = self.sampler.init_log(log_weights)
         placement = resolve_placement(config.placement, config.n_clusters, data.n_words,
                                       executor)
-        self.held = held_components(placement, executor, self.sampler,
-                                    self.sampler.init_log(log_components))
+        self.held = Components(executor, self.sampler, self.sampler.init_log(log_components),
+                               placement)
 
     def labels(self) -> np.ndarray:
         return self.z
@@ -220,8 +220,7 @@ class MixtureModel(_FiniteMixture):
         log_pi = normalize_log(self.weights.log_theta)
         words = self.executor.words(parts)
         args = [(c, log_pi, k_alloc) for c in self.held.columns(words)]
-        results: list[AllocationResult] = self.held.allocate(self.executor, allocate_docs,
-                                                             parts, args)
+        results = self.held.allocate(self.executor, allocate_docs, parts, args)
         scale = self.n_documents / docs.size
         occupancy, n_tokens = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                                 h=cfg.step_components, key=k_components)
