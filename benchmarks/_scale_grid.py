@@ -53,7 +53,7 @@ def kernel_capacity(store: Path, k: int, batch: int, sweeps: int, threads: int,
     import numba
 
     from dscir.corpus import Corpus
-    from dscir.models.lda.kernels import gibbs_expectations
+    from dscir.models.lda.gibbs import gibbs_expectations
 
     corpus = Corpus.open(str(store))
     b = corpus.read(np.arange(min(batch, corpus.n_docs)))
@@ -176,7 +176,7 @@ def grid_main(argv: list[str]) -> None:
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
     p.add_argument("--out", default=str(RESULTS / "scale_cores.json"))
     args = p.parse_args(argv)
-    from dscir.models.lda.kernels import resolve_kernel
+    from dscir.models.lda.gibbs import resolve_kernel
 
     cells = [tuple(int(x) for x in c.split(":")) for c in args.cells]
     runs = []

@@ -69,17 +69,17 @@ def synthetic_part(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed:
 
 def kernel_rates(k: int, args, sweeps: int, repeats: int) -> list[dict]:
     """Token-sweeps/s of the GPU kernel, the GPU task and the CPU kernel on every core."""
-    from dscir.models.lda import cuda_kernels, kernels
+    from dscir.models.lda import gibbs, gibbs_cuda
 
     indptr, indices, data, docs, phi, local = synthetic_part(*args, k, seed=k)
     work = float(data.sum()) * (sweeps + 1)
     rows = []
     for form in ("dense", "sparse"):
-        if form == "dense" and k > cuda_kernels.DENSE_MAX_TOPICS:
+        if form == "dense" and k > gibbs_cuda.DENSE_MAX_TOPICS:
             continue
         for r in range(repeats):
             timing, t0 = {}, time.perf_counter()
-            cuda_kernels.topic_word_counts(indptr, indices, data, docs, phi, local, 0.1, sweeps,
+            gibbs_cuda.topic_word_counts(indptr, indices, data, docs, phi, local, 0.1, sweeps,
                                            1, r, form, timing=timing)
             wall = time.perf_counter() - t0
             rows.append({"K": k, "where": "gpu", "form": form, "repeat": r,
@@ -90,7 +90,7 @@ def kernel_rates(k: int, args, sweeps: int, repeats: int) -> list[dict]:
         def part(j, form=form, bounds=bounds):
             lo, hi = bounds[j], bounds[j + 1]
             e0, e1 = indptr[lo], indptr[hi]
-            kernels.gibbs_expectations(indptr[lo:hi + 1] - e0, indices[e0:e1], data[e0:e1],
+            gibbs.gibbs_expectations(indptr[lo:hi + 1] - e0, indices[e0:e1], data[e0:e1],
                                        docs[lo:hi], phi, local[e0:e1], 0.1, sweeps, 1, 0, form)
 
         part(0)  # compiled before the clock

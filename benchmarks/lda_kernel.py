@@ -1,4 +1,4 @@
-"""Throughput of LDA's local kernels on one core, on real minibatches.
+"""Throughput of LDA's Gibbs kernels on one core, on real minibatches.
 
 Batches of 50 documents are drawn from the shared wiki corpus (read straight
 from ../shared/data/wiki/wiki.ldac.gz). For K in {50, 100} and the two

@@ -1,3 +1,5 @@
+"""``python -m dscir``: the command line (``dscir.cli.main``)."""
+
 import sys
 
 from dscir.cli import main

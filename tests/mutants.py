@@ -96,7 +96,7 @@ STEIN_CONJUGATE = (STEIN + "::test_exact_samples_of_a_conjugate_posterior_give_a
                    "biased_a_large_one")
 TUNE = "tests/api/test_tune.py::test_the_choice_is_the_smallest_ksd_and_not_the_stuck_chain"
 DIRICHLET_KSD = "tests/diagnostics/test_dirichlet_ksd.py"
-CUDA = "tests/models/lda/test_cuda_kernels.py"
+CUDA = "tests/models/lda/test_gibbs_cuda.py"
 DP_STEIN = "tests/diagnostics/test_dp_stein.py"
 DP_GRADIENT = DP_STEIN + "::test_score_is_the_gradient_of_the_log_posterior"
 DP_CONJUGATE = (DP_STEIN + "::test_exact_conjugate_draws_give_a_small_ksd_biased_ones_a_"
@@ -134,7 +134,7 @@ LAZY_DRAWN = LAZY + "::test_drawn_totals_have_the_moments_and_nearly_the_law_of_
 LAZY_KEPT = LAZY + "::test_kept_mean_is_the_sum_of_the_conditional_expectations_over_r"
 LAZY_STREAMS = LAZY + "::test_streams_are_named_by_word_not_by_block"
 LAZY_LDA = LAZY + "::test_lda_chains_with_the_lazy_step_score_like_the_dense_ones"
-LAZY_KERNELS = "dscir/samplers/_cir_lazy_kernels.py"
+LAZY_KERNELS = "dscir/samplers/_cir_lazy.py"
 LDA_LAZY = "tests/models/lda/test_lda_lazy.py"
 LDA_LAZY_TOPICS = "dscir/models/lda/topics_lazy.py"
 LAZY_BLOCKS = "dscir/models/lda/lazy_blocks.py"
@@ -455,7 +455,7 @@ MUTANTS = [
            "tail = scale * np.cumsum(r[::-1])[::-1][: u.size]",
            "tail = scale * (np.cumsum(r[::-1])[::-1] - r)[: u.size]",
            (DP_GRADIENT, DP_CONJUGATE)),
-    Mutant("dp-stein-rest-column-dropped", "dscir/models/mixtures/dp/kernels.py",
+    Mutant("dp-stein-rest-column-dropped", "dscir/models/mixtures/dp/allocation.py",
            "rest[:, None]], axis=1)", "rest[:, None] - np.inf], axis=1)",
            (DP_RESPONSIBILITIES, DP_GRADIENT)),
     Mutant("dp-stein-minibatch-scale-dropped", "dscir/api/stein.py",
@@ -736,17 +736,17 @@ MUTANTS = [
            "burn_in = cfg.burn_in",
            ("tests/engine/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),
     # -- the topics on the workers (issue 14, part 1) --
-    Mutant("blocked-counts-overwritten", "dscir/models/lda/_kernels.py",
+    Mutant("blocked-counts-overwritten", "dscir/models/lda/_gibbs.py",
            "            counts[r, c] += values[i]", "            counts[r, c] = values[i]",
            (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
-    Mutant("sparse-counts-presence-not-value", "dscir/models/lda/_kernels.py",
+    Mutant("sparse-counts-presence-not-value", "dscir/models/lda/_gibbs.py",
            "cols[i], rows[i], values[i] = c, r, v", "cols[i], rows[i], values[i] = c, r, 1",
            (BLOCKED + "::test_blocked_step_is_the_dense_step_on_the_block_columns",)),
     Mutant("seed-documents-by-candidate-position", "dscir/models/mixtures/seeding.py",
            "    return ids[choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))]",
            "    return choose_seeds(*csr, n_words, n_seeds, a0, derive(key, 1))",
            ("tests/models/dpmm/test_dpmm_text.py::test_seeds_read_by_workers_equal_the_in_memory_seeds",)),
-    Mutant("lda-sparse-counts-overwritten", "dscir/models/lda/_kernels.py",
+    Mutant("lda-sparse-counts-overwritten", "dscir/models/lda/_gibbs.py",
            "counts[r, c] += values[i]", "counts[r, c] = values[i]",
            ("tests/models/lda/test_lda_driver.py::test_sparse_reduction_is_the_dense_one",)),
     Mutant("blocked-mean-columns-not-divided", "dscir/models/lda/vocabulary_blocks.py",
@@ -878,7 +878,7 @@ MUTANTS = [
            "    k, w = topics.shape\n"
            "    if not is_lazy(topics):\n"
            "        with np.errstate(divide=\"ignore\"):\n"
-           "            return kernels.document_topics(indptr, indices, data, np.log(topics),\n"
+           "            return gibbs.document_topics(indptr, indices, data, np.log(topics),\n"
            "                                           alpha, sweeps, key)\n"
            "    out = np.empty((indptr.size - 1, k))\n",
            (FITTED + "::test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words",)),
@@ -925,7 +925,7 @@ MUTANTS = [
            "return [slice(r, r + ROWS) for r in range(0, n_rows, ROWS)]",
            "return [slice(r, r + ROWS - 1) for r in range(0, n_rows, ROWS)]",
            (BLOCK_MEMORY + "::test_row_chunked_forms_are_the_whole_block_expressions_bit_for_bit",)),
-    Mutant("sparse-gibbs-float64-columns", "dscir/models/lda/kernels.py",
+    Mutant("sparse-gibbs-float64-columns", "dscir/models/lda/gibbs.py",
            'phi_cols = _matrix(phi_cols, "phi_cols", float32=True)',
            'phi_cols = _matrix(phi_cols, "phi_cols", float32=False)',
            (BLOCK_MEMORY + "::test_a_sparse_gibbs_task_adds_two_words_per_column_entry",)),
@@ -1165,7 +1165,7 @@ MUTANTS = [
            "get_sampler(config.sampler, **(config.sampler_options or {}))",
            "get_sampler(config.sampler)",
            (RECIPES + "::test_a_sampler_registered_as_the_recipe_says_runs_in_an_lda_chain",)),
-    Mutant("mixture-allocation-ignores-weights", "dscir/models/mixtures/finite/kernels.py",
+    Mutant("mixture-allocation-ignores-weights", "dscir/models/mixtures/finite/allocation.py",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, log_pi,",
            "np.full(len(docs), np.finfo(np.float64).min), log_pi, np.zeros_like(log_pi),",
            ("tests/models/mixture/test_mixture.py::test_gibbs_allocation_draws_from_the_exact_conditional",)),
@@ -1282,10 +1282,10 @@ MUTANTS = [
     Mutant("block-counts-at-the-first-blocks-offset", "dscir/models/lda/vocabulary_blocks.py",
            "r.word_ids[a:b] - block.lo, r.values[a:b]", "r.word_ids[a:b], r.values[a:b]",
            (DRIVER_TOPICS + "::test_steps_are_each_blocks_sampler_step_on_fresh_counts_each_time",)),
-    Mutant("lda-columns-without-row-normaliser", "dscir/models/lda/_kernels.py",
+    Mutant("lda-columns-without-row-normaliser", "dscir/models/lda/_gibbs.py",
            "v = row[words[i]] - lk", "v = row[words[i]]",
            (DRIVER_TOPICS + "::test_columns_and_log_phi_are_the_plain_ones_bit_for_bit",)),
-    Mutant("lda-columns-nan-dropped", "dscir/models/lda/_kernels.py",
+    Mutant("lda-columns-nan-dropped", "dscir/models/lda/_gibbs.py",
            "if v > top[i] or np.isnan(v):", "if v > top[i]:",
            (DRIVER_TOPICS + "::test_shifted_columns_follow_numpy_at_infinities_and_nan",)),
     # -- the DP's relabelling move (issue 46) --
@@ -1368,6 +1368,9 @@ MUTANTS = [
            'always discards half); needs warm_start."),',
            (PARAMS_TESTS + "::test_what_only_a_warm_start_uses_is_refused_without_one"
             "[burn_sweeps]",)),
+    Mutant("module-without-its-idea", "dscir/__main__.py",
+           '"""``python -m dscir``: the command line (``dscir.cli.main``)."""\n', "",
+           ("tests/test_code_shape.py::test_every_module_opens_with_its_idea",)),
     Mutant("configuration-defaults-what-the-policy-chooses", "dscir/params.py",
            "            if p.auto:\n                required", "            if False:\n                required",
            (PARAMS_TESTS + "::test_a_configuration_is_made_from_its_declarations",)),
@@ -1406,40 +1409,40 @@ MUTANTS = [
            "                out.append(ResidentBatch(futures, docs[piece], names[i] or None))\n",
            ("tests/engine/test_threads.py::"
             "test_the_chain_is_the_same_on_any_number_of_workers_and_threads",)),
-    Mutant("cuda-dense-alpha-prior-dropped", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-dense-alpha-prior-dropped", "dscir/models/lda/_gibbs_cuda.py",
            "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
            "s += (ndk[k] - (k == old)) * rows[w, k]",
            (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
-    Mutant("cuda-dense-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-dense-own-token-counted", "dscir/models/lda/_gibbs_cuda.py",
            "s += (alpha + (ndk[k] - (k == old))) * rows[w, k]",
            "s += (alpha + ndk[k]) * rows[w, k]",
            (CUDA + "::test_two_token_document_follows_the_chains_exact_law[dense]",)),
-    Mutant("cuda-sparse-smoothing-without-alpha", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-sparse-smoothing-without-alpha", "dscir/models/lda/_gibbs_cuda.py",
            "smooth = alpha * cum[w, n_topics - 1]", "smooth = cum[w, n_topics - 1]",
            (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
-    Mutant("cuda-sparse-own-token-counted", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-sparse-own-token-counted", "dscir/models/lda/_gibbs_cuda.py",
            "                    if j != i:\n                        s += rows[w, z[j]]",
            "                    s += rows[w, z[j]]",
            (CUDA + "::test_two_token_document_follows_the_chains_exact_law[sparse]",)),
-    Mutant("cuda-burn-in-kept", "dscir/models/lda/cuda_kernels.py",
+    Mutant("cuda-burn-in-kept", "dscir/models/lda/gibbs_cuda.py",
            "rest = (float(alpha), sweeps, sweeps // 2, key, z, counts)",
            "rest = (float(alpha), sweeps, 0, key, z, counts)",
            (CUDA + "::test_counts_conserve_tokens_in_the_cpu_order",)),
-    Mutant("cuda-stream-keyed-by-block", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-stream-keyed-by-block", "dscir/models/lda/_gibbs_cuda.py",
            "        _seed(state, key, docs[d])\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
            "        for k in",
            "        _seed(state, key, cuda.blockIdx.x)\n        lo, hi = tok_ptr[d], tok_ptr[d + 1]\n"
            "        for k in",
            (CUDA + "::test_streams_by_document_whatever_the_grid[dense]",)),
-    Mutant("cuda-stream-without-iteration", "dscir/models/lda/cuda_kernels.py",
+    Mutant("cuda-stream-without-iteration", "dscir/models/lda/gibbs_cuda.py",
            "key = np.uint64(derive(_check_int(seed, \"seed\", 0), _check_int(iteration, "
            "\"iteration\", 0)))",
            "key = np.uint64(derive(_check_int(seed, \"seed\", 0)))",
            (CUDA + "::test_streams_by_document_whatever_the_grid",)),
-    Mutant("cuda-device-never-checked", "dscir/models/lda/cuda_kernels.py",
+    Mutant("cuda-device-never-checked", "dscir/models/lda/gibbs_cuda.py",
            "    if not found:\n        raise DscirError", "    if False:\n        raise DscirError",
            (CUDA + "::test_fit_on_cuda_without_a_device_is_one_clear_error",)),
-    Mutant("cuda-dense-walk-counts-own-token", "dscir/models/lda/_cuda_kernels.py",
+    Mutant("cuda-dense-walk-counts-own-token", "dscir/models/lda/_gibbs_cuda.py",
            "q = (alpha + (ndk[k] - (k == old))) * rows[w, k]", "q = (alpha + ndk[k]) * rows[w, k]",
            (CUDA + "::test_single_token_document_follows_alpha_phi[dense]",)),
     Mutant("embedded-cluster-not-reused", "dscir/engine/cluster.py",

@@ -1,4 +1,5 @@
-"""The package's size limits: no module over 400 lines, no function over 60.
+"""The package's shape: every module opens with a docstring naming its idea, no
+module is over 400 lines, no function over 60.
 
 Guards against the middle growing knots again: a module that holds two ideas
 or a function that does four things gets split before it lands. Nested
@@ -32,6 +33,13 @@ def long_functions(path: Path, root: Path = PACKAGE) -> list[str]:
 
 def test_the_package_is_found():
     assert len(modules()) > 50
+
+
+def test_every_module_opens_with_its_idea():
+    """A module without an opening docstring leaves a reader to guess what it holds."""
+    silent = [str(p.relative_to(PACKAGE)) for p in modules()
+              if len((ast.get_docstring(ast.parse(p.read_text())) or "").split()) < 3]
+    assert not silent, "modules without an opening docstring: " + ", ".join(silent)
 
 
 def test_no_module_is_over_400_lines():

@@ -184,12 +184,12 @@ def document_groups(indptr: np.ndarray, indices: np.ndarray, n_words: int,
 
 def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
                     key: int) -> np.ndarray:
-    """``kernels.document_topics`` under the fitted topics (``csr_arrays`` documents),
+    """``gibbs.document_topics`` under the fitted topics (``csr_arrays`` documents),
     by groups of documents whose columns take at most ``COLUMN_ENTRIES`` entries,
     each group's columns read (lazy topics) or cut (NumPy ones) and rescaled in
     place: one K x U array at a time, never log phi over all W (each document's
     stream is its row, so the groups change nothing)."""
-    from dscir.models.lda import kernels
+    from dscir.models.lda import gibbs
 
     k, w = topics.shape
     out = np.empty((indptr.size - 1, k))
@@ -197,11 +197,11 @@ def document_topics(topics, indptr, indices, data, alpha: float, sweeps: int,
         a, b = indptr[lo], indptr[hi]
         words = np.unique(indices[a:b])
         cols = topic_columns(topics, words)
-        with np.errstate(divide="ignore", invalid="ignore"):  # as kernels.phi_columns
+        with np.errstate(divide="ignore", invalid="ignore"):  # as gibbs.phi_columns
             np.log(cols, out=cols)
             cols -= cols.max(axis=0, keepdims=True)
         np.exp(cols, out=cols)
-        out[lo:hi] = kernels.topic_proportions(
+        out[lo:hi] = gibbs.topic_proportions(
             indptr[lo:hi + 1] - a, indices[a:b], data[a:b], np.arange(lo, hi, dtype=np.int64),
             cols, np.searchsorted(words, indices[a:b]).astype(np.int32), alpha, sweeps, key)
         del cols  # before the next group's columns are read
@@ -248,8 +248,8 @@ def worker_log_columns(topics, executor):
 
 
 def read_phi_columns(path: str, words: np.ndarray) -> np.ndarray:
-    """The worker task: ``kernels.phi_columns`` of ``words`` (sorted) of the stored topics."""
-    from dscir.models.lda.kernels import phi_columns
+    """The worker task: ``gibbs.phi_columns`` of ``words`` (sorted) of the stored topics."""
+    from dscir.models.lda.gibbs import phi_columns
 
     log_cols = read_log_columns(path, words)
     return np.ascontiguousarray(phi_columns(log_cols, np.arange(log_cols.shape[1])))
@@ -257,9 +257,9 @@ def read_phi_columns(path: str, words: np.ndarray) -> np.ndarray:
 
 def phi_columns_of(topics):
     """``columns(executor, j, words)``: the rescaled phi columns of a part's words
-    (``kernels.phi_columns``), cut on the driver from NumPy topics or for lazy ones
+    (``gibbs.phi_columns``), cut on the driver from NumPy topics or for lazy ones
     read by a task on the workers (a future)."""
-    from dscir.models.lda.kernels import phi_columns
+    from dscir.models.lda.gibbs import phi_columns
 
     if is_lazy(topics):
         path = source(topics).path

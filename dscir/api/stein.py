@@ -113,7 +113,7 @@ def estimated_counts(executor, train: np.ndarray, config, phi: np.ndarray, batch
     """Patterson & Teh's estimate [K, W] of the full-data expected topic-word
     counts given ``phi``: the Gibbs expectations of the documents ``batch`` (one
     kept sample's minibatch) times D / |S|."""
-    from dscir.models.lda.kernels import phi_columns
+    from dscir.models.lda.gibbs import phi_columns
     from dscir.models.lda.topics import add_counts
     from dscir.models.lda.tasks import gibbs_counts
 

@@ -137,7 +137,7 @@ def transform_store(model, store: str, client=None, *, out, sweeps: int | None =
     from dscir.rng import domains
     from dscir.api import fitted
     from dscir.api.session import executor_for
-    from dscir.models.lda.kernels import phi_columns
+    from dscir.models.lda.gibbs import phi_columns
     from dscir.models.lda.tasks import block_topics, block_topics_spread
     from dscir.rng import derive
 

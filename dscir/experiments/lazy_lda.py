@@ -2,7 +2,7 @@
 
 A synthetic corpus is drawn from known topics (Dirichlet(eta) over W words) and
 document proportions (Dirichlet(alpha)); each iteration takes a minibatch of
-documents, runs the Gibbs kernel (``dscir.models.lda.kernels``) under phi's
+documents, runs the Gibbs kernel (``dscir.models.lda.gibbs``) under phi's
 columns of the minibatch's words, and steps SCIR with the scaled counts:
 densely (``cir.step`` over K x W) or lazily (``cir_lazy``: only the minibatch's
 columns, the row totals by the ``"mean"`` or ``"draw"`` normaliser). Here the
@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dscir.rng import domains
-from dscir.models.lda.kernels import completion_log_likelihood, gibbs_expectations
+from dscir.models.lda.gibbs import completion_log_likelihood, gibbs_expectations
 from dscir.rng import derive
 from dscir.samplers import cir, cir_lazy
 from dscir.samplers.simplex import normalize_log

@@ -1,1 +1,1 @@
-"""Model-local kernels (numba): per-document and per-user computations."""
+"""Each model's maths on arrays: per-document and per-user computations (numba), worker tasks, the models the engine runs."""

@@ -38,7 +38,7 @@ prior (W - 2 b1 + b2). The sums are additive over column blocks (``moments``).
 Kept samples (Rao-Blackwellised, no realization): a kept sample at clock t adds
 E[theta_kw(t) | x_w] / R_k(t) = (prior + (x_kw - prior) e^{-(t - T_w)}) / R_k(t)
 for every column, in closed form when the column is next touched (the prefix
-sums are in ``_cir_lazy_kernels``). ``mean_phi`` reads the mean without changing the state,
+sums are in ``_cir_lazy``). ``mean_phi`` reads the mean without changing the state,
 so checkpoints and scoring never alter the chain.
 
 The state's arrays are updated in place and shared with the returned state
@@ -56,7 +56,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.samplers._cir_lazy_kernels import (
+from dscir.samplers._cir_lazy import (
     TAG_NORM,
     advance,
     draw_normaliser,
@@ -69,7 +69,7 @@ _HISTORY0 = 16
 
 
 class Kept(NamedTuple):
-    """Rao-Blackwellised kept-sample accumulators (see ``_cir_lazy_kernels``):
+    """Rao-Blackwellised kept-sample accumulators (see ``_cir_lazy``):
     phi_sum (W x K, None before the first keep), per column the first kept index
     not yet added, per kept index the clock, the prefix sums c0 (of 1/R) and c1
     (of e^{-(t - base)}/R within its window) and its window; per window its base

@@ -68,7 +68,7 @@ def test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words(monkey
     """NumPy topics go by the same groups of documents as stored ones: a dense
     log phi over all W would cost K x W x 8 bytes (mutant
     ``fitted-transform-dense-log-phi``); the result is the dense kernel's."""
-    from dscir.models.lda import kernels
+    from dscir.models.lda import gibbs
 
     k, w = 20, 100_000
     rng = np.random.default_rng(4)
@@ -76,7 +76,7 @@ def test_the_transform_of_numpy_topics_never_takes_log_phi_over_all_words(monkey
     docs = sp.random(40, w, density=2e-3, format="csr", random_state=rng)
     docs.data = np.ceil(docs.data * 3)
     indptr, indices, data = docs.indptr, docs.indices, docs.data.astype(np.int64)
-    want = kernels.document_topics(indptr, indices, data, np.log(phi), 0.1, 6, 9)
+    want = gibbs.document_topics(indptr, indices, data, np.log(phi), 0.1, 6, 9)
     monkeypatch.setattr(fitted, "COLUMN_ENTRIES", 40 * k)  # several groups
     fitted.document_topics(phi, indptr, indices, data, 0.1, 6, 9)  # compiled and warm
     tracemalloc.start()

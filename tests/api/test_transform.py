@@ -92,7 +92,7 @@ def test_restart_computes_only_the_missing_blocks(fitted, two_workers, tmp_path,
 
 def test_spread_is_the_sd_across_the_kept_samples(fitted, two_workers, tmp_path, capsys):
     from dscir.rng import domains
-    from dscir.models.lda.kernels import document_topics
+    from dscir.models.lda.gibbs import document_topics
     from dscir.rng import derive
     from dscir.runs import Run
 

@@ -19,7 +19,7 @@ from dscir.api.stein import complete_sticks, dp_chain_ksd, estimated_responsibil
 from dscir.diagnostics.dp_stein import stick_logits, stick_score
 from dscir.diagnostics.ksd import ksd
 from dscir.models.mixtures.dp import DPMMConfig, Sample
-from dscir.models.mixtures.dp.kernels import responsibility_sums
+from dscir.models.mixtures.dp.allocation import responsibility_sums
 
 A0, ALPHA = 0.7, 1.3
 # tiny users (counts over W = 3 areas) under K = 3 represented components

@@ -18,7 +18,7 @@ from dscir.engine.chain import Chain
 from dscir.engine.dask import DaskExecutor
 from dscir.models.lda import LDAModel
 from dscir.models.lda._threads import word_topic_counts
-from dscir.models.lda.kernels import gibbs_expectations
+from dscir.models.lda.gibbs import gibbs_expectations
 from dscir.models.lda.warm import gibbs_from
 from support.lda import small_config
 

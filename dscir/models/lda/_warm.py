@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dscir.models.lda._kernels import _buffers, _draw, _sweeps
+from dscir.models.lda._gibbs import _buffers, _draw, _sweeps
 from dscir.models.lda._threads import batch_tokens, doc_groups, word_topic_counts
 from dscir.rng import mix_in, new_state
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.lda import _kernels as _k
-from dscir.models.lda.kernels import _check_alpha, _check_int, _csr
+from dscir.models.lda import _gibbs as _k
+from dscir.models.lda.gibbs import _check_alpha, _check_int, _csr
 from dscir.rng import derive
 from dscir.rng.domains import EXACT_START
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from dscir.errors import DscirError
-from dscir.models.lda.cuda_kernels import DEVICES
-from dscir.models.lda.kernels import KERNELS, SPARSE_FROM_K, resolve_kernel
+from dscir.models.lda.gibbs_cuda import DEVICES
+from dscir.models.lda.gibbs import KERNELS, SPARSE_FROM_K, resolve_kernel
 from dscir.models.lda.placement import PLACEMENTS, WORKERS_FROM_ENTRIES, check_placement
 from dscir.models.lda.policy import POLICIES, REFERENCE
 from dscir.params import AUTO, Interval, Mapping, Options, Param, configuration

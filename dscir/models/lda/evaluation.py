@@ -23,7 +23,7 @@ import numpy as np
 from dscir.rng import domains
 from dscir.corpus import CSRBatch
 from dscir.errors import DscirError
-from dscir.models.lda.kernels import completion_log_likelihood
+from dscir.models.lda.gibbs import completion_log_likelihood
 from dscir.rng import derive
 
 

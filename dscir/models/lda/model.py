@@ -20,9 +20,9 @@ import numpy as np
 from dscir.errors import DscirError
 from dscir.models.base import Data
 from dscir.models.lda.config import LDAConfig
-from dscir.models.lda.cuda_kernels import check_device, device_kernel
+from dscir.models.lda.gibbs_cuda import check_device, device_kernel
 from dscir.models.lda.evaluation import perplexity
-from dscir.models.lda.kernels import resolve_kernel
+from dscir.models.lda.gibbs import resolve_kernel
 from dscir.models.lda.placement import resolve_placement
 from dscir.models.lda.topics import Topics
 from dscir.models.lda.topics_lazy import LazyTopics

@@ -12,9 +12,9 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.lda import cuda_kernels
-from dscir.models.lda._kernels import nonzero_by_column
-from dscir.models.lda.kernels import gibbs_expectations, topic_proportions
+from dscir.models.lda import gibbs_cuda
+from dscir.models.lda._gibbs import nonzero_by_column
+from dscir.models.lda.gibbs import gibbs_expectations, topic_proportions
 
 
 class GibbsResult(NamedTuple):
@@ -58,9 +58,9 @@ def sparse_counts(result: GibbsResult) -> SparseCounts:
 def gibbs_sparse_counts(batch: CSRBatch, words: np.ndarray, *args) -> SparseCounts:
     """``gibbs_counts`` as its nonzero counts (16 bytes each against 8 per dense
     K x U entry): fewer bytes back whenever fewer than half are nonzero. A
-    ``kernel`` named by ``cuda_kernels.device_kernel`` runs on the worker's GPU."""
-    if cuda_kernels.on_device(args[-1]):
-        return SparseCounts(*cuda_kernels.gibbs_sparse_counts(batch, words, *args))
+    ``kernel`` named by ``gibbs_cuda.device_kernel`` runs on the worker's GPU."""
+    if gibbs_cuda.on_device(args[-1]):
+        return SparseCounts(*gibbs_cuda.gibbs_sparse_counts(batch, words, *args))
     return sparse_counts(gibbs_counts(batch, words, *args))
 
 

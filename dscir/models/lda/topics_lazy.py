@@ -14,7 +14,7 @@ run one chain bit for bit, on any number of workers. Iteration ``m`` (key
    block's moments (O(K)) and those gathered last round for the others go to
    one ``lazy-norm`` task (the ``"draw"`` normaliser, summed in block order);
 2. each part gets its phi columns with that normaliser (log phi rescaled per
-   column, as ``kernels.phi_columns``, float32 as on the wire): cut where the
+   column, as ``gibbs.phi_columns``, float32 as on the wire): cut where the
    blocks live. In this process they go to the executor's Gibbs tasks (warm
    starts too); on the workers they are cut once per worker and met by its
    parts' tasks there (``topics.gibbs_on_workers``, as the dense topics');

@@ -31,8 +31,8 @@ import numpy as np
 from dscir.errors import DscirError
 from dscir.rng import domains
 from dscir.models.column_blocks import row_chunks, row_lse
-from dscir.models.lda._kernels import add_entries
-from dscir.models.lda.kernels import phi_columns_of_state
+from dscir.models.lda._gibbs import add_entries
+from dscir.models.lda.gibbs import phi_columns_of_state
 from dscir.models.lda.tasks import SparseCounts, gibbs_sparse_counts
 from dscir.rng import derive
 

@@ -26,7 +26,7 @@ import numpy as np
 from dscir.corpus import CSRBatch
 from dscir.errors import DscirError
 from dscir.models.lda import _warm
-from dscir.models.lda.kernels import _check_alpha, _check_int, _csr, _docs, _local, _matrix
+from dscir.models.lda.gibbs import _check_alpha, _check_int, _csr, _docs, _local, _matrix
 from dscir.rng import derive
 
 

@@ -1,5 +1,5 @@
 """The CUDA Gibbs kernel's checks under numba's CUDA simulator, run as a script by
-``test_cuda_kernels.py`` in a process of its own with ``NUMBA_ENABLE_CUDASIM=1``
+``test_gibbs_cuda.py`` in a process of its own with ``NUMBA_ENABLE_CUDASIM=1``
 (numba reads it on import, so it must not reach the other tests' process).
 
 Prints one JSON object: each check's name and its failure (None: passed);
@@ -22,7 +22,7 @@ sys.setswitchinterval(1e-4)
 # device integers wrap silently; the simulator's NumPy scalars warn when they do
 warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
 
-from dscir.models.lda import cuda_kernels as ck
+from dscir.models.lda import gibbs_cuda as ck
 
 FORMS = ("dense", "sparse")
 N_DOCS = 160  # documents (independent streams) per law test
@@ -143,9 +143,9 @@ def check_matches_cpu_where_the_order_is_the_same():
     """With K no larger than a block's threads, thread t owns topic t alone, so the
     dense form searches the topics in the CPU kernel's order, one uniform a token
     from the same stream: its counts are the CPU kernel's, exactly."""
-    from dscir.models.lda._cuda_kernels import THREADS
-    from dscir.models.lda._kernels import nonzero_by_column
-    from dscir.models.lda.kernels import gibbs_expectations
+    from dscir.models.lda._gibbs_cuda import THREADS
+    from dscir.models.lda._gibbs import nonzero_by_column
+    from dscir.models.lda.gibbs import gibbs_expectations
 
     rng = np.random.default_rng(4)
     phi = rng.random((3, 5)) + 0.05

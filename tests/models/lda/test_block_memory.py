@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from dscir.corpus import CSRBatch
 from dscir.models import column_blocks as cb
 from dscir.models.lda import vocabulary_blocks as vb
-from dscir.models.lda.kernels import gibbs_expectations
+from dscir.models.lda.gibbs import gibbs_expectations
 from dscir.models.lda.tasks import SparseCounts
 from dscir.samplers import get_sampler
 

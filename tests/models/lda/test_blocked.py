@@ -39,7 +39,7 @@ from dscir.errors import DscirError
 from dscir.models.lda import LDAConfig
 from dscir.models.lda import vocabulary_blocks as vb
 from dscir.models.lda.evaluation import perplexity
-from dscir.models.lda.kernels import gibbs_expectations, phi_columns
+from dscir.models.lda.gibbs import gibbs_expectations, phi_columns
 from dscir.models.lda.tasks import GibbsResult, sparse_counts
 from dscir.samplers import get_sampler
 from dscir.runs.checkpoint import Checkpoint, HeldArray, read_checkpoint, write_checkpoint

@@ -12,7 +12,7 @@ import pytest
 from dscir.engine.blocks import Immediate
 from dscir.errors import DscirError
 from dscir.models.column_blocks import combine, row_lse
-from dscir.models.lda.kernels import phi_columns, phi_columns_of_state
+from dscir.models.lda.gibbs import phi_columns, phi_columns_of_state
 from dscir.models.lda.tasks import SparseCounts
 from dscir.models.lda.topics import Topics
 from dscir.rng import derive, domains

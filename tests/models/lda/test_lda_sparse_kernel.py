@@ -13,10 +13,10 @@ from scipy.stats import chisquare
 
 from dscir.errors import DscirError
 from dscir.models.lda import _sparse
-from dscir.models.lda.kernels import SPARSE_FROM_K, resolve_kernel
+from dscir.models.lda.gibbs import SPARSE_FROM_K, resolve_kernel
 from dscir.rng import mix_in, new_state
 
-from support.kernels import ALPHA, PHI, _random_batch, _run, batch_estimates, exact_expected_counts
+from support.gibbs import ALPHA, PHI, _random_batch, _run, batch_estimates, exact_expected_counts
 
 
 def _chi2_p(observed, expected_p):
@@ -223,7 +223,7 @@ def test_joint_topics_of_a_tiny_document_match_brute_force():
 
 @pytest.mark.parametrize("rescale", [False, True])
 def test_expected_counts_match_brute_force(rescale):
-    # As for the dense kernel (test_lda_kernels): 40 independent batch estimates,
+    # As for the dense kernel (test_gibbs): 40 independent batch estimates,
     # |z| < 4.5 on each of the 9 entries of E[n_kw] of the tiny document.
     cols = PHI
     if rescale:

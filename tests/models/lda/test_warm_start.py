@@ -34,7 +34,7 @@ from support.chains import lda_chain
 from support.lda import K_TRUE, small_config
 from support.runs import Interrupt, assert_same_run
 from support.killing import Killer
-from support.kernels import PHI, ALPHA, _copies, exact_assignment_posterior, exact_expected_counts
+from support.gibbs import PHI, ALPHA, _copies, exact_assignment_posterior, exact_expected_counts
 
 # Worker processes cannot import this test module: send the plugin by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -1,10 +1,10 @@
-"""Dirichlet-process mixture of multinomials: sticks, per-user kernels, worker
+"""Dirichlet-process mixture of multinomials: sticks, per-user allocations, worker
 tasks, the exact Gibbs slice sampler and the models the engine runs."""
 
 from dscir.models.mixtures.dp.config import INITS, REFERENCE, DPMMConfig
 from dscir.models.mixtures.dp.gibbs import GibbsSlice
 from dscir.models.mixtures.predictive import PredictiveAverage
-from dscir.models.mixtures.dp.kernels import (ComponentCounts, Sample, allocate,
+from dscir.models.mixtures.dp.allocation import (ComponentCounts, Sample, allocate,
                                        cluster_log_likelihood, component_counts, log_predictive,
                                        slice_log_u)
 from dscir.models.mixtures.dp.model import (DPGibbsModel, DPMMModel, model_type, sample_arrays,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.mixtures.dp.kernels import Sample, allocate, component_counts, slice_log_u
+from dscir.models.mixtures.dp.allocation import Sample, allocate, component_counts, slice_log_u
 from dscir.models.mixtures.dp.relabel import new_labels, relabel
 from dscir.models.mixtures.dp.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)

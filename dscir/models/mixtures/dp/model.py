@@ -38,8 +38,8 @@ from dscir.models.mixtures.common import MixtureBase, group
 from dscir.models.mixtures.predictive import PredictiveAverage
 from dscir.models.mixtures.dp.config import DPMMConfig
 from dscir.models.mixtures.dp.gibbs import GibbsSlice
-from dscir.models.mixtures.dp.kernels import Sample
-from dscir.models.mixtures.dp.kernels import slice_log_u
+from dscir.models.mixtures.dp.allocation import Sample
+from dscir.models.mixtures.dp.allocation import slice_log_u
 from dscir.models.mixtures.dp.relabel import conditional_sticks, new_labels, relabel
 from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_sticks, sticks_step
 from dscir.models.mixtures.dp.tasks import allocate_users, user_log_predictive

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.corpus import CSRBatch
-from dscir.models.mixtures.dp.kernels import (allocate, component_counts, log_predictive,
+from dscir.models.mixtures.dp.allocation import (allocate, component_counts, log_predictive,
                                        responsibility_sums)
 
 

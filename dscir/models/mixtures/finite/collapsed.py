@@ -29,8 +29,8 @@ from scipy.special import gammaln
 
 from dscir.rng import domains
 from dscir.errors import DscirError
-from dscir.models.mixtures.dp.kernels import draw_log_scores
-from dscir.models.mixtures.finite.kernels import allocate
+from dscir.models.mixtures.dp.allocation import draw_log_scores
+from dscir.models.mixtures.finite.allocation import allocate
 from dscir.models.mixtures.seeding import candidate_csr, read_candidates, seed_csr
 from dscir.rng import derive, mix_in, new_state
 

@@ -25,7 +25,7 @@ import numpy as np
 from dscir.rng import domains
 from dscir.errors import DscirError
 from dscir.models.mixtures.finite.collapsed import collapsed_start_csr
-from dscir.models.mixtures.finite.kernels import Sample, allocate, component_counts
+from dscir.models.mixtures.finite.allocation import Sample, allocate, component_counts
 from dscir.models.mixtures.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler

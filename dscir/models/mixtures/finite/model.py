@@ -38,7 +38,7 @@ from dscir.models.mixtures.finite.collapsed import collapsed_start_on_workers
 from dscir.models.mixtures.finite.config import MixtureConfig
 from dscir.models.mixtures.finite.gibbs import (FiniteGibbs, initial_state, seeding_key, step_keys,
                                         weights_step)
-from dscir.models.mixtures.finite.kernels import Sample
+from dscir.models.mixtures.finite.allocation import Sample
 from dscir.models.mixtures.components import Components, resolve_placement
 from dscir.models.mixtures.finite.tasks import allocate_docs, doc_log_predictive
 from dscir.models.mixtures.seeding import seed_on_workers

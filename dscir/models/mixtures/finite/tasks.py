@@ -6,7 +6,7 @@ import numpy as np
 
 from dscir.corpus import CSRBatch
 from dscir.models.mixtures.dp.tasks import AllocationResult, allocation_result
-from dscir.models.mixtures.finite.kernels import allocate, log_predictive
+from dscir.models.mixtures.finite.allocation import allocate, log_predictive
 
 
 def allocate_docs(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.ndarray,

@@ -1,4 +1,4 @@
-"""The CUDA Gibbs kernel (``dscir.models.lda.cuda_kernels``): its laws under numba's
+"""The CUDA Gibbs kernel (``dscir.models.lda.gibbs_cuda``): its laws under numba's
 CUDA simulator, and the clear error of ``device="cuda"`` where no device is.
 
 The simulator checks live in ``cuda_sim.py`` and run once, in a process of their
@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import dscir
 from dscir.errors import DscirError
-from dscir.models.lda import cuda_kernels
+from dscir.models.lda import gibbs_cuda
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -143,5 +143,5 @@ def test_gibbs_tasks_need_gpu_workers_on_a_cluster(one_worker, zipf_store):
 
     executor = DaskExecutor(one_worker, zipf_store[0], "lda", model_resident=True)
     with pytest.raises(DscirError, match="--resources GPU=1"):
-        executor.require("gibbs", {"GPU": 1}, cuda_kernels.check_device)
+        executor.require("gibbs", {"GPU": 1}, gibbs_cuda.check_device)
     assert executor.resources == {}

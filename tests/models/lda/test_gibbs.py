@@ -1,4 +1,4 @@
-"""LDA's local kernels: exact expectations on a tiny document, invariances,
+"""LDA's per-document Gibbs sampling: exact expectations on a tiny document, invariances,
 reproducibility, document completion, validation."""
 
 
@@ -8,7 +8,7 @@ from scipy.special import logsumexp
 
 from dscir.errors import DscirError
 from dscir.models.lda import completion_log_likelihood, gibbs_expectations
-from support.kernels import (ALPHA, DOC_CNT, DOC_IND, PHI, WORDS, _copies, _random_batch, _run,
+from support.gibbs import (ALPHA, DOC_CNT, DOC_IND, PHI, WORDS, _copies, _random_batch, _run,
                              batch_estimates,
                              _tokens, exact_assignment_posterior, exact_expected_counts)
 

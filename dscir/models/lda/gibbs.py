@@ -1,4 +1,4 @@
-"""LDA's model-local kernels: per-document Gibbs expectations with phi fixed and
+"""LDA's per-document Gibbs sampling: the Gibbs expectations with phi fixed and
 document-completion log-likelihood, validated around the numba code in ``_kernels``.
 
 Pure array code (numba, ``nogil``, each call's documents spread over the
@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.lda import _kernels as _k
+from dscir.models.lda import _gibbs as _k
 from dscir.models.lda import _sparse
 from dscir.rng import derive
 

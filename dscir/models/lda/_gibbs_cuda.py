@@ -1,6 +1,6 @@
-"""CUDA internals of the LDA Gibbs kernel on a device (see ``cuda_kernels``).
+"""CUDA internals of the LDA Gibbs kernel on a device (see ``gibbs_cuda``).
 
-Imports ``numba.cuda`` at module level: ``cuda_kernels`` imports this module
+Imports ``numba.cuda`` at module level: ``gibbs_cuda`` imports this module
 only once a device (or numba's CUDA simulator) is known to be there.
 
 One block of ``THREADS`` threads samples one document at a time, blocks taking

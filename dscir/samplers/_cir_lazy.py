@@ -1,4 +1,4 @@
-"""Numba kernels of the lazy SCIR step (``dscir.samplers.cir_lazy``).
+"""Numba internals of the lazy SCIR step (``dscir.samplers.cir_lazy``).
 
 Streams: the catch-up draws of word w (column w - first) come from
 mix_in(mix_in(key, TAG_CATCH), w), its step's from mix_in(mix_in(key, TAG_STEP), w),

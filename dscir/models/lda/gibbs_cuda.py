@@ -1,6 +1,6 @@
 """LDA's Gibbs expectations on a CUDA device (``LDA(device="cuda")``).
 
-The chain of ``kernels.gibbs_expectations``, run by ``_cuda_kernels``: for each
+The chain of ``gibbs.gibbs_expectations``, run by ``_gibbs_cuda``: for each
 document, z drawn sequentially, then ``sweeps`` collapsed sweeps p(z_i = k) ∝
 (alpha + n_dk^{¬i}) phi_{k,w_i}, the first ``sweeps // 2`` discarded and the
 (topic, word) counts of the others summed as integers. Two forms of the draw,
@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.lda.kernels import _check_alpha, _check_int, _csr, _docs, _local, _matrix
+from dscir.models.lda.gibbs import _check_alpha, _check_int, _csr, _docs, _local, _matrix
 from dscir.rng import derive
 
 DEVICES = ("cpu", "cuda")
@@ -128,7 +128,7 @@ def topic_word_counts(indptr, indices, data, docs, phi_cols, local_words, alpha,
                       seed, iteration, form="dense", blocks=None, timing=None):
     """The nonzero kept topic-word counts of a batch of documents, on the device.
 
-    Arguments as ``kernels.gibbs_expectations`` (``phi_cols`` [K, U] may be
+    Arguments as ``gibbs.gibbs_expectations`` (``phi_cols`` [K, U] may be
     rescaled per column; float32 or float64); ``form`` is ``"dense"`` or
     ``"sparse"``; ``blocks`` the grid (default one block per document up to
     ``MAX_BLOCKS``: results do not depend on it); a ``timing`` dict gets
@@ -158,7 +158,7 @@ def topic_word_counts(indptr, indices, data, docs, phi_cols, local_words, alpha,
     blocks = min(max(docs.size, 1), MAX_BLOCKS) if blocks is None else \
         _check_int(blocks, "blocks", 1)
     cuda = _cuda()
-    from dscir.models.lda import _cuda_kernels as ck
+    from dscir.models.lda import _gibbs_cuda as ck
 
     tokens = _tokens(indptr, data, local)
     n_kept = sweeps - sweeps // 2

@@ -1,4 +1,4 @@
-"""Finite mixture of multinomials: per-document kernels.
+"""Finite mixture of multinomials: per-document allocations.
 
 The model::
 
@@ -23,9 +23,9 @@ from typing import NamedTuple
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.mixtures.dp.kernels import (ComponentCounts, allocate_rows, cluster_log_likelihood,
+from dscir.models.mixtures.dp.allocation import (ComponentCounts, allocate_rows, cluster_log_likelihood,
                                        component_counts)
-from dscir.models.mixtures.dp.kernels import log_predictive as _dp_log_predictive
+from dscir.models.mixtures.dp.allocation import log_predictive as _dp_log_predictive
 from dscir.models.mixtures.predictive import PredictiveAverage
 
 __all__ = ["ComponentCounts", "PredictiveAverage", "Sample", "allocate",

@@ -1,4 +1,4 @@
-"""Numba internals of the LDA kernels (see ``dscir.models.lda`` for the public API).
+"""Numba internals of LDA's per-document Gibbs sampling (see ``dscir.models.lda`` for the public API).
 
 A topic draw from p(k) ∝ q_k over K topics is the inner loop of every kernel
 here. ``_draw`` does it in three passes that keep the CPU busy: the products
@@ -305,7 +305,7 @@ def nonzero_by_column(m):
 def shifted_log_columns(log_theta, log_norm, words, out):
     """out[k, i] = c[k, i] - max_k c[k, i] with c[k, i] = log_theta[k, words[i]] -
     log_norm[k]: the log phi columns of ``words``, each shifted by its maximum, in
-    the float operations of ``kernels.phi_columns`` on ``log_theta - log_norm``
+    the float operations of ``gibbs.phi_columns`` on ``log_theta - log_norm``
     (a NaN in a column makes the column NaN, as NumPy's max does)."""
     n_topics, n = log_theta.shape[0], words.size
     top = np.full(n, -np.inf)
