@@ -114,8 +114,7 @@ def estimated_counts(executor, train: np.ndarray, config, phi: np.ndarray, batch
     counts given ``phi``: the Gibbs expectations of the documents ``batch`` (one
     kept sample's minibatch) times D / |S|."""
     from dscir.models.lda.gibbs import phi_columns
-    from dscir.models.lda.topics import add_counts
-    from dscir.models.lda.tasks import gibbs_counts
+    from dscir.models.lda.tasks import add_counts, gibbs_counts
 
     parts = executor.read(batch, "ksd-read", iteration=index)
     lphi = np.log(np.asarray(phi, np.float64))

@@ -221,9 +221,10 @@ class BlockedState:
         near = near or [None] * len(cols)
         out = []
         for j, c in enumerate(cols):
+            held = columns_by_block(c, self.bounds) or [(0, c)]  # none: block 0's empty cut
             pieces = [self.executor.submit(f"{what}-piece", fn, self.futures[b], part, *args,
                                            j=j * self.n_blocks + b)
-                      for b, part in columns_by_block(c, self.bounds)]
+                      for b, part in held]
             out.append(self.executor.submit(what, join_columns, *pieces, j=j, near=near[j]))
         return out
 

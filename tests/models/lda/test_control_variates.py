@@ -18,18 +18,12 @@ from dscir.engine.chain import Chain, run_chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.engine.local_state import rows_of
 from dscir.models.lda import LDAModel
+from dscir.models.lda.tasks import add_counts
 from dscir.models.lda.vocabulary_blocks import control_variate
 from dscir.models.lda.warm import warm_gibbs_counts
 from support.lda import small_config
 
 D, K, W = 7, 3, 5
-
-
-def add_counts(counts: np.ndarray, results) -> np.ndarray:
-    """The tasks' dense K x U counts added into K x W ``counts`` (the plain sum)."""
-    for r in results:
-        counts[:, r.words] += r.topic_word
-    return counts
 
 
 def corpus():
