@@ -168,6 +168,7 @@ def test_ctrl_c_ends_a_cli_fit_with_one_line_and_a_resumable_checkpoint(
     assert_same_run(reference, Run.open(run))
 
 
+@pytest.mark.slow  # runs with its mutants; the CLI's Ctrl-C test runs by default
 def test_ctrl_c_with_default_options_leaves_a_checkpoint(reuters, reference, tmp_path):
     """A CLI fit with ``--out`` and no checkpoint option gets Ctrl-C after its first
     held-out score (iteration 10; the default interval, 300 s, has not passed): the
@@ -210,8 +211,10 @@ def interrupted_line(what: str, run: Path, at: int) -> str:
             rf"fit\(\.\.\., resume='{re.escape(str(run))}'\)")
 
 
-@pytest.mark.parametrize("sig, status, printed", [(signal.SIGINT, 130, "KeyboardInterrupt\n"),
-                                                  (signal.SIGTERM, 143, "")])
+@pytest.mark.parametrize("sig, status, printed", [
+    (signal.SIGINT, 130, "KeyboardInterrupt\n"),
+    # runs with its mutant; the CLI's SIGTERM test runs by default
+    pytest.param(signal.SIGTERM, 143, "", marks=pytest.mark.slow)])
 def test_python_fit_gets_one_exception_and_no_traceback_from_any_process(
         reuters, reference, two_workers, tmp_path, sig, status, printed):
     """Ctrl-C raises ``KeyboardInterrupt`` from ``fit`` (caught here) after one line on
