@@ -24,13 +24,13 @@ class GibbsResult(NamedTuple):
     n_tokens: int
 
 
-
 def add_counts(counts: np.ndarray, results: list[GibbsResult]) -> np.ndarray:
     """The tasks' K x U integer counts added into the K x W ``counts`` (exact in any
     order)."""
     for r in results:
         counts[:, r.words] += r.topic_word
     return counts
+
 
 def gibbs_counts(batch: CSRBatch, words: np.ndarray, phi_cols: np.ndarray, alpha: float,
                  sweeps: int, seed: int, iteration: int, kernel: str = "dense") -> GibbsResult:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 
+from dscir.models.mixtures.components import WORKERS_FROM_ENTRIES
 from dscir.models.placement import PLACEMENTS
 from dscir.params import AUTO, Interval, Options, Param
 
@@ -39,9 +40,8 @@ def placement_param() -> Param:
                  "where the stochastic samplers' K x W components live, in column blocks: "
                  "'driver' (in this process; each task carries the columns of its words), "
                  "'workers' (on the workers, cut where they live; the same chain bit for "
-                 "bit) or 'auto' (the "
-                 "workers from 2^21 parameters on a Dask cluster; "
-                 "dscir.models.mixtures.components).")
+                 f"bit) or 'auto' (the workers from {WORKERS_FROM_ENTRIES:,} parameters on a "
+                 "Dask cluster; dscir.models.mixtures.components).")
 
 
 #: The kept samples' thinning and the seed.
