@@ -64,6 +64,7 @@ CONTROL = "tests/engine/test_control.py"
 MIXBLOCKS = "tests/models/test_mixture_components.py"
 PLACEMENT = "tests/engine/test_placement.py"
 MIX_STREAM = "tests/api/test_mixture_streaming.py"
+AUTO_STOP = "tests/engine/test_auto_stop.py"
 STUDY = "tests/diagnostics/test_dirichlet_study.py::test_scir_beats_sgrld_on_the_sparse_posterior"
 GSGRHMC = "tests/samplers/test_gsgrhmc.py"
 GSGRHMC_DRIFT = GSGRHMC + "::test_drift_is_the_recipe_drift_with_the_finite_difference_gradient"
@@ -709,14 +710,32 @@ MUTANTS = [
     Mutant("stopping-minimum-ignored", "dscir/engine/stopping.py",
            "elif reached and iteration >= self.min_iter:", "elif reached:",
            ("tests/engine/test_stopping.py::test_the_chain_runs_min_passes_before_it_stops",)),
-    Mutant("stopping-mixture-direction-swapped", "dscir/api/stopping.py",
-           "_lower_is_better: bool = False", "_lower_is_better: bool = True",
+    Mutant("stopping-mixture-direction-swapped", "dscir/models/mixtures/common.py",
+           "return math.exp(-score * self.data.heldout.size",
+           "return math.exp(score * self.data.heldout.size",
+           ("tests/engine/test_auto_stop.py::test_a_mixture_stops_where_its_held_out_log"
+            "_predictive_plateaus",)),
+    Mutant("stopping-mixture-read-per-document", "dscir/models/mixtures/common.py",
+           "return math.exp(-score * self.data.heldout.size / max(self._heldout_tokens, 1))",
+           "return -score",
            ("tests/engine/test_auto_stop.py::test_a_mixture_stops_where_its_held_out_log"
             "_predictive_plateaus",)),
     Mutant("stopping-not-on-the-progress-bar", "dscir/engine/chain.py",
            'postfix["stop"] = stopping.progress()', "pass",
            ("tests/engine/test_auto_stop.py::test_the_progress_bar_shows_the_score_and_the_rules"
             "_state",)),
+    Mutant("stopping-sets-nothing-aside", "dscir/engine/stopping.py",
+           "n = min(SET_ASIDE, train.size // 10)", "n = 0",
+           (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"
+            "_set_aside",)),
+    Mutant("stopping-aside-trained-on", "dscir/engine/chain.py",
+           "if stopping is not None and stopping.aside.size:", "if False:",
+           (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"
+            "_set_aside",)),
+    Mutant("stopping-aside-left-unlabelled", "dscir/api/heldout.py",
+           'if not (getattr(self, "stopping_", None) or {}).get("set_aside"):', "if True:",
+           (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"
+            "_set_aside",)),
     Mutant("stop-reason-not-loaded", "dscir/api/base.py",
            "load_stopping(self, run)", "None",
            ("tests/engine/test_auto_stop.py::test_auto_fit_keeps_samples_after_the_burn_in_plateau",)),

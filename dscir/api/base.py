@@ -363,9 +363,9 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
         if r.model != cls._model_name:
             raise DscirError(f"{run} is a {r.model} run, not a {cls._model_name} run")
         self = cls()
-        self._load(r)
         load_stopping(self, run)
         self.n_features_in_ = int(len(r.vocabulary))
+        self._load(r)
         from dscir.runs.chains import chains_meta
 
         meta = chains_meta(run)

@@ -128,6 +128,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_clusters_ = model.n_clusters
         self.n_components_ = model.n_components
+        self._label_set_aside(chain.store)
 
     def _load(self, run) -> None:
         cfg = dict(run.config)
@@ -153,6 +154,7 @@ class DPMixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self.alpha_ = alpha
         self.n_clusters_ = int(np.count_nonzero(np.bincount(self.labels_[self.labels_ >= 0])))
         self.n_components_ = int(self.weights_.size)
+        self._label_set_aside(run.store)
 
     # -- using the fit -------------------------------------------------------
 

@@ -62,6 +62,20 @@ class HeldoutPredictive:
             self._theta = fitted.lazy(theta)
             self._norm = row_normalisers(self._theta)
 
+    def _label_set_aside(self, store: str) -> None:
+        """Label the documents the stopping rule set aside to score (held out of
+        training on a store without held-out ones): ``predict`` under the final
+        sample, so ``labels_`` covers every document of such a store."""
+        if not (getattr(self, "stopping_", None) or {}).get("set_aside"):
+            return
+        from dscir.corpus import Corpus
+        from dscir.engine.stopping import set_aside
+        from dscir.models.base import Data
+
+        docs = set_aside(Data.open(store).train)
+        self.labels_ = np.array(self.labels_)
+        self.labels_[docs] = self.predict(Corpus.open(store).read(docs))
+
     def materialize_components(self) -> np.ndarray:
         """``components_`` as a NumPy array, K x W float64 on the driver (large
         fitted components are a dask array over the run store)."""

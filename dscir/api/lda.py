@@ -50,7 +50,6 @@ class LDA(LDAScikitLearn, Estimator):
     _diagnosable = _reportable = True
     _score_note = "per-token log likelihood"
     _ksd_count, _ksd_unit = "n_words", "documents"
-    _lower_is_better = True  # perplexity
 
     def needs_cluster(self) -> bool:
         """The command line runs LDA on Dask (its settings need no corpus to know

@@ -73,6 +73,7 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self.n_documents_seen_ = model.n_documents
         self.vocabulary_ = np.asarray(Corpus.open(chain.store).vocabulary)
         self.n_occupied_ = model.n_occupied
+        self._label_set_aside(chain.store)
 
     def _load(self, run) -> None:
         cfg = dict(run.config)
@@ -92,6 +93,7 @@ class Mixture(MixtureStreaming, HeldoutPredictive, Estimator):
         self.vocabulary_ = run.vocabulary
         self.n_occupied_ = int(np.count_nonzero(np.bincount(
             self.labels_[self.labels_ >= 0], minlength=self.weights_.size)))
+        self._label_set_aside(run.store)
 
     # -- using the fit -------------------------------------------------------
 

@@ -44,27 +44,38 @@ def iters_per_pass(est, config, data) -> float:
 
 def make_stopping(est, config, store: str):
     """The ``Stopping`` of ``est``'s chain of ``config`` on ``store`` (None: a fixed
-    length). Without held-out documents nothing can be scored: the chain runs
-    ``max_passes`` passes, half of them burn-in."""
-    from dscir.engine.stopping import Plateau, Stopping
+    length). On a store without held-out documents the chain sets some aside to
+    score (``dscir.engine.stopping.set_aside``); with too few to spare nothing can
+    be scored: the chain runs ``max_passes`` passes, half of them burn-in."""
+    from dscir.engine.stopping import Plateau, Stopping, set_aside
     from dscir.models.base import Data
 
     rule = est._rule(config)
     if rule is None:
         return None
     data = Data.open(store)
+    aside = set_aside(data.train) if data.heldout.size == 0 else None
+    if aside is not None:
+        data = data.setting_aside(aside)
+    # The rule reads a held-out perplexity per token (``Model.stopping_score``): lower is better.
     return Stopping(Plateau(**{k: rule[k] for k in Plateau._fields}), rule["eval_every"],
-                    est._lower_is_better, iters_per_pass(est, config, data),
-                    scored=bool(data.heldout.size))
+                    True, iters_per_pass(est, config, data),
+                    scored=bool(data.heldout.size), aside=aside)
 
 
 def note_unscored(est, config, store: str, n_iter: int) -> None:
-    """Say (logging) that an ``n_iter="auto"`` fit on a store without held-out
-    documents runs its maximum."""
+    """Say (logging) what an ``n_iter="auto"`` fit on a store without held-out
+    documents scores: the documents it sets aside, or nothing (too few to spare),
+    so it runs its maximum."""
     stopping = make_stopping(est, config, store)
-    if stopping is not None and not stopping.scored:
-        log.info("n_iter='auto': %s has no held-out documents to score, so the chain "
-                 "runs max_passes=%g passes (%d iterations), the first half burn-in",
+    if stopping is None:
+        return
+    if stopping.aside.size:
+        log.info("n_iter='auto': %s has no held-out documents, so the chain sets %d of its "
+                 "documents aside to score and trains on the rest", store, stopping.aside.size)
+    elif not stopping.scored:
+        log.info("n_iter='auto': %s has no held-out documents and too few to set aside, so "
+                 "the chain runs max_passes=%g passes (%d iterations), the first half burn-in",
                  store, stopping.rule.max_passes, n_iter)
 
 
@@ -94,10 +105,12 @@ def stop_summary(est) -> str:
     if reason == "n_iter" or rule is None:
         return f"stopped after {est.n_iter_} iterations: the n_iter asked for"
     passes = est.n_iter_ / rule["iters_per_pass"]
+    aside = rule.get("set_aside", 0)
     if not rule.get("scored", True):
         why = f"no held-out documents to score, so max_passes={rule['max_passes']:g}"
     elif reason == "plateau":
         why = f"the held-out score's change per pass fell below {rule['tolerance']:.2%}"
+        why += f" (scored on {aside} documents set aside)" if aside else ""
     else:
         why = f"max_passes={rule['max_passes']:g} reached"
     return f"stopped after {est.n_iter_} iterations ({passes:.1f} passes): {why}"
@@ -107,7 +120,6 @@ class AutoStop:
     """An estimator's length: ``n_iter`` iterations, or with ``n_iter="auto"`` where
     the stopping rule decides (a mixin of ``dscir.api.base.Estimator``)."""
 
-    _lower_is_better: bool = False  # of the model's held-out score
 
     def _burn_in(self) -> int:
         """Iterations before samples are kept: ``burn_in``, or half of ``n_iter`` (0

@@ -51,7 +51,8 @@ class Chain:
     directory; a checkpointed run's ``local`` group, so it can resume).
     ``stopping`` (a ``dscir.engine.stopping.Stopping``): a chain of unknown length
     whose burn-in and end its held-out scores decide (None: ``config.burn_in``
-    and the iterations asked for).
+    and the iterations asked for); the documents it sets aside to score
+    (``stopping.aside``) are held out of training.
     """
 
     def __init__(self, model_type, config, store: str, executor, *, local_dir: str | None = None,
@@ -59,6 +60,8 @@ class Chain:
         self.config = config
         self.stopping = stopping
         self.data = Data.open(store)
+        if stopping is not None and stopping.aside.size:
+            self.data = self.data.setting_aside(stopping.aside)
         self.store = self.data.store
         self.executor = executor
         self.model = model_type(config, self.data, executor, **model_options)
@@ -325,5 +328,5 @@ def _evaluate(chain: Chain, report) -> NamedTuple:
              chain.model.metric, record[1])
     report.evaluation(chain.iteration, record[1], **dict(zip(record._fields[2:], record[2:])))
     if chain.stopping is not None:
-        chain.stopping.observe(chain.iteration, record[1])
+        chain.stopping.observe(chain.iteration, chain.model.stopping_score(record[1]))
     return record

@@ -7,9 +7,11 @@ converged once the held-out score has improved by less than ``tolerance``
 best score of the last ``window`` passes against the best before them, relative
 to the latter's magnitude, divided by the passes the window spans. A pass is
 ``n_train / batch_size`` iterations, so the same tolerance means the same thing
-for a minibatch of 50 documents and one of 1,000, and for a perplexity of
-thousands and a log predictive of tens. The chain runs at least ``min_passes``
-passes and at most ``max_passes``.
+for a minibatch of 50 documents and one of 1,000. The score the rule reads is
+a held-out perplexity per token (``Model.stopping_score``: LDA's own score; the
+mixtures' mean log predictive per document over the documents' tokens, so a
+tolerance of 0.1 % is the same change in nats per token for every model). The
+chain runs at least ``min_passes`` passes and at most ``max_passes``.
 
 Why this rule. It is the criterion users of the peers already accept:
 scikit-learn's ``LatentDirichletAllocation`` stops when the perplexity scored
@@ -29,6 +31,13 @@ score every few iterations, on the workers, with the current topics.
 
 The rule sees only the scores, never the clock, so the same chain stops at the
 same iteration on any cluster.
+
+What it scores. The store's held-out documents; on a store without any (a
+corpus ingested at the defaults), the chain sets aside ``SET_ASIDE`` of its
+documents itself (``set_aside``: at most a tenth of them, the same for every
+seed and chain, as a split of the store would be), trains on the rest and
+scores those. A chain too small to spare
+``SET_ASIDE_MIN`` documents scores nothing and runs ``max_passes`` passes.
 """
 
 from __future__ import annotations
@@ -37,7 +46,10 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
+
 from dscir.errors import DscirError
+from dscir.rng import derive, domains
 
 #: Why a chain stopped: its held-out score reached the plateau, the rule's maximum,
 #: or the number of iterations asked for (``n_iter=N``).
@@ -100,6 +112,26 @@ class Plateau(NamedTuple):
 SCORE_EVERY_PASSES = 3.0
 
 
+#: Documents a chain sets aside to score on a store without held-out ones (at most
+#: a tenth of its documents), and the fewest worth scoring: a few hundred documents
+#: give a score whose noise is well under the tolerance per pass.
+SET_ASIDE = 500
+SET_ASIDE_MIN = 20
+
+
+def set_aside(train: np.ndarray) -> np.ndarray:
+    """The documents (sorted ids among ``train``) a chain sets aside to score when
+    its store holds no held-out ones: min(``SET_ASIDE``, a tenth of ``train``)
+    drawn without replacement from the stream (0, STOPPING_ASIDE), whatever the
+    chain's seed; none when that is fewer than ``SET_ASIDE_MIN``."""
+    train = np.asarray(train, np.int64)
+    n = min(SET_ASIDE, train.size // 10)
+    if n < SET_ASIDE_MIN:
+        return np.zeros(0, np.int64)
+    rng = np.random.Generator(np.random.PCG64(derive(0, domains.STOPPING_ASIDE)))
+    return np.sort(rng.choice(train, size=n, replace=False))
+
+
 class Stopping:
     """The decision of a chain of unknown length, in two plateaus.
 
@@ -115,13 +147,16 @@ class Stopping:
     so far are part of the chain's state: a resumed chain continues the same
     decision (``state``/``restore``).
 
-    ``scored=False`` (a corpus without held-out documents): nothing can be scored,
-    so the chain runs ``max_passes`` passes, the first half of them burn-in.
+    ``aside``: the documents the chain set aside to score (``set_aside``; none when
+    the store holds held-out documents). ``scored=False`` (nothing to score): the
+    chain runs ``max_passes`` passes, the first half of them burn-in.
     """
 
     def __init__(self, rule: Plateau, eval_every: int, lower_is_better: bool,
-                 iters_per_pass: float = 1.0, scored: bool = True):
+                 iters_per_pass: float = 1.0, scored: bool = True,
+                 aside: np.ndarray | None = None):
         self.scored = scored
+        self.aside = np.zeros(0, np.int64) if aside is None else np.asarray(aside, np.int64)
         self.rule = rule.check()
         if not iters_per_pass > 0:
             raise DscirError(f"a pass must be a positive number of iterations, "
@@ -192,7 +227,8 @@ class Stopping:
             stopped, burn_end = self.max_iter, self.burn_in
         return {**self.rule._asdict(), "eval_every": self.eval_every,
                 "iters_per_pass": self.iters_per_pass, "max_iter": self.max_iter,
-                "scored": self.scored, "burn_end": burn_end, "stopped": stopped,
+                "scored": self.scored, "set_aside": int(self.aside.size),
+                "burn_end": burn_end, "stopped": stopped,
                 "passes": None if stopped is None else stopped / self.iters_per_pass,
                 "last_rate": self.last_rate, "reason": self.reason or "max_passes"}
 

@@ -32,6 +32,13 @@ class Data(NamedTuple):
         return cls(str(store), c.n_docs, c.n_words, np.asarray(c.train_docs(), np.int64),
                    np.asarray(c.heldout_docs(), np.int64))
 
+    def setting_aside(self, docs: np.ndarray) -> Data:
+        """The same corpus with the training documents ``docs`` held out (the ones a
+        stopping rule sets aside to score)."""
+        docs = np.asarray(docs, np.int64)
+        return self._replace(train=np.setdiff1d(self.train, docs),
+                             heldout=np.union1d(self.heldout, docs))
+
 
 class Config(Protocol):
     """A model's configuration: everything that, with the corpus, fixes a chain."""
@@ -105,6 +112,10 @@ class Model(Protocol):
 
     def evaluation_extras(self) -> dict[str, Any]: ...
 
+    def stopping_score(self, score: float) -> float:
+        """The held-out ``score`` as ``n_iter="auto"``'s rule reads it: a perplexity per
+        token (``ModelDefaults``: the score itself)."""
+
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Arrays and JSON values that, with the engine's counters, continue the chain."""
 
@@ -144,6 +155,12 @@ class ModelDefaults:
 
     def held_state(self) -> None:
         return None
+
+    def stopping_score(self, score: float) -> float:
+        """The held-out ``score`` as the stopping rule reads it: a perplexity per token,
+        so its tolerance (a relative change per pass) means the same for every
+        model. LDA's score is one."""
+        return score
 
     def write_run_arrays(self, root: str) -> dict[str, np.ndarray]:
         return self.run_arrays()

@@ -57,6 +57,8 @@ TRANSFORM              5  lda             | then (0, document) inside the kernel
 HELDOUT                7  corpus          | (): the random held-out split of a store
 CHAINS                 8  engine          | (chain): the seed of chain c >= 1 of a
                                           | multi-chain fit
+STOPPING_ASIDE         6  engine          | (): the documents the stopping rule sets aside
+                                          | on a store without held-out ones
 KSD                    9  diagnostics     | (sample): the scoring minibatch and T of a kept
                                           | sample; then (sample, document) inside the
                                           | kernel; (sample, 1): a DP sample's completing
@@ -95,8 +97,8 @@ GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPO
 
 # Each domain's number by its name, in the table's order (tests/engine/test_engine.py checks
 # every name against the table).
-(GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, KSD,
- DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
+(GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, STOPPING_ASIDE,
+ KSD, DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
  DP_SLICE, DP_EXTEND, DP_ALLOCATE, DP_STICKS, DP_COMPONENTS, DP_ALPHA, DP_NEW_COMPONENTS,
  DP_RELABEL, MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, STREAM_START, SYNTHETIC,
  DP_INIT) = (

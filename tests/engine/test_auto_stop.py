@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from support.lda import K_TRUE
+from support.mixtures import W as MIXTURE_W, synthetic_mixture
 from support.runs import Interrupt, assert_same_run
 
 from dscir.api import LDA
 from dscir.cli import main
 from dscir.engine.chain import Chain
-from dscir.engine.stopping import Plateau, Stopping
+from dscir.corpus import Corpus, write_corpus
+from dscir.engine.stopping import SET_ASIDE, Plateau, Stopping, set_aside
 from dscir.errors import DscirError
 from dscir.runs import Run, read_checkpoint
 
@@ -137,6 +139,40 @@ def test_auto_without_held_out_documents_runs_max_passes_half_burn_in():
     assert model.stopping_["scored"] is False and model.evaluations_ == []
 
 
+def test_the_documents_set_aside_are_a_tenth_at_most_and_none_below_the_minimum():
+    """Guards against a rule that sets aside nothing (the chain would run
+    max_passes on every store without held-out documents) or too much of a small
+    corpus."""
+    for n, want in ((20_000, SET_ASIDE), (1_000, 100), (200, 20), (199, 0)):
+        train = np.arange(0, 2 * n, 2)
+        got = set_aside(train)
+        assert got.size == want and np.all(np.diff(got) > 0) and np.isin(got, train).all()
+    assert np.array_equal(set_aside(np.arange(1_000)), set_aside(np.arange(1_000)))
+
+
+def test_auto_on_a_store_without_held_out_documents_scores_documents_it_set_aside(tmp_path):
+    """A store ingested without a held-out split: the chain sets a tenth of its
+    documents aside, trains on the rest, stops on their score, and labels them
+    by ``predict`` (here and after ``load``). Guards against the documents set
+    aside trained on (then their score is not held out) and left unlabelled."""
+    from dscir.api import Mixture
+
+    x, _ = synthetic_mixture(300, seed=3)
+    store = tmp_path / "no_heldout.zarr"
+    write_corpus(store, x, vocabulary=[f"area{i}" for i in range(MIXTURE_W)], chunk_docs=64)
+    model = Mixture(4, "gibbs", window=2, min_passes=2, max_passes=30, thin=1, seed=0,
+                    progress=False).fit(str(store), out=tmp_path / "run")
+    aside = set_aside(np.arange(300))
+    assert model.stopping_["set_aside"] == aside.size == 30 and model.stopping_["scored"]
+    assert model.evaluations_ and model.n_documents_seen_ == 270
+    assert model.labels_.min() >= 0
+    assert np.array_equal(model.labels_[aside],
+                          model.predict(Corpus.open(str(store)).read(aside)))
+    assert model.stop_reason_ == "plateau" and model.n_iter_ < 30
+    assert model.stop_summary().endswith("(scored on 30 documents set aside)")
+    assert np.array_equal(Mixture.load(tmp_path / "run").labels_, model.labels_)
+
+
 def test_auto_rejects_a_burn_in():
     with pytest.raises(DscirError, match="burn_in is decided by the stopping rule"):
         auto_lda(burn_in=3, policy="reference").chain_config()
@@ -164,18 +200,23 @@ def test_a_bad_tolerance_is_named_as_typed(capsys):
 
 
 def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
-    """The mixtures take the same rule on a score where higher is better (the
-    exact Gibbs sampler: a pass each iteration). Guards against the direction
-    swapped (a rising log predictive read as no progress would stop at once)."""
+    """The mixtures take the same rule, read on the per-token perplexity of their
+    held-out log predictive (the exact Gibbs sampler: a pass each iteration).
+    Guards against the direction swapped (a rising log predictive read as no
+    progress would stop at once) and the change read per document (a tolerance
+    several times looser than LDA's)."""
     from dscir.api import Mixture
 
     model = Mixture(4, "gibbs", eval_every=2, window=4, min_passes=6, max_passes=60,
                     tolerance=0.002, thin=1, seed=0, progress=False).fit(dpmm_store[0])
     got = model.stopping_
     assert got["iters_per_pass"] == 1.0 and model.stop_reason_ == got["reason"]
-    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=False)
+    corpus = Corpus.open(dpmm_store[0])
+    heldout = corpus.heldout_docs()
+    per_token = heldout.size / corpus.doc_lengths[heldout].sum()
+    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=True)
     for e in model.evaluations_:
-        again.observe(e[0], e[1])
+        again.observe(e[0], np.exp(-e[1] * per_token))
     assert again.summary() == got and got["stopped"] == model.n_iter_
 
 

@@ -122,6 +122,9 @@ class LDAModel:
     def evaluation_extras(self) -> dict[str, Any]:
         return {}
 
+    def stopping_score(self, score: float) -> float:
+        return score  # a perplexity per token already
+
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         return self.topics.arrays(), {"n_samples": self.topics.n_samples}
 

@@ -11,6 +11,7 @@ average (``dscir.models.mixtures.predictive``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,6 +55,7 @@ class MixtureBase(ModelDefaults):
             raise DscirError(f"{data.store} has no training {self.unit}")
         self.config, self.data, self.executor = config, data, executor
         self.kept = KeptSamples(keep_samples)
+        self._heldout_tokens: int | None = None  # of the held-out documents (``stopping_score``)
         # D of the minibatch scale D / |S|: the training rows, or the documents a stream
         # has seen so far (``dscir.api.streaming``).
         self.n_documents = int(data.train.size)
@@ -122,6 +124,19 @@ class MixtureBase(ModelDefaults):
         self._on_keep(sample)
         self.kept.add(sample, self.score_current() if self.data.heldout.size else None)
         return self.sample_arrays(iteration, sample)
+
+    def stopping_score(self, score: float) -> float:
+        """The per-token perplexity of the held-out documents, exp(-sum log p(x_d) /
+        their tokens), from ``score`` (their mean log predictive): a relative change
+        of the mean log predictive per document is that change over the nats per
+        token (about 5 on text), so read as it is the rule's tolerance would be
+        several times looser for a mixture than for LDA."""
+        if self._heldout_tokens is None:
+            from dscir.corpus import Corpus
+
+            lengths = Corpus.open(self.data.store).doc_lengths
+            self._heldout_tokens = int(lengths[self.data.heldout].sum())
+        return math.exp(-score * self.data.heldout.size / max(self._heldout_tokens, 1))
 
     def score(self) -> float:
         """Average held-out log predictive: over the kept samples, or under the
