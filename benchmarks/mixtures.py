@@ -5,9 +5,11 @@ scikit-learn's KMeans (3 restarts) on l2-normalised tf-idf, on labelled text
 collections that packages ship. K is the number of labels.
 
 Per fit: the seconds of the whole call (cluster start-up included), NMI and ARI
-against the labels (scikit-learn), the occupied clusters, the DP's components
-held per iteration (mean, first, last, max), and how many of distributed's
-"Sending large graph" warnings the call raised. ``--models`` picks the fits.
+against the labels (scikit-learn), the occupied clusters, the iterations and
+why the fit stopped (with ``n_iter="auto"``, the default: the passes and the
+documents set aside to score, as these stores hold no held-out split), the
+DP's components held per iteration (mean, first, last, max), and how many of
+distributed's "Sending large graph" warnings the call raised. ``--models`` picks the fits.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
 default ~/.cache/dscir; the stores in its mixtures folder):
@@ -146,7 +148,11 @@ def fit(estimator, store: str, truth) -> dict:
         seconds = time.perf_counter() - start
     large = sum("Sending large graph" in str(w.message) for w in caught)
     out = {**scores(truth, np.asarray(estimator.labels_), seconds),
-           "large_graph_warnings": int(large), "iterations": int(estimator.n_iter_)}
+           "large_graph_warnings": int(large), "iterations": int(estimator.n_iter_),
+           "stop_reason": estimator.stop_reason_}
+    rule = getattr(estimator, "stopping_", None)
+    if rule is not None:  # n_iter="auto": passes run, documents set aside to score
+        out.update(passes=round(float(rule["passes"]), 1), set_aside=rule.get("set_aside", 0))
     held = np.asarray(estimator.history_.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),

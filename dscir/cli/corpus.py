@@ -183,8 +183,10 @@ def _stopping_info(path: str) -> None:
         print(f"stopping:    n_iter={rule['stopped']} iterations, as asked ({rule['reason']})")
         return
     burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
-    print(f"stopping:    n_iter='auto': held-out score every {rule['eval_every']} iterations "
-          f"({rule['iters_per_pass']:.4g} a pass), plateau below {rule['tolerance']:.2%} a "
+    aside = rule.get("set_aside", 0)
+    scored = f" (of {aside} documents set aside)" if aside else ""
+    print(f"stopping:    n_iter='auto': held-out score{scored} every {rule['eval_every']} "
+          f"iterations ({rule['iters_per_pass']:.4g} a pass), plateau below {rule['tolerance']:.2%} a "
           f"pass over {rule['window']:g} passes, from {rule['min_passes']:g} to "
           f"{rule['max_passes']:g} passes ({rule['max_iter']} iterations); burn-in ended "
           f"{burn}, stopped at iteration {rule['stopped']} ({rule['reason']})")

@@ -150,7 +150,8 @@ def test_the_documents_set_aside_are_a_tenth_at_most_and_none_below_the_minimum(
     assert np.array_equal(set_aside(np.arange(1_000)), set_aside(np.arange(1_000)))
 
 
-def test_auto_on_a_store_without_held_out_documents_scores_documents_it_set_aside(tmp_path):
+def test_auto_on_a_store_without_held_out_documents_scores_documents_it_set_aside(tmp_path,
+                                                                                  capsys):
     """A store ingested without a held-out split: the chain sets a tenth of its
     documents aside, trains on the rest, stops on their score, and labels them
     by ``predict`` (here and after ``load``). Guards against the documents set
@@ -171,6 +172,9 @@ def test_auto_on_a_store_without_held_out_documents_scores_documents_it_set_asid
     assert model.stop_reason_ == "plateau" and model.n_iter_ < 30
     assert model.stop_summary().endswith("(scored on 30 documents set aside)")
     assert np.array_equal(Mixture.load(tmp_path / "run").labels_, model.labels_)
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "run")]) == 0
+    assert "held-out score (of 30 documents set aside) every" in capsys.readouterr().out
 
 
 def test_auto_rejects_a_burn_in():
