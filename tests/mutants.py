@@ -304,6 +304,12 @@ MUTANTS = [
             "test_default_recovers_the_clusters_the_previous_defaults_collapse",
             "tests/models/mixture/test_mixture_text.py::"
             "test_at_the_reference_a0_the_model_itself_prefers_merged_clusters")),
+    Mutant("collapsed-mixture-rising-one-short", "dscir/models/mixtures/finite/collapsed.py",
+           "    for j in range(1, n):", "    for j in range(1, n - 1):",
+           ("tests/models/mixture/test_mixture_collapsed.py::test_a_count_scores_as_the_lgamma"
+            "_difference",
+            "tests/models/mixture/test_mixture_collapsed.py::test_conditional_is_the_ratio_of"
+            "_enumerated_joints")),
     Mutant("collapsed-mixture-weights-dropped", "dscir/models/mixtures/finite/collapsed.py",
            "acc = math.log(m[k] + gamma) + math.lgamma",
            "acc = 0.0 + math.lgamma",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba as nb
 import numpy as np
 
 
@@ -32,6 +33,25 @@ def columns_by_block(cols: np.ndarray, bounds: np.ndarray) -> list[tuple[int, np
 def join_columns(*pieces: np.ndarray) -> np.ndarray:
     """The columns of consecutive blocks side by side (in block order)."""
     return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=1)
+
+
+def shifted_columns(a: np.ndarray, cols: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``a[:, cols] - shift[:, None]`` (float64, K x len(cols)) in one pass, without
+    NumPy's fancy-index temporary: the same numbers, a few times faster."""
+    a = np.asarray(a, np.float64)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return _shifted_columns(a, np.asarray(cols, np.int64), np.asarray(shift, np.float64))
+
+
+@nb.njit(cache=True, nogil=True)
+def _shifted_columns(a, cols, shift):
+    out = np.empty((a.shape[0], cols.size))
+    for k in range(a.shape[0]):
+        row, s = a[k], shift[k]
+        for j in range(cols.size):
+            out[k, j] = row[cols[j]] - s
+    return out
 
 
 #: Rows of a K x width block a block function forms a temporary of at once.

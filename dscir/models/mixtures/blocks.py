@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dscir.models.column_blocks import combine, row_lse
+from dscir.models.column_blocks import combine, row_lse, shifted_columns
 from dscir.rng import derive
 from dscir.samplers.cir import sample_stationary
 
@@ -89,17 +89,14 @@ def block_outputs(block: Block, norm: np.ndarray) -> dict[str, np.ndarray]:
 
 def block_columns(block: Block, words: np.ndarray, norm: np.ndarray) -> np.ndarray:
     """float64 log phi columns of ``words`` (sorted, all held by ``block``), cut
-    where the block lives, so only the columns travel."""
-    return log_theta_columns(block.state, words - block.lo) - norm[:, None]
-
-
-def log_theta_columns(state, cols: np.ndarray) -> np.ndarray:
-    """log theta of the state's columns ``cols`` only: a linear-scale state (SGRLD's
-    ``theta``) takes the log of those columns, not of the whole block (the same
-    values: the log is elementwise)."""
-    if "log_theta" in state._fields:
-        return np.asarray(state.log_theta)[:, cols]
-    return np.log(np.asarray(state.theta)[:, cols])
+    where the block lives, so only the columns travel: log theta less the row
+    normalisers; a linear-scale state (SGRLD's ``theta``) takes the log of those
+    columns only, not of the whole block (the same values: the log is elementwise)."""
+    cols = words - block.lo
+    if "log_theta" in block.state._fields:
+        return shifted_columns(block.state.log_theta, cols, norm)
+    cut = np.take(np.asarray(block.state.theta), cols, axis=1)
+    return np.subtract(np.log(cut, out=cut), norm[:, None], out=cut)
 
 
 class SparseAllocation(NamedTuple):

@@ -15,9 +15,10 @@ from scipy.special import gammaln
 
 from dscir.corpus import write_corpus
 from dscir.errors import DscirError
-from dscir.models.mixtures.finite.collapsed import (CollapsedMixtureGibbs, collapsed_start_csr,
-                                            collapsed_start_on_workers,
-                                            conditional_log_weights, log_joint)
+from dscir.models.mixtures.finite.collapsed import (CollapsedMixtureGibbs, _log_rising,
+                                                   collapsed_start_csr,
+                                                   collapsed_start_on_workers,
+                                                   conditional_log_weights, log_joint)
 from support.recording import ThreeParts
 
 K, W, GAMMA, A0 = 3, 4, 0.7, 0.3
@@ -42,6 +43,16 @@ def brute_log_joint(z) -> float:
 def exact_posterior() -> np.ndarray:
     logp = np.array([brute_log_joint(z) for z in STATES])
     return np.exp(logp - np.logaddexp.reduce(logp))
+
+
+def test_a_count_scores_as_the_lgamma_difference():
+    """A word's count n in a cluster's score: log Gamma(x + n) - log Gamma(x), as a
+    product for short counts and by lgamma beyond. Guards against the product
+    one factor short or long."""
+    for x in (1e-3, 0.3, 7.25, 1e5):
+        for n in range(1, 21):
+            want = np.log(x + np.arange(n)).sum()  # exact to rounding, as lgamma's is not
+            assert _log_rising(x, n) == pytest.approx(want, rel=1e-9)
 
 
 def test_log_joint_is_the_textbook_formula():

@@ -37,6 +37,23 @@ from dscir.rng import derive, mix_in, new_state
 START_SWEEPS = 10  # collapsed sweeps on the candidate documents for init="collapsed"
 
 
+#: Counts up to this are scored by the log of a product, not two lgammas.
+_RISING_PRODUCT = 8
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _log_rising(x, n):
+    """log Gamma(x + n) - log Gamma(x) = log x (x + 1) ... (x + n - 1) for a count
+    n >= 1: for the short counts of text one log of the product, a few times
+    cheaper than two lgammas and no less accurate."""
+    if n > _RISING_PRODUCT:
+        return math.lgamma(x + n) - math.lgamma(x)
+    prod = x
+    for j in range(1, n):
+        prod *= x + j
+    return math.log(prod)
+
+
 @nb.njit(cache=True, nogil=True)
 def _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score):
     """Fill ``score`` with the unnormalised log conditional of document i (removed)."""
@@ -47,8 +64,7 @@ def _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score):
     for k in range(m.size):
         acc = math.log(m[k] + gamma) + math.lgamma(n[k] + a0w) - math.lgamma(n[k] + a0w + length)
         for p in range(indptr[i], indptr[i + 1]):
-            ckw = c[k, indices[p]] + a0
-            acc += math.lgamma(ckw + data[p]) - math.lgamma(ckw)
+            acc += _log_rising(c[k, indices[p]] + a0, data[p])
         score[k] = acc
         if acc > top:
             top = acc
