@@ -60,11 +60,12 @@ class Sampler:
                     key: int, totals=None):
         """``step`` with counts = ``counts`` x ``factor`` (integer minibatch counts and
         their scale to the full data): the same state bit for bit; a sampler with
-        a fused step (SCIR, a number as ``prior``) forms the product entry by entry
-        instead of as a K x W array."""
+        a fused step (SCIR, SGRLD; a number as ``prior``) forms the product entry by
+        entry instead of as a K x W array."""
         fused = self._step_scaled is not None and not self.hyperparameters
         if fused and np.ndim(prior) == 0:
-            return self._step_scaled(state, prior, counts, factor, step_size, key)
+            extra = {"totals": totals} if totals is not None and self.row_totals else {}
+            return self._step_scaled(state, prior, counts, factor, step_size, key, **extra)
         return self.step(state, prior, counts * factor, step_size, key, totals)
 
     def init_log(self, log_theta0: np.ndarray):
@@ -127,7 +128,7 @@ SAMPLERS: dict[str, Sampler] = {
                 cir.State, cir.init, cir.step, log_scale=True, row_totals=False,
                 _step_scaled=cir.step_scaled),
         Sampler("sgrld", "Riemannian Langevin, expanded mean (Patterson & Teh 2013)",
-                sgrld.State, sgrld.init, sgrld.step),
+                sgrld.State, sgrld.init, sgrld.step, _step_scaled=sgrld.step_scaled),
         Sampler("gsgrhmc", "Riemannian HMC from the complete recipe (Ma et al. 2015)",
                 sgrhmc.State, sgrhmc.init, sgrhmc.step, momentum=True,
                 hyperparameters={"integrator": "splitting"}),

@@ -1,6 +1,6 @@
-"""SCIR's fused step (``cir.step_scaled``, ``Sampler.step_scaled``): the
-minibatch counts x their scale formed inside the transition give the state of
-``step`` on the product, bit for bit (the LDA chain digests rest on it)."""
+"""The fused steps (``cir.step_scaled``, ``sgrld.step_scaled``, ``Sampler.step_scaled``):
+the minibatch counts x their scale formed inside the step give the state of
+``step`` on the product, bit for bit (the chain digests rest on it)."""
 
 import numpy as np
 import pytest
@@ -42,6 +42,21 @@ def test_sampler_step_scaled_is_step_on_the_product_for_every_sampler():
         got = s.step_scaled(state, 0.5, counts, 0.37, 0.01, derive(9))
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("given_totals", [False, True])
+def test_sgrld_fused_step_is_its_step_on_the_product(given_totals):
+    """Whole rows, and a block of columns given its rows' totals. Guards against
+    the factor dropped inside the fused kernel or the totals' counts unscaled."""
+    rng = np.random.default_rng(7)
+    theta = rng.gamma(0.3, size=(12, 3000))
+    counts = _counts(theta.shape, 8, share=0.2)
+    totals = np.stack([theta.sum(axis=1) * 1.7, counts.sum(axis=1) * 2.9]) if given_totals \
+        else None
+    s = get_sampler("sgrld")
+    want = s.step(s.init(theta), 0.01, counts * 41.5, 0.03, derive(2), totals).theta
+    got = s.step_scaled(s.init(theta), 0.01, counts, 41.5, 0.03, derive(2), totals).theta
+    np.testing.assert_array_equal(got, want)
 
 
 def test_inputs_untouched_and_bad_input_named():

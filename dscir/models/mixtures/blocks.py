@@ -161,8 +161,8 @@ def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: in
     ``block_stream``; ``totals``: the whole rows' theta and count sums (None: the
     sampler reads none, or the block holds the whole rows)."""
     counts = block_counts(block, [r for r, _ in results])
-    state = sampler.step(block.state, a0, counts * scale, h,
-                         block_stream(key, block.index, n_blocks), totals)
+    state = sampler.step_scaled(block.state, a0, counts, scale, h,
+                                block_stream(key, block.index, n_blocks), totals)
     return new_block(block.index, block.lo, state)
 
 
