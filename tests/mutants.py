@@ -753,6 +753,14 @@ MUTANTS = [
            "scores = self.burn_scores",
            ("tests/engine/test_auto_stop.py::test_burn_in_ends_at_the_first_plateau_then_the_kept_mean"
             "_stops_the_chain",)),
+    Mutant("stopping-state-fit-reads-kept-mean", "dscir/engine/stopping.py",
+           "if self.burn_end is None and self.kept_mean:", "if self.burn_end is None:",
+           ("tests/engine/test_auto_stop.py::test_a_fit_that_is_its_final_state_stops_at_the"
+            "_current_states_plateau",)),
+    Mutant("stopping-mixture-fit-read-as-a-mean", "dscir/models/mixtures/common.py",
+           "    fit_is_state = True", "    fit_is_state = False",
+           ("tests/engine/test_auto_stop.py::test_a_mixture_stops_where_its_held_out_log"
+            "_predictive_plateaus",)),
     Mutant("stopping-forgotten-on-resume", "dscir/engine/chain.py",
            'self.stopping.restore(ckpt.values["stopping"])', "None",
            ("tests/engine/test_auto_stop.py::test_an_auto_run_resumes_the_same_decision",)),

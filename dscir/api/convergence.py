@@ -82,10 +82,12 @@ def convergence_svgs(model, n_train: int) -> tuple[list[str], str]:
            "n_iter": "it ran the n_iter iterations asked for"}.get(reason, reason)
     sentence = f"The run stopped at iteration {model.n_iter_}: {why}."
     if stopping is not None:
+        read = ("the current state's score read (the fit is that state)"
+                if stopping.get("reads") == "state" else
+                f"burn-in ended at iteration {stopping['burn_end']}")
         sentence += (f" Rule: held-out change below {stopping['tolerance']:.2%} a pass over "
                      f"{stopping['window']:g} passes, from {stopping['min_passes']:g} to "
-                     f"{stopping['max_passes']:g} passes; burn-in ended at iteration "
-                     f"{stopping['burn_end']}.")
+                     f"{stopping['max_passes']:g} passes; {read}.")
     if not ev:
         return [], sentence + " The run has no held-out scores to plot."
     its = np.array([e[0] for e in ev], dtype=float)

@@ -57,10 +57,12 @@ def make_stopping(est, config, store: str):
     aside = set_aside(data.train) if data.heldout.size == 0 else None
     if aside is not None:
         data = data.setting_aside(aside)
-    # The rule reads a held-out perplexity per token (``Model.stopping_score``): lower is better.
+    # The rule reads a held-out perplexity per token (``Model.stopping_score``): lower is
+    # better; of the current state alone where the fit is that state.
     return Stopping(Plateau(**{k: rule[k] for k in Plateau._fields}), rule["eval_every"],
                     True, iters_per_pass(est, config, data),
-                    scored=bool(data.heldout.size), aside=aside)
+                    scored=bool(data.heldout.size), aside=aside,
+                    kept_mean=not est._model_type(config).fit_is_state)
 
 
 def note_unscored(est, config, store: str, n_iter: int) -> None:

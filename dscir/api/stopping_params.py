@@ -21,8 +21,10 @@ def n_iter_param(score: str) -> Param:
                  "stops improving (dscir.engine.stopping: scored every eval_every "
                  f"iterations, every {SCORE_EVERY_PASSES:g} passes when 0; burn-in ends at the plateau of the "
                  "current state's score, the run at the plateau of the kept samples' "
-                 "mean's, after min_passes and at most max_passes passes over the "
-                 "training documents); 'auto' needs held-out documents. The fit records "
+                 "mean's (a mixture, whose fit is its final state: at the first, nothing "
+                 "kept), after min_passes and at most max_passes passes over the "
+                 "training documents; scored on the store's held-out documents, or on up to 500 "
+                 "it sets aside). The fit records "
                  "why it stopped (stop_reason_).",
                  flag="--iterations", config=False, auto=True)
 

@@ -183,13 +183,15 @@ def _stopping_info(path: str) -> None:
         print(f"stopping:    n_iter={rule['stopped']} iterations, as asked ({rule['reason']})")
         return
     burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
+    burn = ("the current state's score read (the fit is that state)"
+            if rule.get("reads") == "state" else f"burn-in ended {burn}")
     aside = rule.get("set_aside", 0)
     scored = f" (of {aside} documents set aside)" if aside else ""
     print(f"stopping:    n_iter='auto': held-out score{scored} every {rule['eval_every']} "
           f"iterations ({rule['iters_per_pass']:.4g} a pass), plateau below {rule['tolerance']:.2%} a "
           f"pass over {rule['window']:g} passes, from {rule['min_passes']:g} to "
-          f"{rule['max_passes']:g} passes ({rule['max_iter']} iterations); burn-in ended "
-          f"{burn}, stopped at iteration {rule['stopped']} ({rule['reason']})")
+          f"{rule['max_passes']:g} passes ({rule['max_iter']} iterations); {burn}, "
+          f"stopped at iteration {rule['stopped']} ({rule['reason']})")
 
 
 def _run_info(path: str, as_json: bool = False) -> int:

@@ -21,7 +21,8 @@ a held-out (or training) perplexity's change between evaluations. Ours is the
 same family with three changes a stochastic chain needs: the change is per
 pass (not per evaluation, whose length depends on how often one scores), it
 is the best score over a window (one evaluation's noise neither stops nor
-prolongs the chain), and it is read twice (below). A Pflug-type test on
+prolongs the chain), and it is read on what the fit delivers: twice for a
+mean over kept samples, once for a final state (``Stopping``). A Pflug-type test on
 successive stochastic gradients answers whether a step size should shrink,
 not whether the fit is good enough; a Stein discrepancy measures the sample's
 quality but needs per-word gradients over the whole posterior and has no
@@ -133,7 +134,8 @@ def set_aside(train: np.ndarray) -> np.ndarray:
 
 
 class Stopping:
-    """The decision of a chain of unknown length, in two plateaus.
+    """The decision of a chain of unknown length, in two plateaus (one for a fit that
+    is the chain's final state).
 
     Every ``eval_every`` iterations the chain scores its held-out documents (0: every
     ``SCORE_EVERY_PASSES`` passes); a pass over the training documents is
@@ -147,6 +149,12 @@ class Stopping:
     so far are part of the chain's state: a resumed chain continues the same
     decision (``state``/``restore``).
 
+    ``kept_mean=False``, for a model whose fit is its final state
+    (``Model.fit_is_state``: the mixtures' labels and components), reads one
+    plateau: the score is the current state's throughout, no sample is kept, and
+    the chain stops at that score's plateau once ``min_passes`` passes have run.
+    The kept samples' mean would only improve a score the fit does not deliver.
+
     ``aside``: the documents the chain set aside to score (``set_aside``; none when
     the store holds held-out documents). ``scored=False`` (nothing to score): the
     chain runs ``max_passes`` passes, the first half of them burn-in.
@@ -154,8 +162,8 @@ class Stopping:
 
     def __init__(self, rule: Plateau, eval_every: int, lower_is_better: bool,
                  iters_per_pass: float = 1.0, scored: bool = True,
-                 aside: np.ndarray | None = None):
-        self.scored = scored
+                 aside: np.ndarray | None = None, kept_mean: bool = True):
+        self.scored, self.kept_mean = scored, kept_mean
         self.aside = np.zeros(0, np.int64) if aside is None else np.asarray(aside, np.int64)
         self.rule = rule.check()
         if not iters_per_pass > 0:
@@ -195,7 +203,7 @@ class Stopping:
         scores.append(float(score))
         self.last_rate = self.rule.rate(scores, self.lower_is_better, self.passes_per_score)
         reached = self.last_rate is not None and self.last_rate <= self.rule.tolerance
-        if self.burn_end is None:
+        if self.burn_end is None and self.kept_mean:
             if reached or iteration >= self.max_iter // 2:
                 self.burn_end = iteration
         elif reached and iteration >= self.min_iter:
@@ -215,7 +223,8 @@ class Stopping:
     def progress(self) -> str:
         """The rule's state for a progress bar: "burn-in"/"keeping", the last change
         per pass and the tolerance."""
-        phase = "burn-in" if self.burn_end is None else "kept mean"
+        phase = ("state" if not self.kept_mean else
+                 "burn-in" if self.burn_end is None else "kept mean")
         if self.last_rate is None:
             return f"{phase}, Δ/pass – (stop < {self.rule.tolerance:.2%})"
         return f"{phase}, Δ/pass {self.last_rate:.2%} (stop < {self.rule.tolerance:.2%})"
@@ -228,6 +237,7 @@ class Stopping:
         return {**self.rule._asdict(), "eval_every": self.eval_every,
                 "iters_per_pass": self.iters_per_pass, "max_iter": self.max_iter,
                 "scored": self.scored, "set_aside": int(self.aside.size),
+                "reads": "kept mean" if self.kept_mean or not self.scored else "state",
                 "burn_end": burn_end, "stopped": stopped,
                 "passes": None if stopped is None else stopped / self.iters_per_pass,
                 "last_rate": self.last_rate, "reason": self.reason or "max_passes"}

@@ -92,6 +92,11 @@ class Model(Protocol):
     # the chain.
     resident: ClassVar[bool]
     metric: ClassVar[str]  # the held-out score's name, e.g. "perplexity"
+    # Whether the fit's estimates are the chain's final state (the mixtures' labels
+    # and components: a mean over kept samples would mix relabelled clusters) rather
+    # than a mean over its kept samples (LDA's topics): ``n_iter="auto"`` then reads
+    # the current state's score alone (``dscir.engine.stopping.Stopping``).
+    fit_is_state: ClassVar[bool]
     Evaluation: ClassVar[type[NamedTuple]]  # (iteration, <metric>, extras...)
     minibatch: bool
     config: Config
@@ -152,6 +157,7 @@ class ModelDefaults:
     local_values: ClassVar[int | None] = None
     local: Any = None
     resident: ClassVar[bool] = False  # documents streamed to the tasks (``Model.resident``)
+    fit_is_state: ClassVar[bool] = False  # the fit is a mean over kept samples
 
     def held_state(self) -> None:
         return None

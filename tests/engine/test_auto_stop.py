@@ -41,6 +41,22 @@ def test_burn_in_ends_at_the_first_plateau_then_the_kept_mean_stops_the_chain():
     assert stop.summary()["reason"] == "plateau"
 
 
+def test_a_fit_that_is_its_final_state_stops_at_the_current_states_plateau():
+    """A mixture's fit is its final state: one plateau, of the current state's
+    score, after min_passes, and nothing kept. Guards against the kept-mean phase
+    run for it (a chain three times longer for a score the fit does not deliver)
+    and against min_passes skipped on that plateau."""
+    stop = Stopping(Plateau(tolerance=0.01, window=2, min_passes=5, max_passes=200), 5,
+                    lower_is_better=True, iters_per_pass=5, kept_mean=False)
+    for m, score in zip((5, 10, 15, 20), (900.0, 700.0, 699.0, 698.0)):
+        stop.observe(m, score)
+        assert stop.burn_in == 1000 and stop.stopped is None  # plateau at 20, before 5 passes
+    stop.observe(25, 697.9)
+    assert (stop.stopped, stop.burn_end, stop.burn_in) == (25, None, 1000) and stop.done(25)
+    assert stop.kept_scores == [] and stop.summary()["reads"] == "state"
+    assert stop.progress().startswith("state, ")
+
+
 def test_the_state_continues_the_same_decision():
     """Guards against a resumed chain that forgets the scores it has seen (it would
     burn in again)."""
@@ -205,10 +221,12 @@ def test_a_bad_tolerance_is_named_as_typed(capsys):
 
 def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
     """The mixtures take the same rule, read on the per-token perplexity of their
-    held-out log predictive (the exact Gibbs sampler: a pass each iteration).
-    Guards against the direction swapped (a rising log predictive read as no
-    progress would stop at once) and the change read per document (a tolerance
-    several times looser than LDA's)."""
+    held-out log predictive (the exact Gibbs sampler: a pass each iteration), of
+    the current state alone (their fit is that state): nothing is kept. Guards
+    against the direction swapped (a rising log predictive read as no progress
+    would stop at once), the change read per document (a tolerance several
+    times looser than LDA's) and the kept samples' mean read after a first
+    plateau (the summary would differ)."""
     from dscir.api import Mixture
 
     model = Mixture(4, "gibbs", eval_every=2, window=4, min_passes=6, max_passes=60,
@@ -218,10 +236,11 @@ def test_a_mixture_stops_where_its_held_out_log_predictive_plateaus(dpmm_store):
     corpus = Corpus.open(dpmm_store[0])
     heldout = corpus.heldout_docs()
     per_token = heldout.size / corpus.doc_lengths[heldout].sum()
-    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=True)
+    again = Stopping(Plateau(0.002, 4, 6, 60), 2, lower_is_better=True, kept_mean=False)
     for e in model.evaluations_:
         again.observe(e[0], np.exp(-e[1] * per_token))
     assert again.summary() == got and got["stopped"] == model.n_iter_
+    assert got["reads"] == "state" and model.n_samples_ == 0
 
 
 def test_a_fixed_run_records_that_it_ran_what_was_asked(synthetic_store, two_workers,

@@ -54,6 +54,7 @@ class LDAModel:
     placement) and how an iteration moves them."""
 
     name = "lda"
+    fit_is_state = False  # the topics are the kept samples' mean (``Model.fit_is_state``)
     resident = True  # integer counts added exactly in any order (``base.Model.resident``)
     metric = "perplexity"
     Evaluation = LDAEvaluation

@@ -45,6 +45,7 @@ class MixtureBase(ModelDefaults):
 
     metric = "log_predictive"
     unit = "documents"  # what the model's rows are, in messages
+    fit_is_state = True  # labels and components of the final state (``Model.fit_is_state``)
     #: The stochastic models' components (``components``); the Gibbs ones have none.
     held: Any = None
     #: The group of the run's ``state/`` arrays that holds the components' fields.
