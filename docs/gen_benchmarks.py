@@ -39,7 +39,7 @@ QUESTIONS = {
     "How far does a fit scale, in time and memory?": ["scale", "out_of_core", "gpu"],
     "How do the mixtures cluster text, against k-means?": ["mixtures"],
     "When does a default fit stop, and is the rule right on corpora it was not chosen on?":
-        ["stopping", "mixtures_stopping"],
+        ["stopping"],
     "Do the samplers reproduce the papers' figures?": ["scir_fig3a", "dpmm_msweb", "ma_fig3"],
     "How close are the samplers to the exact posterior?": ["dirichlet_study", "lazy_scir"],
     "How fast are the kernels and the ingestion?": ["lda_kernel", "ingest"],
