@@ -311,15 +311,15 @@ MUTANTS = [
             "tests/models/mixture/test_mixture_collapsed.py::test_conditional_is_the_ratio_of"
             "_enumerated_joints")),
     Mutant("collapsed-mixture-weights-dropped", "dscir/models/mixtures/finite/collapsed.py",
-           "acc = math.log(m[k] + gamma) + math.lgamma",
-           "acc = 0.0 + math.lgamma",
+           "score[k] = (math.log(m[k] + gamma) + math.lgamma",
+           "score[k] = (0.0 + math.lgamma",
            ("tests/models/mixture/test_mixture_collapsed.py::test_conditional_is_the_ratio_of_enumerated_joints",
             "tests/models/mixture/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior")),
     Mutant("collapsed-mixture-document-not-removed", "dscir/models/mixtures/finite/collapsed.py",
-           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)\n"
-           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)",
-           "        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)\n"
-           "        _move(indptr, indices, data, i, z[i], -1, m, n, c)",
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, ct)\n"
+           "        top = _doc_scores(indptr, indices, data, i, m, n, ct, gamma, a0, a0w, score)",
+           "        top = _doc_scores(indptr, indices, data, i, m, n, ct, gamma, a0, a0w, score)\n"
+           "        _move(indptr, indices, data, i, z[i], -1, m, n, ct)",
            ("tests/models/mixture/test_mixture_collapsed.py::test_chain_visits_the_enumerated_posterior",)),
     Mutant("collapsed-mixture-prior-mass-not-w", "dscir/models/mixtures/finite/collapsed.py",
            "self.a0 * self.n_words, np.uint64(key))", "self.a0, np.uint64(key))",

@@ -55,39 +55,47 @@ def _log_rising(x, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score):
-    """Fill ``score`` with the unnormalised log conditional of document i (removed)."""
+def _doc_scores(indptr, indices, data, i, m, n, ct, gamma, a0, a0w, score):
+    """Fill ``score`` with the unnormalised log conditional of document i (removed);
+    ``ct`` the word counts per cluster as W x K, so a word's K counts are read
+    together (each cluster's terms are still added in the document's order)."""
     length = 0.0
     for p in range(indptr[i], indptr[i + 1]):
         length += data[p]
+    for k in range(m.size):
+        score[k] = (math.log(m[k] + gamma) + math.lgamma(n[k] + a0w)
+                    - math.lgamma(n[k] + a0w + length))
+    for p in range(indptr[i], indptr[i + 1]):
+        row, x = ct[indices[p]], data[p]
+        for k in range(m.size):
+            score[k] += _log_rising(row[k] + a0, x)
     top = -np.inf
     for k in range(m.size):
-        acc = math.log(m[k] + gamma) + math.lgamma(n[k] + a0w) - math.lgamma(n[k] + a0w + length)
-        for p in range(indptr[i], indptr[i + 1]):
-            acc += _log_rising(c[k, indices[p]] + a0, data[p])
-        score[k] = acc
-        if acc > top:
-            top = acc
+        if score[k] > top:
+            top = score[k]
     return top
 
 
 @nb.njit(cache=True, nogil=True)
-def _move(indptr, indices, data, i, k, sign, m, n, c):
+def _move(indptr, indices, data, i, k, sign, m, n, ct):
     m[k] += sign
     for p in range(indptr[i], indptr[i + 1]):
-        c[k, indices[p]] += sign * data[p]
+        ct[indices[p], k] += sign * data[p]
         n[k] += sign * data[p]
 
 
 @nb.njit(cache=True, nogil=True)
 def _sweep(indptr, indices, data, docs, z, m, n, c, gamma, a0, a0w, key):
+    """One sweep over the documents in order; ``c`` (K x W) is updated in place."""
+    ct = np.ascontiguousarray(c.T)
     score = np.empty(m.size)
     for i in range(docs.size):
-        _move(indptr, indices, data, i, z[i], -1, m, n, c)
-        top = _doc_scores(indptr, indices, data, i, m, n, c, gamma, a0, a0w, score)
+        _move(indptr, indices, data, i, z[i], -1, m, n, ct)
+        top = _doc_scores(indptr, indices, data, i, m, n, ct, gamma, a0, a0w, score)
         k = draw_log_scores(score, top, new_state(mix_in(key, docs[i])))
         z[i] = k
-        _move(indptr, indices, data, i, k, 1, m, n, c)
+        _move(indptr, indices, data, i, k, 1, m, n, ct)
+    c[:] = ct.T
 
 
 def counts_of(indptr, indices, data, z, n_clusters: int, n_words: int):
@@ -119,9 +127,10 @@ def conditional_log_weights(indptr, indices, data, z, i: int, n_clusters: int, n
     keep = np.ones(indptr.size - 1, bool)
     keep[i] = False
     m, n, c = counts_of(indptr, indices, data, np.asarray(z, np.int64), n_clusters, n_words)
-    _move(indptr, indices, data, i, int(z[i]), -1, m, n, c)
+    ct = np.ascontiguousarray(c.T)
+    _move(indptr, indices, data, i, int(z[i]), -1, m, n, ct)
     score = np.empty(n_clusters)
-    _doc_scores(indptr, indices, data, i, m, n, c, float(gamma), float(a0),
+    _doc_scores(indptr, indices, data, i, m, n, ct, float(gamma), float(a0),
                 float(a0) * n_words, score)
     return score - np.logaddexp.reduce(score)
 
