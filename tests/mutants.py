@@ -734,6 +734,10 @@ MUTANTS = [
            "n = min(SET_ASIDE, train.size // 10)", "n = 0",
            (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"
             "_set_aside",)),
+    Mutant("stopping-aside-noted-twice", "dscir/api/base.py",
+           "        if note:  # once nothing refuses the fit", "        if True:  # once",
+           (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"
+            "_set_aside",)),
     Mutant("stopping-aside-trained-on", "dscir/engine/chain.py",
            "if stopping is not None and stopping.aside.size:", "if False:",
            (AUTO_STOP + "::test_auto_on_a_store_without_held_out_documents_scores_documents_it"

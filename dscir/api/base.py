@@ -223,10 +223,10 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
         """Raise the error ``fit`` would raise for these parameters, run options and ``fit``
         keywords ``cluster``, before any cluster starts (the command line calls it first)."""
         self._prepare(corpus, out, (checkpoint_every, checkpoint_interval), resume, overwrite,
-                      cluster=cluster)
+                      cluster=cluster, note=False)
 
     def _prepare(self, corpus, out, checkpoints, resume, overwrite=False, *,
-                 named: bool = True, cluster: dict | None = None) -> Plan:
+                 named: bool = True, cluster: dict | None = None, note: bool = True) -> Plan:
         from dscir.runs.checkpoint import started_with
         from dscir.runs.store import checkpoint_to_resume
 
@@ -255,7 +255,8 @@ class Estimator(AutoStop, ScikitLearn, ChainDiagnostics):
             if ckpt.iteration > n_iter:
                 raise DscirError(f"{resume} is at iteration {ckpt.iteration}, past "
                                  f"n_iter={n_iter}")
-        note_unscored(self, config, store, n_iter)  # once nothing refuses the fit
+        if note:  # once nothing refuses the fit (not for check_run, which a fit follows)
+            note_unscored(self, config, store, n_iter)
         local = not model_type.minibatch or (not named and self._may_run_here(config) and
                                               runs_in_process(store))
         return Plan(config, store, model_type, ckpt, local)

@@ -167,18 +167,27 @@ def test_the_documents_set_aside_are_a_tenth_at_most_and_none_below_the_minimum(
 
 
 def test_auto_on_a_store_without_held_out_documents_scores_documents_it_set_aside(tmp_path,
-                                                                                  capsys):
+                                                                                  capsys, caplog):
     """A store ingested without a held-out split: the chain sets a tenth of its
     documents aside, trains on the rest, stops on their score, and labels them
-    by ``predict`` (here and after ``load``). Guards against the documents set
-    aside trained on (then their score is not held out) and left unlabelled."""
+    by ``predict`` (here and after ``load``); the fit says so once, though the
+    command line checks the run before fitting. Guards against the documents set
+    aside trained on (then their score is not held out) and left unlabelled,
+    and against the note repeated by ``check_run``."""
+    import logging
+
     from dscir.api import Mixture
 
     x, _ = synthetic_mixture(300, seed=3)
     store = tmp_path / "no_heldout.zarr"
     write_corpus(store, x, vocabulary=[f"area{i}" for i in range(MIXTURE_W)], chunk_docs=64)
-    model = Mixture(4, "gibbs", window=2, min_passes=2, max_passes=30, thin=1, seed=0,
-                    progress=False).fit(str(store), out=tmp_path / "run")
+    est = Mixture(4, "gibbs", window=2, min_passes=2, max_passes=30, thin=1, seed=0,
+                  progress=False)
+    with caplog.at_level(logging.INFO, logger="dscir.api.stopping"):
+        est.check_run(str(store), out=tmp_path / "run")  # what the command line runs first
+        model = est.fit(str(store), out=tmp_path / "run")
+    notes = [r for r in caplog.records if "sets 30 of its documents aside" in r.getMessage()]
+    assert len(notes) == 1
     aside = set_aside(np.arange(300))
     assert model.stopping_["set_aside"] == aside.size == 30 and model.stopping_["scored"]
     assert model.evaluations_ and model.n_documents_seen_ == 270
