@@ -952,7 +952,7 @@ MUTANTS = [
     Mutant("row-lse-whole-block", "dscir/models/column_blocks.py",
            "    for rows in row_chunks(log_theta.shape[0]):\n        part = log_theta[rows]",
            "    for rows in [slice(None)]:\n        part = log_theta[rows]",
-           (BLOCK_MEMORY + "::test_a_block_step_adds_only_the_new_state_and_its_counts",)),
+           (BLOCK_MEMORY + "::test_a_blocks_row_sums_take_a_chunk_of_rows_at_a_time",)),
     Mutant("keep-whole-block-phi", "dscir/models/lda/vocabulary_blocks.py",
            "    for rows in row_chunks(phi_sum.shape[0]):\n        np.exp(",
            "    for rows in [slice(None)]:\n        np.exp(",
