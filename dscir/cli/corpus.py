@@ -182,9 +182,11 @@ def _stopping_info(path: str) -> None:
     if "tolerance" not in rule:
         print(f"stopping:    n_iter={rule['stopped']} iterations, as asked ({rule['reason']})")
         return
-    burn = "never" if rule["burn_end"] is None else f"at iteration {rule['burn_end']}"
-    burn = ("the current state's score read (the fit is that state)"
-            if rule.get("reads") == "state" else f"burn-in ended {burn}")
+    if rule.get("reads") == "state":
+        burn = "the current state's score read (the fit is that state)"
+    else:
+        burn = "burn-in ended " + ("never" if rule["burn_end"] is None
+                                   else f"at iteration {rule['burn_end']}")
     aside = rule.get("set_aside", 0)
     scored = f" (of {aside} documents set aside)" if aside else ""
     print(f"stopping:    n_iter='auto': held-out score{scored} every {rule['eval_every']} "
