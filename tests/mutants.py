@@ -1301,10 +1301,9 @@ MUTANTS = [
     Mutant("mixture-extend-stale-normalisers", "dscir/models/mixtures/components.py",
            "self.blocks.n_blocks)\n        self.normalise()", "self.blocks.n_blocks)",
            (MIXBLOCKS + "::test_grow_and_shrink_per_block[driver]",)),
-    Mutant("mixture-auto-always-driver", "dscir/models/mixtures/components.py",
-           'WORKERS_FROM_ENTRIES, held="the components")', 'None, held="the components")',
-           (MIXBLOCKS + "::test_auto_placement_by_size",
-            "tests/api/test_mixture_graphs.py::test_default_fits_send_no_large_graph")),
+    Mutant("mixture-auto-never-beyond-the-bound", "dscir/models/mixtures/components.py",
+           'MEASURED_UP_TO + 1, held="the components")', 'None, held="the components")',
+           (MIXBLOCKS + "::test_auto_placement_is_measured_up_to_its_bound",)),
     Mutant("mixture-columns-from-the-driver", "dscir/models/mixtures/components.py",
            'return self.blocks.cut("columns", block_columns, words, (self.norm,))',
            "return [np.ascontiguousarray(self.log_phi()[:, w]) for w in words]",
@@ -1506,7 +1505,7 @@ MUTANTS = [
            'return "workers" if big and on_workers and not refused else "driver"',
            'return "workers" if big and not refused else "driver"',
            (PLACEMENT + "::test_one_rule_resolves_every_models_placement",
-            MIXBLOCKS + "::test_auto_placement_by_size")),
+            MIXBLOCKS + "::test_auto_placement_is_measured_up_to_its_bound")),
     Mutant("auto-placement-ignores-refusal", "dscir/models/placement.py",
            'return "workers" if big and on_workers and not refused else "driver"',
            'return "workers" if big and on_workers else "driver"',
@@ -1520,6 +1519,16 @@ MUTANTS = [
            'else {"worker_dashboard_address": PRIVATE_DASHBOARD}', "else {}",
            ("tests/engine/test_private_cluster.py::"
             "test_the_default_in_process_cluster_listens_on_loopback_only",)),
+    Mutant("sent-round-not-sent-again", "dscir/engine/dask.py",
+           "RESENDS = 3", "RESENDS = 0",
+           ("tests/engine/test_worker_failure.py::"
+            "test_arguments_sent_ahead_and_lost_with_a_worker_are_sent_again",)),
+    Mutant("columns-not-sent-ahead", "dscir/engine/dask.py",
+           "SCATTER_BYTES = 1 << 20", "SCATTER_BYTES = 1 << 40",
+           ("tests/api/test_mixture_graphs.py::test_fits_send_no_large_graph",)),
+    Mutant("placement-trial-keeps-the-slower", "dscir/models/mixtures/components.py",
+           "self.choice = min(self.ORDER,", "self.choice = max(self.ORDER,",
+           (MIXBLOCKS + "::test_the_trial_times_each_placement_then_keeps_the_faster",)),
 ]
 
 

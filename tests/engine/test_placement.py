@@ -174,7 +174,7 @@ def test_lda_and_the_mixtures_keep_their_own_thresholds():
     from dscir.models.lda import placement as lda
     from support.lda import small_config
 
-    assert lda.WORKERS_FROM_ENTRIES == 10**7 and mixture_components.WORKERS_FROM_ENTRIES == 1 << 21
+    assert lda.WORKERS_FROM_ENTRIES == 10**7 and mixture_components.MEASURED_UP_TO == 1 << 25
     k = small_config().n_topics
     at = -(-lda.WORKERS_FROM_ENTRIES // k)
     assert lda.resolve_placement(small_config(placement="auto"), at) == "workers"
@@ -184,7 +184,7 @@ def test_lda_and_the_mixtures_keep_their_own_thresholds():
     with pytest.raises(DscirError, match="does not support warm starts"):
         lda.check_placement("workers", True)
     rows = 1 << 7
-    assert mixture_components.resolve_placement("auto", rows, (1 << 14), WithWorkers()) \
+    assert mixture_components.resolve_placement("auto", rows, (1 << 18) + 1, WithWorkers()) \
         == "workers"
-    assert mixture_components.resolve_placement("auto", rows, (1 << 14) - 1, WithWorkers()) \
-        == "driver"
+    assert mixture_components.resolve_placement("auto", rows, 1 << 18, WithWorkers()) \
+        == "measured"

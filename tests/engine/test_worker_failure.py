@@ -73,6 +73,47 @@ def test_killed_workers_leave_the_dp_mixture_unchanged(dpmm_store, client, tmp_p
     assert disturbed_scores == scores
 
 
+def test_arguments_sent_ahead_and_lost_with_a_worker_are_sent_again(dpmm_store, client,
+                                                                    tmp_path, monkeypatch):
+    """With the driver's columns scattered ahead of each allocation round (every
+    array argument, here), a worker killed while it allocates takes the sent
+    columns with it: the round is sent again and the chain is unchanged. Guards
+    against a scattered round that is not re-sent (the fit fails) or re-sent
+    with other arguments (the chain changes)."""
+    from dscir.engine import dask as engine_dask
+
+    monkeypatch.setattr(engine_dask, "SCATTER_BYTES", 0)
+    sends = []
+    send = engine_dask.DaskExecutor._send
+
+    def counted(self, parts, args):
+        out = send(self, parts, args)
+        sends.append(len(out[1]))
+        return out
+
+    monkeypatch.setattr(engine_dask.DaskExecutor, "_send", counted)
+    path, _ = dpmm_store
+
+    def mixture():
+        sends.clear()
+        driver = dpmm_chain(client, path, dpmm_config(burn_in=2, thin=2, placement="driver"))
+        scores = [e.log_predictive for e in run_chain(driver, 8, eval_every=4,
+                                                      progress=False)]
+        return driver, scores, len(sends)
+
+    client.wait_for_workers(2, timeout=120)
+    undisturbed, scores, rounds = mixture()
+    disturbed, disturbed_scores, disturbed_rounds = killing(
+        client, tmp_path, {"dpmm-allocation": 3, "dpmm-score": None}, mixture)
+    assert undisturbed.model.held.placement == "driver" and min(sends) > 0
+    assert disturbed_rounds > rounds  # the killed round was sent again
+    a, b = disturbed.model, undisturbed.model
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.theta.log_theta, b.theta.log_theta)
+    np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
+    assert disturbed_scores == scores
+
+
 def test_killed_workers_leave_the_dp_mixtures_blocks_unchanged(dpmm_store, client, tmp_path,
                                                                  monkeypatch):
     """With the components in column blocks on the workers, a worker killed while it

@@ -117,14 +117,37 @@ def test_grow_and_shrink_per_block(dpmm_store, two_workers, monkeypatch, placeme
     np.testing.assert_array_equal(held.norm, row_lse(start.log_theta[:2]))
 
 
-def test_auto_placement_by_size(dpmm_store, one_worker):
+def test_auto_placement_is_measured_up_to_its_bound(dpmm_store, one_worker):
     executor = DaskExecutor(one_worker, dpmm_store[0], "mixture")
-    big = mixture_components.WORKERS_FROM_ENTRIES
-    assert resolve_placement("auto", 20, big // 20 + 1, executor) == "workers"
-    assert resolve_placement("auto", 20, big // 20 - 1, executor) == "driver"
-    assert resolve_placement("auto", 20, big, object()) == "driver"  # no workers to hold them
+    bound = mixture_components.MEASURED_UP_TO
+    assert resolve_placement("auto", 20, bound // 20 + 1, executor) == "workers"
+    assert resolve_placement("auto", 20, bound // 20, executor) == "measured"
+    assert resolve_placement("auto", 20, bound, object()) == "driver"  # no workers to hold them
+    assert resolve_placement("driver", 20, 10, executor) == "driver"
     with pytest.raises(ValueError, match="needs a Dask cluster"):
         resolve_placement("workers", 2, 3, object())
+
+
+def test_the_trial_times_each_placement_then_keeps_the_faster():
+    """Guards against the trial keeping the slower placement, timing the first
+    iteration after a move (the move's own cost), or never settling."""
+    clock = iter(np.cumsum([0.0, 9.0, 2.0, 2.0, 2.0, 9.0, 1.5, 7.0, 1.0, 8.0]))
+    trial, placement, moves = mixture_components.PlacementTrial(4), "workers", []
+    while trial.choice is None:
+        move = trial.tick(placement, float(next(clock)))
+        if move is not None:
+            moves.append(move)
+            placement = move
+    assert moves == ["driver", "driver"] and trial.choice == "driver"
+    assert trial.seconds == {"workers": [9.0, 2.0, 2.0, 2.0], "driver": [1.5, 7.0, 1.0, 8.0]}
+    assert "1e+03 ms on the driver" in trial.summary()
+    assert "stay on the driver" in trial.summary()
+    slow = mixture_components.PlacementTrial(1)
+    assert [slow.tick("workers", 0.0), slow.tick("workers", 3.0), slow.tick("driver", 5.0),
+            slow.tick("driver", 9.0)] == [None, "driver", None, "workers"]
+    per_row = mixture_components.PlacementTrial(1)  # 4 s for 2 components beats 3 s for 1
+    assert [per_row.tick("workers", 0.0, 1), per_row.tick("workers", 3.0, 1),
+            per_row.tick("driver", 5.0, 2), per_row.tick("driver", 9.0, 2)][-1] == "driver"
 
 
 def dp(**kw) -> DPMixture:
@@ -153,6 +176,12 @@ def test_one_chain_on_one_and_two_workers_and_the_driver(dpmm_store, one_worker,
     assert driver._chain.model.held.blocks.in_process
     assert_same_stored_run(tmp_path / "driver", tmp_path / "two")  # the same blocks' chain
     assert driver.score() == b.score()
+    monkeypatch.setattr(mixture_components, "TRIAL", 1)  # driver, workers, then the faster
+    measured = make(placement="auto").fit(path, client=two_workers, out=tmp_path / "auto")
+    held = measured._chain.model.held
+    assert held.trial is None and held.placement in ("driver", "workers")
+    assert_same_stored_run(tmp_path / "auto", tmp_path / "two")  # moved twice, one chain
+    assert measured.score() == b.score()
 
 
 @pytest.mark.parametrize("make", [dp, finite], ids=["dpmm", "mixture"])

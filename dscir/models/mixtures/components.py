@@ -12,8 +12,11 @@ worker to worker on the workers); each block adds the integer counts of its
 own words from the allocation results and steps with its own stream (one
 block, the whole array, with the iteration's: ``blocks.block_stream``); the
 driver gathers only each task's allocations and the blocks' O(K) summaries.
-The placement rule is the one of ``dscir.models.placement``, with the
-mixtures' threshold (``resolve_placement``).
+The placement rule is the one of ``dscir.models.placement``; for ``"auto"``
+on a cluster the mixtures' components are placed by measured cost
+(``resolve_placement``, ``PlacementTrial``): both placements run one chain, so
+the first iterations time whole iterations in each and the rest run in the
+faster.
 
 The DP and finite mixtures' step is written once for either form:
 ``columns`` (log phi columns of given words, arrays or futures), ``allocate``
@@ -27,6 +30,8 @@ workers the blocks also write the run's components and state themselves
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 import numpy as np
@@ -41,12 +46,17 @@ from dscir.models.mixtures.blocks import (allocation_summary, block_columns, blo
 
 PLACEMENTS = rule.PLACEMENTS
 
-#: From this many component parameters (K x W at the start) on, ``placement="auto"``
-#: keeps them on the workers: the driver placement ships each part's task the
-#: columns of its words, a minibatch's up to K x W float64 (16 MiB here), and Dask
-#: warns of graphs from 10 MB. Below it the driver placement was the faster one
-#: (chosen by benchmarks/mixture_placement.py at commit 36c1d4f: Mixture(20) at W = 7 x 10^4).
-WORKERS_FROM_ENTRIES = 1 << 21
+log = logging.getLogger(__name__)
+
+#: Under ``placement="auto"`` on a cluster, components of up to this many
+#: parameters (K x W at the start: 256 MiB a field of float64) are placed by
+#: measured cost (``PlacementTrial``); larger ones live on the workers, so the
+#: driver's memory stays small.
+MEASURED_UP_TO = 1 << 25
+
+#: Whole iterations timed in each placement by ``PlacementTrial``, after one
+#: untimed iteration in each (numba's compiled kernels load, the blocks settle).
+TRIAL = 4
 
 #: The size of a column block, in parameters (K x words at the start; 8 MiB of
 #: float64 a field, under Dask's 10 MB graph warning): a block's load from dense
@@ -55,11 +65,55 @@ BLOCK_ENTRIES = 1 << 20
 
 
 def resolve_placement(placement: str, n_rows: int, n_words: int, executor) -> str:
-    """``"driver"`` or ``"workers"``: the one rule (``dscir.models.placement``) with
-    the mixtures' threshold: for ``"auto"`` the workers when K x W >=
-    WORKERS_FROM_ENTRIES and the executor has workers to hold the blocks."""
-    return rule.resolve_placement(placement, int(n_rows) * int(n_words), executor,
-                                  WORKERS_FROM_ENTRIES, held="the components")
+    """``"driver"``, ``"workers"`` or ``"measured"``: the one rule
+    (``dscir.models.placement``) with the mixtures' bound. ``"auto"`` on an
+    executor with workers gives ``"measured"`` (``PlacementTrial``) up to
+    ``MEASURED_UP_TO`` parameters (K x W) and ``"workers"`` beyond; without
+    workers, ``"driver"``."""
+    resolved = rule.resolve_placement(placement, int(n_rows) * int(n_words), executor,
+                                      MEASURED_UP_TO + 1, held="the components")
+    if placement == "auto" and resolved == "driver" and hasattr(executor, "blocked"):
+        return "measured"
+    return resolved
+
+
+class PlacementTrial:
+    """Placement by measured cost: whole iterations timed in each placement in turn
+    (``TRIAL`` each, after an untimed one), per component held (a DP's
+    components come and go, and an iteration's work grows with them), then the
+    faster by its quickest iteration (the work an iteration must do; the
+    held-out scoring of some iterations and a busy machine only add to it). The workers go first: their
+    blocks load from the start's K rows, under Dask's large-graph warning. Both
+    placements run one chain bit for bit, so the trial changes only the time."""
+
+    ORDER = ("workers", "driver")
+
+    def __init__(self, n: int | None = None):
+        self.n = TRIAL if n is None else n
+        self.seconds: dict[str, list[float]] = {p: [] for p in self.ORDER}
+        self.last: float | None = None  # when the last iteration ended (None: untimed)
+        self.choice: str | None = None
+
+    def tick(self, placement: str, now: float, rows: int = 1) -> str | None:
+        """An iteration in ``placement`` holding ``rows`` components ended at ``now``:
+        the placement to move to (None: stay), and after the last timed one the
+        faster (``choice``)."""
+        if self.last is not None:
+            self.seconds[placement].append((now - self.last) / rows)
+        self.last = now
+        if len(self.seconds[placement]) < self.n:
+            return None
+        rest = [p for p in self.ORDER if len(self.seconds[p]) < self.n]
+        if rest:
+            self.last = None  # the first iteration after a move is not timed
+            return rest[0]
+        self.choice = min(self.ORDER, key=lambda p: min(self.seconds[p]))
+        return self.choice
+
+    def summary(self) -> str:
+        times = ", ".join(f"{1e3 * min(v):.3g} ms on the {p}" for p, v in self.seconds.items())
+        return (f"the components: an iteration took {times} per component held (the "
+                f"quickest of {self.n}): they stay on the {self.choice}")
 
 
 class Components:
@@ -69,9 +123,11 @@ class Components:
     never by the cluster or the placement."""
 
     def __init__(self, executor, sampler, state, placement: str = "driver"):
-        self.sampler, self.placement = sampler, placement
-        n_rows, n_words = np.shape(state[0])
-        self.blocks = rule.held_blocks(executor, placement, n_rows, n_words, BLOCK_ENTRIES,
+        self.sampler, self.executor = sampler, executor
+        self.trial = PlacementTrial() if placement == "measured" else None
+        self.placement = self.trial.ORDER[0] if self.trial else placement
+        self.shape = np.shape(state[0])  # the blocks' bounds: the start's K and W
+        self.blocks = rule.held_blocks(executor, self.placement, *self.shape, BLOCK_ENTRIES,
                                        "the components")
         self.norm = np.zeros(0)
         self.load(sampler.arrays(state))
@@ -123,7 +179,27 @@ class Components:
             z[rows] = z_rows
             occupancy[components] += n_rows
             tokens += int(n_tokens.sum())
+        if self.trial is not None:
+            self._measure()
         return occupancy, tokens
+
+    def _measure(self) -> None:
+        """One iteration of the placement trial ended: move the blocks where it says."""
+        move = self.trial.tick(self.placement, time.perf_counter(), self.n_rows)
+        if move is not None and move != self.placement:
+            self.move(move)
+        if self.trial.choice is not None:
+            log.info("%s", self.trial.summary())
+            self.trial = None
+
+    def move(self, placement: str) -> None:
+        """Hold the blocks in ``placement`` (``"driver"`` or ``"workers"``): the same
+        bounds and the same state, so the chain goes on unchanged."""
+        fields = self.fields()
+        self.placement = placement
+        self.blocks = rule.held_blocks(self.executor, placement, *self.shape, BLOCK_ENTRIES,
+                                       "the components")
+        self.load(fields)
 
     def extend(self, n_new: int, a0: float, key: int) -> None:
         """Append ``n_new`` prior components (each block its columns)."""
