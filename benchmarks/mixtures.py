@@ -9,7 +9,9 @@ against the labels (scikit-learn), the occupied clusters, the iterations and
 why the fit stopped (with ``n_iter="auto"``, the default: the passes and the
 documents set aside to score, as these stores hold no held-out split), the
 DP's components held per iteration (mean, first, last, max), and how many of
-distributed's "Sending large graph" warnings the call raised. ``--models`` picks the fits.
+distributed's "Sending large graph" warnings the call raised, and where the
+components ran (``placement="auto"`` times both placements in the first
+iterations and keeps the faster). ``--models`` picks the fits.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
 default ~/.cache/dscir; the stores in its mixtures folder):
@@ -169,6 +171,9 @@ def fit(estimator, store: str, truth) -> dict:
     rule = getattr(estimator, "stopping_", None)
     if rule is not None:  # n_iter="auto": passes run, documents set aside to score
         out.update(passes=round(float(rule["passes"]), 1), set_aside=rule.get("set_aside", 0))
+    chain = getattr(estimator, "_chain", None)  # where the components ran (a private read)
+    if chain is not None:
+        out["placement"] = chain.model.held.placement
     held = np.asarray(estimator.history_.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),

@@ -1529,6 +1529,9 @@ MUTANTS = [
     Mutant("placement-trial-keeps-the-slower", "dscir/models/mixtures/components.py",
            "self.choice = min(self.ORDER,", "self.choice = max(self.ORDER,",
            (MIXBLOCKS + "::test_the_trial_times_each_placement_then_keeps_the_faster",)),
+    Mutant("appended-rows-unfloored", "dscir/samplers/base.py",
+           "np.maximum(np.exp(log_rows, out=new), TINY, out=new)", "np.exp(log_rows, out=new)",
+           (MIXBLOCKS + "::test_appended_prior_rows_are_init_logs_values",)),
 ]
 
 

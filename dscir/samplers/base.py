@@ -96,6 +96,21 @@ class Sampler:
         """The rows of ``more`` appended to ``state`` (every field, momenta too)."""
         return type(state)(*(np.concatenate([a, b]) for a, b in zip(state, more)))
 
+    def append_log(self, state, log_rows: np.ndarray):
+        """``concat(state, init_log(log_rows))``, the same values: for a state of one
+        linear-scale field (SGRLD, SGLD) the new rows are written into the grown
+        array in one pass (no temporaries of their size)."""
+        if self.log_scale or len(state) != 1:
+            return self.concat(state, self.init_log(log_rows))
+        theta = np.asarray(state[0])
+        out = np.empty((theta.shape[0] + len(log_rows),) + theta.shape[1:])
+        out[:theta.shape[0]] = theta
+        new = out[theta.shape[0]:]
+        np.maximum(np.exp(log_rows, out=new), TINY, out=new)
+        if new.size and not (new.min() > 0 and new.max() < np.inf):
+            raise DscirError(f"{self.name} theta0 must be positive and finite everywhere")
+        return type(state)(out)
+
     @staticmethod
     def head(state, n: int):
         """The first ``n`` rows of every field of ``state``."""
@@ -150,3 +165,4 @@ def get_sampler(name: str, **hyperparameters: float | str) -> Sampler:
         raise DscirError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}") \
             from None
     return sampler.with_options(**hyperparameters) if hyperparameters else sampler
+

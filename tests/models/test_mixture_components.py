@@ -197,3 +197,25 @@ def test_workers_resume_equals_uninterrupted(dpmm_store, two_workers, tmp_path, 
     resumed = make().fit(path, client=two_workers, resume=tmp_path / "run")
     assert_same_stored_run(tmp_path / "whole", tmp_path / "run")
     assert resumed.score() == whole.score()
+
+
+@pytest.mark.parametrize("name", ["sgrld", "sgld", "scir", "gsgrhmc"])
+def test_appended_prior_rows_are_init_logs_values(name):
+    """A block's new prior rows, written into the grown array in one pass, are
+    ``concat(state, init_log(rows))`` bit for bit, its old rows' sums kept. Guards
+    against a floor dropped (theta of exactly 0 from a Gamma(0.01) draw), rows
+    appended at the wrong end, or the old rows' sums recomputed differently."""
+    from dscir.models.mixtures.blocks import extend_block, new_block
+    from dscir.samplers.cir import sample_stationary
+
+    sampler = get_sampler(name)
+    start = sampler.init_log(sample_stationary(np.full((K, W), 0.01), 3))
+    new = sample_stationary(np.full((3, W), 0.01), 5)
+    assert np.exp(new).min() == 0.0  # the floor matters
+    expected = new_block(0, 0, sampler.concat(start, sampler.init_log(new)))
+    grown = extend_block(new_block(0, 0, start), sampler, 3, 0.01, 5, 1)
+    for a, b in zip(grown.state, expected.state):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(grown.lse, expected.lse)
+    with pytest.raises(ValueError, match="finite everywhere"):
+        sampler.append_log(start, np.full((1, W), np.inf))

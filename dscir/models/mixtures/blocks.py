@@ -169,11 +169,15 @@ def step_block(block: Block, sampler, a0: float, scale: float, h: float, key: in
 def extend_block(block: Block, sampler, n_new: int, a0: float, key: int,
                  n_blocks: int) -> Block:
     """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
-    columns of them), drawn from its ``block_stream``."""
+    columns of them), drawn from its ``block_stream``; the row sums of the rows
+    it held are kept (each row's is its own)."""
     width = np.shape(block.state[0])[1]
     new = sample_stationary(np.full((n_new, width), float(a0)),
                             block_stream(key, block.index, n_blocks))
-    return new_block(block.index, block.lo, sampler.concat(block.state, sampler.init_log(new)))
+    state = sampler.append_log(block.state, new)
+    rows = type(state)(*(a[-n_new:] for a in state)) if n_new else state
+    lse = np.concatenate([block.lse, state_row_lse(rows)]) if n_new else block.lse
+    return Block(block.index, block.lo, state, lse)
 
 
 def head_block(block: Block, sampler, n_rows: int) -> Block:
