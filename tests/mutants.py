@@ -1519,11 +1519,11 @@ MUTANTS = [
            'else {"worker_dashboard_address": PRIVATE_DASHBOARD}', "else {}",
            ("tests/engine/test_private_cluster.py::"
             "test_the_default_in_process_cluster_listens_on_loopback_only",)),
-    Mutant("sent-round-not-sent-again", "dscir/engine/dask.py",
+    Mutant("sent-round-not-sent-again", "dscir/engine/sending.py",
            "RESENDS = 3", "RESENDS = 0",
            ("tests/engine/test_worker_failure.py::"
             "test_arguments_sent_ahead_and_lost_with_a_worker_are_sent_again",)),
-    Mutant("columns-not-sent-ahead", "dscir/engine/dask.py",
+    Mutant("columns-not-sent-ahead", "dscir/engine/sending.py",
            "SCATTER_BYTES = 1 << 20", "SCATTER_BYTES = 1 << 40",
            ("tests/api/test_mixture_graphs.py::test_fits_send_no_large_graph",)),
     Mutant("placement-trial-keeps-the-slower", "dscir/models/mixtures/components.py",

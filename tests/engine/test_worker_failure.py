@@ -80,18 +80,18 @@ def test_arguments_sent_ahead_and_lost_with_a_worker_are_sent_again(dpmm_store, 
     columns with it: the round is sent again and the chain is unchanged. Guards
     against a scattered round that is not re-sent (the fit fails) or re-sent
     with other arguments (the chain changes)."""
-    from dscir.engine import dask as engine_dask
+    from dscir.engine import sending
 
-    monkeypatch.setattr(engine_dask, "SCATTER_BYTES", 0)
+    monkeypatch.setattr(sending, "SCATTER_BYTES", 0)
     sends = []
-    send = engine_dask.DaskExecutor._send
+    send = sending.SendsAhead._send
 
     def counted(self, parts, args):
         out = send(self, parts, args)
         sends.append(len(out[1]))
         return out
 
-    monkeypatch.setattr(engine_dask.DaskExecutor, "_send", counted)
+    monkeypatch.setattr(sending.SendsAhead, "_send", counted)
     path, _ = dpmm_store
 
     def mixture():
