@@ -82,9 +82,10 @@ class PlacementTrial:
     (``TRIAL`` each, after an untimed one), per component held (a DP's
     components come and go, and an iteration's work grows with them), then the
     faster by its quickest iteration (the work an iteration must do; the
-    held-out scoring of some iterations and a busy machine only add to it). The workers go first: their
-    blocks load from the start's K rows, under Dask's large-graph warning. Both
-    placements run one chain bit for bit, so the trial changes only the time."""
+    held-out scoring of some iterations and a busy machine only add to it).
+    The workers go first: their blocks load from the start's K rows, under
+    Dask's large-graph warning. Both placements run one chain bit for bit, so
+    the trial changes only the time."""
 
     ORDER = ("workers", "driver")
 
