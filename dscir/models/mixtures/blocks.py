@@ -171,13 +171,15 @@ def extend_block(block: Block, sampler, n_new: int, a0: float, key: int,
     """The block with ``n_new`` rows of prior components Gamma(a0, 1) appended (its
     columns of them), drawn from its ``block_stream``; the row sums of the rows
     it held are kept (each row's is its own)."""
+    if n_new == 0:
+        return block._replace(task=None)
     width = np.shape(block.state[0])[1]
     new = sample_stationary(np.full((n_new, width), float(a0)),
                             block_stream(key, block.index, n_blocks))
     state = sampler.append_log(block.state, new)
-    rows = type(state)(*(a[-n_new:] for a in state)) if n_new else state
-    lse = np.concatenate([block.lse, state_row_lse(rows)]) if n_new else block.lse
-    return Block(block.index, block.lo, state, lse)
+    added = type(state)(*(a[-n_new:] for a in state))
+    return Block(block.index, block.lo, state,
+                 np.concatenate([block.lse, state_row_lse(added)]))
 
 
 def head_block(block: Block, sampler, n_rows: int) -> Block:
