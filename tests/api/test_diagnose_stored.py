@@ -64,6 +64,9 @@ def test_lda_diagnosis_is_the_dense_one(tmp_path, one_worker, monkeypatch):
                            " ".join(str(vocab[w]) for w in ids[k])) for k in range(K)]
     local = model.diagnose(top=TOP, local=True)
     np.testing.assert_array_equal(local.scores, scores)
+    monkeypatch.setattr(kept_samples, "BLOCK_ENTRIES", 2 * K)  # one column a block
+    for got, want in zip(model.diagnose(one_worker, top=TOP).perms, perms):
+        np.testing.assert_array_equal(got, want)  # the affinities of every block summed
 
 
 def test_dp_scores_are_the_dense_ones(tmp_path, one_worker):
