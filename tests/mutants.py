@@ -1532,6 +1532,15 @@ MUTANTS = [
     Mutant("appended-rows-unfloored", "dscir/samplers/base.py",
            "np.maximum(np.exp(log_rows, out=new), TINY, out=new)", "np.exp(log_rows, out=new)",
            (MIXBLOCKS + "::test_appended_prior_rows_are_init_logs_values",)),
+    Mutant("mixture-batch-beyond-the-quarter", "dscir/models/mixtures/policy.py",
+           "return max(1, min(wanted, n_docs // 4))", "return max(1, wanted)",
+           ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
+    Mutant("mixture-batch-documents-per-word", "dscir/models/mixtures/policy.py",
+           "BATCH_TOKENS_PER_WORD * n_words * n_docs / n_tokens",
+           "BATCH_TOKENS_PER_WORD * n_words", ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
+    Mutant("mixture-batch-without-the-floor", "dscir/models/mixtures/policy.py",
+           "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = max(wanted, ",
+           "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = (", ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
 ]
 
 

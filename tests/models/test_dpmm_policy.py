@@ -18,8 +18,9 @@ from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixtures.dp import REFERENCE, model_type
-from dscir.models.mixtures.policy import (TEXT_COMPONENTS, TEXT_SGRLD, TEXT_WORDS, default_settings,
-                                 dp_sampler)
+from dscir.models.mixtures.policy import (BATCH_TOKENS_PER_WORD, TEXT_COMPONENTS, TEXT_SGRLD,
+                                         TEXT_WORDS, default_settings, dp_sampler,
+                                         mixture_settings)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
 
 N_DOCS, N_WORDS, K = 600, 3000, 8
@@ -66,6 +67,26 @@ def test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named():
 def test_auto_minibatch_is_at_most_a_quarter_of_the_documents():
     sizes = [default_settings("auto", "scir", 5000, n)["batch_size"] for n in (3, 600, 10**5)]
     assert sizes == [1, 150, 1000]
+
+
+def test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter():
+    """The finite mixture's minibatch amortises its O(K W) step: BATCH_TOKENS_PER_WORD
+    x W tokens at the corpus's mean length, at least 1000 documents, at most N / 4.
+    Guards against the rule reading documents for tokens, dropping the quarter
+    (a whole-data "minibatch" on a small corpus) or the reference floor."""
+    def size(n_docs, n_words, tokens_per_doc):
+        return mixture_settings("auto", "scir", n_words, n_docs, 20,
+                                n_tokens=n_docs * tokens_per_doc)["batch_size"]
+
+    per_word = BATCH_TOKENS_PER_WORD
+    assert size(10**6, 50_000, 100) == 500 * per_word  # W x per_word / 100 tokens a document
+    assert size(10**6, 50_000, 50) == 1000 * per_word  # shorter documents: more of them
+    assert size(10**6, 1_000, 100) == 1000  # the reference floor
+    assert size(4 * 1500, 50_000, 100) == 1500  # the quarter binds
+    assert size(3, 10_000, 100) == 1
+    assert mixture_settings("auto", "scir", 10_000, 10**6, 20)["batch_size"] == 1000
+    assert mixture_settings("reference", "scir", 10_000, 10**6, 20,
+                            n_tokens=10**8)["batch_size"] == 1000
 
 
 def test_estimator_resolves_the_policy_on_the_corpus(text_store):

@@ -34,7 +34,7 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
 * a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
   so small corpora still get a stochastic minibatch; on 20 Newsgroups a
   minibatch of N / 4 or N / 2, or 200 components, kept more clusters at the
-  same NMI, so neither is the default);
+  same NMI, so neither is the DP's default);
 
 and below ``TEXT_WORDS`` (msweb-like data) SCIR with the reference settings
 and the same minibatch rule. ``policy="reference"`` gives SCIR (unless named)
@@ -50,8 +50,19 @@ a0 by the finite mixture's token rule, a larger sticks' step or 30 seeds won
 fewer folds than these (2 of 4) and scored lower averaged over the four, so
 they stay.
 
-The finite mixture (``mixture_settings``) has its K fixed by the user. On text
-under ``policy="auto"`` it gets the minibatch rule and two changes, each needed
+The finite mixture (``mixture_settings``) has its K fixed by the user, so a
+larger minibatch cannot keep more clusters; under ``policy="auto"`` its
+minibatch (``mixture_batch_size``) holds at least ``BATCH_TOKENS_PER_WORD``
+tokens per vocabulary word, at least 1000 documents and at most N / 4. Its
+component step costs K W transitions every iteration whatever the minibatch,
+the allocations K per token, and one step entry costs about as much as
+``BATCH_TOKENS_PER_WORD`` allocation token-components (on one thread: 93 ns
+against 11 ns, the dense SCIR step with its row sums and the allocation
+kernel at K = 20 on 20 Newsgroups), so the minibatch's allocation work is at
+least its step's. On the four labelled corpora of benchmarks/mixtures.py the
+quarter binds (the fits end at the same passes, so at a third to a half of the
+iterations; results/mixtures_batch_rule.json). On text it gets two changes
+more, each needed
 (tests/models/mixture/test_mixture_text.py; either alone still collapses):
 
 * a0 = min(reference, ``TEXT_PRIOR_SHARE`` x tokens / (K W)): the prior's mass
@@ -74,6 +85,7 @@ collapsed start from the other three (docs/guide/policy.md).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from dscir.models.mixtures.dp.config import REFERENCE
@@ -86,6 +98,7 @@ TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named
 TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}  # SGRLD's a0 and steps on text
 DEFAULT_SAMPLER = "scir"  # elsewhere (the papers' msweb sampler)
 REFERENCE_BATCH = 1000
+BATCH_TOKENS_PER_WORD = 8  # the finite mixture's minibatch tokens per vocabulary word (at least)
 TEXT_PRIOR_SHARE = 0.1  # the finite mixture's a0 W on text, as a share of a cluster's tokens
 MIXTURE_TEXT_INIT = "collapsed"  # the finite mixture's start on text
 
@@ -93,6 +106,17 @@ MIXTURE_TEXT_INIT = "collapsed"  # the finite mixture's start on text
 def batch_size(n_docs: int) -> int:
     """The default minibatch: 1000 documents, at most a quarter of ``n_docs`` (>= 1)."""
     return max(1, min(REFERENCE_BATCH, n_docs // 4))
+
+
+def mixture_batch_size(n_docs: int, n_words: int, n_tokens: int | None) -> int:
+    """The finite mixture's minibatch: enough documents for ``BATCH_TOKENS_PER_WORD``
+    x ``n_words`` tokens at the corpus's mean length (``n_tokens`` over ``n_docs``;
+    unknown: ``REFERENCE_BATCH``), at least ``REFERENCE_BATCH``, at most a quarter
+    of ``n_docs`` (>= 1)."""
+    wanted = REFERENCE_BATCH
+    if n_tokens:
+        wanted = max(wanted, math.ceil(BATCH_TOKENS_PER_WORD * n_words * n_docs / n_tokens))
+    return max(1, min(wanted, n_docs // 4))
 
 
 def dp_sampler(policy: str, sampler: str | None, n_words: int | None) -> str:
@@ -131,7 +155,7 @@ def mixture_settings(policy: str, sampler: str, n_words: int | None, n_docs: int
     out = {**MIXTURE_REFERENCE[sampler], "init": "random", "batch_size": REFERENCE_BATCH}
     if policy == "reference" or n_words is None or n_docs is None:
         return out
-    out["batch_size"] = batch_size(n_docs)
+    out["batch_size"] = mixture_batch_size(n_docs, n_words, n_tokens)
     if n_words >= TEXT_WORDS:
         out["init"] = MIXTURE_TEXT_INIT
         if n_tokens is not None:
