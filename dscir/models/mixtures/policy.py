@@ -53,17 +53,18 @@ they stay.
 The finite mixture (``mixture_settings``) has its K fixed by the user, so a
 larger minibatch cannot keep more clusters; under ``policy="auto"`` its
 minibatch (``mixture_batch_size``) holds at least ``BATCH_TOKENS_PER_WORD``
-tokens per vocabulary word, at least 1000 documents and at most N / 4. Its
-component step costs K W transitions every iteration whatever the minibatch,
-the allocations K per token, and one step entry costs about as much as
-``BATCH_TOKENS_PER_WORD`` allocation token-components (on one thread: 93 ns
-against 11 ns, the dense SCIR step with its row sums and the allocation
-kernel at K = 20 on 20 Newsgroups), so the minibatch's allocation work is at
-least its step's. On the four labelled corpora of benchmarks/mixtures.py the
-quarter binds (the fits end at the same passes, so at a third to a half of the
-iterations; results/mixtures_batch_rule.json). On text it gets two changes
-more, each needed
-(tests/models/mixture/test_mixture_text.py; either alone still collapses):
+tokens per vocabulary word, at least 1000 documents and at most N / 4. Every
+iteration pays a component step of K W transitions whatever the minibatch,
+and the allocations cost K per token; on 20 Newsgroups one step entry costs
+as much as 7-8 allocation token-components (the driver's update per K W
+against the tasks' summed compute per K x token, 6 on Reuters R8:
+results/mixtures_batch_rule.json), so at 8 tokens per word the allocation
+work is about the step's. On the four labelled corpora of
+benchmarks/mixtures.py the quarter binds, and each fit reached an NMI at
+least the 1000-document minibatch's in 0.4-1.0x its time (Mixture(20) on 20
+Newsgroups: 24.8 s against 33.5 s, in the same run). On text it gets two
+changes more, each needed (tests/models/mixture/test_mixture_text.py; either
+alone still collapses):
 
 * a0 = min(reference, ``TEXT_PRIOR_SHARE`` x tokens / (K W)): the prior's mass
   a0 W per component a tenth of a cluster's tokens. At the reference a0 = 0.5
