@@ -186,8 +186,7 @@ def fit(estimator, store: str, truth) -> dict:
     if len(h.get("update", ())) > 5:  # medians past the first iterations (numba, the trial)
         out["per_iteration"] = {name: float(np.median(np.asarray(h[key], float)[5:])) for name, key
                                 in (("wall_s", "wall"), ("driver_update_s", "update"),
-                                    ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))
-                                if key in h}
+                                    ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))}
     held = np.asarray(estimator.history_.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),

@@ -259,7 +259,7 @@ MUTANTS = [
            "if n_docs >= 0:\n        out.update(",
            ("tests/models/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
     Mutant("dp-policy-unseeded", "dscir/models/mixtures/policy.py",
-           "out.update(init=DP_TEXT_INIT[sampler], n_init=TEXT_COMPONENTS)",
+           'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
            "out.update(n_init=TEXT_COMPONENTS)",
            ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
@@ -1532,18 +1532,6 @@ MUTANTS = [
     Mutant("appended-rows-unfloored", "dscir/samplers/base.py",
            "np.maximum(np.exp(log_rows, out=new), TINY, out=new)", "np.exp(log_rows, out=new)",
            (MIXBLOCKS + "::test_appended_prior_rows_are_init_logs_values",)),
-    Mutant("dp-collapsed-start-at-the-models-a0", "dscir/models/mixtures/dp/model.py",
-           '"a0": policy.dp_start_a0(tokens, data.n_words)}', '"a0": config.a0}',
-           ("tests/models/dpmm/test_dpmm_text.py::test_collapsed_start_is_one_start_for_every_sampler_and_any_parts",
-            "tests/models/test_dpmm_policy.py::"
-            "test_default_samplers_recover_the_clusters_the_reference_merges")),
-    Mutant("dp-collapsed-start-of-its-own-in-the-exact-sampler", "dscir/models/mixtures/dp/gibbs.py",
-           "**collapsed_start)", '**{**collapsed_start, "key": 1})',
-           ("tests/models/dpmm/test_dpmm_text.py::test_collapsed_start_is_one_start_for_every_sampler_and_any_parts",)),
-    Mutant("dp-collapsed-start-for-n-init-clusters", "dscir/models/mixtures/policy.py",
-           "n_tokens / (DP_START_CLUSTERS * n_words)", "n_tokens / (TEXT_COMPONENTS * n_words)",
-           ("tests/models/test_dpmm_policy.py::"
-            "test_dp_collapsed_start_runs_at_the_finite_mixtures_text_a0_for_20_clusters",)),
     Mutant("mixture-batch-beyond-the-quarter", "dscir/models/mixtures/policy.py",
            "return max(1, min(wanted, n_docs // 4))", "return max(1, wanted)",
            ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),

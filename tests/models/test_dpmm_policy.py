@@ -18,9 +18,9 @@ from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixtures.dp import REFERENCE, model_type
-from dscir.models.mixtures.policy import (BATCH_TOKENS_PER_WORD, DP_TEXT_INIT, TEXT_COMPONENTS,
-                                         TEXT_SGRLD, TEXT_WORDS, default_settings, dp_sampler,
-                                         dp_start_a0, mixture_settings)
+from dscir.models.mixtures.policy import (BATCH_TOKENS_PER_WORD, TEXT_COMPONENTS, TEXT_SGRLD,
+                                         TEXT_WORDS, default_settings, dp_sampler,
+                                         mixture_settings)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
 
 N_DOCS, N_WORDS, K = 600, 3000, 8
@@ -50,7 +50,7 @@ def test_auto_policy_depends_on_the_vocabulary(sampler):
     assert msweb == default_settings("reference", sampler, 285, 27_259)
     for n_words in (TEXT_WORDS, 21_537, 100_000):
         text = default_settings("auto", sampler, n_words, 27_259)
-        assert (text["init"], text["n_init"]) == (DP_TEXT_INIT[sampler], TEXT_COMPONENTS)
+        assert (text["init"], text["n_init"]) == ("kmeans++", TEXT_COMPONENTS)
         want = TEXT_SGRLD if sampler == "sgrld" else ref
         assert (text["a0"], text["step_sizes"]) == (want["a0"], want["step_sizes"])
     assert default_settings("auto", sampler, TEXT_WORDS - 1, 27_259)["init"] == "random"
@@ -93,11 +93,10 @@ def test_estimator_resolves_the_policy_on_the_corpus(text_store):
     path, _ = text_store
     cfg = DPMixture().chain_config(path)
     assert (cfg.policy, cfg.sampler, cfg.init, cfg.n_init, cfg.batch_size) == (
-        "auto", "sgrld", "collapsed", TEXT_COMPONENTS, 150)
+        "auto", "sgrld", "kmeans++", TEXT_COMPONENTS, 150)
     assert (cfg.a0, cfg.step_theta, cfg.step_sticks) == (0.01, 0.03, 0.005)
     scir = DPMixture("scir").chain_config(path)
-    assert (scir.sampler, scir.init, scir.a0, scir.step_theta) == ("scir", "collapsed", 0.5, 0.1)
-    assert DPMixture("gibbs").chain_config(path).init == "kmeans++"
+    assert (scir.sampler, scir.init, scir.a0, scir.step_theta) == ("scir", "kmeans++", 0.5, 0.1)
     explicit = DPMixture(n_init=7, init="random", batch_size=50).chain_config(path)
     assert (explicit.init, explicit.n_init, explicit.batch_size) == ("random", 7, 50)
     ref = DPMixture(policy="reference", batch_size=100).chain_config(path)
@@ -105,13 +104,6 @@ def test_estimator_resolves_the_policy_on_the_corpus(text_store):
     # without a corpus (validating parameters) the settings are SCIR's reference ones
     bare = DPMixture().chain_config()
     assert (bare.sampler, bare.init) == ("scir", "random")
-
-
-def test_dp_collapsed_start_runs_at_the_finite_mixtures_text_a0_for_20_clusters():
-    """a0 W a tenth of a cluster's tokens were the tokens in 20 clusters: 20 Newsgroups'
-    1.1 M tokens over 73,523 words give 0.075, whatever the model's a0."""
-    assert dp_start_a0(1_101_710, 73_523) == pytest.approx(0.0749, abs=1e-4)
-    assert dp_start_a0(200_000, 10_000) == pytest.approx(0.1)
 
 
 def test_unknown_policy_is_one_clear_error():
@@ -130,19 +122,17 @@ def run(path, config, iterations: int):
 def test_default_samplers_recover_the_clusters_the_reference_merges(text_store):
     """8 clusters over 3,000 words, 600 documents (mixture seed 2, chain seed 0),
     40 minibatches of 150 (10 epochs). Measured: the default (auto: SGRLD,
-    a0 0.01, epsilon 0.03, collapsed start) chain ARI 1.000 with the 8
-    clusters (with SGRLD's reference a0 0.001 and epsilon 0.001 and the
-    k-means++ start, a previous default: 0.974 with 22, 14 of them single
-    documents, 13 of these seeds of surplus components); SCIR under the same
-    policy 1.000 with 8 (0.855 with 7 when the collapsed start sweeps at SCIR's
-    a0 0.5 instead of policy.dp_start_a0); exact Gibbs (k-means++ start), 30
-    sweeps, 0.926 with 11 (from the collapsed start 0.69 with 7: at a0 0.5 it
-    merges two clusters); the reference settings (SCIR, minibatch 150, the
-    only change), 0.010 with 2 clusters: they merge nearly everything. SCIR
-    recovers these clusters too, so this test does not tell the two samplers
-    apart: on no small mixture tried (600-1,200 documents of 20-300 tokens,
-    3,000-10,000 words, K = 8, 12 or 20, two or three mixture seeds each,
-    40-80 iterations) did SGRLD reach ARI 0.9 where SCIR did not; the choice of
+    a0 0.01, epsilon 0.03) chain ARI 1.000 with the 8 clusters (with SGRLD's
+    reference a0 0.001 and epsilon 0.001, the previous default: 0.974 with 22,
+    14 of them single documents, 13 of these seeds of surplus components);
+    SCIR under the same policy
+    0.994 with 9 (1.000 with 8 after 50); exact Gibbs, 30 sweeps, 0.925 with
+    10; the reference settings (SCIR, minibatch 150, the only change), 0.010
+    with 2 clusters: they merge nearly everything. SCIR recovers these
+    clusters too, so this test does not tell the two samplers apart: on no
+    small mixture tried (600-1,200 documents of 20-300 tokens, 3,000-10,000
+    words, K = 8, 12 or 20, two or three mixture seeds each, 40-80
+    iterations) did SGRLD reach ARI 0.9 where SCIR did not; the choice of
     SGRLD is guarded by
     test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named."""
     path, truth = text_store

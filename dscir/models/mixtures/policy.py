@@ -7,11 +7,9 @@ is noise, the first allocation merges true clusters, and no allocation move
 (Gibbs or slice, one document at a time) splits a merged cluster again; with
 minibatch statistics the stochastic chains merge more. What was measured to
 work (benchmarks/dpmm_text.py at commit 36c1d4f) is to start
-from *more* components than clusters, placed where the documents are
-(k-means++ seeds, ``dscir.models.mixtures.seeding``, or collapsed Gibbs sweeps
-on a sample of documents, ``dscir.models.mixtures.finite.collapsed``): every
-true cluster then gets a component, and the surplus empties as the chain
-runs (the DP prior favours fewer clusters).
+from *more* components than clusters, seeded on documents by k-means++
+(``dscir.models.mixtures.seeding``): every true cluster then gets a seed, and the
+surplus empties as the chain runs (the DP prior favours fewer clusters).
 
 ``policy="auto"`` (the default) therefore gives, for W >= ``TEXT_WORDS``:
 
@@ -20,21 +18,7 @@ runs (the DP prior favours fewer clusters).
   Gibbs (benchmarks/dpmm_text.py at commit 36c1d4f) where seeded SCIR stops at NMI 0.471;
   SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
   Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
-* ``n_init = TEXT_COMPONENTS`` components, started (``DP_TEXT_INIT``) for the
-  stochastic samplers by ``START_SWEEPS`` collapsed Gibbs sweeps of that many
-  clusters on 2,000 sampled documents (``init="collapsed"``, as the finite
-  mixture's), at the a0 of ``dp_start_a0``: the finite mixture's text rule
-  for ``DP_START_CLUSTERS`` clusters. At SGRLD's own a0 = 0.01 the sweeps
-  keep every one of the 100 clusters (a0 W is a few hundred pseudo-counts,
-  so the model prefers small clusters), and the chain keeps about as many as
-  it starts with. From k-means++ seeds (a seed document of 50-200 tokens
-  attracts documents by their common words) the DP on 20 Newsgroups ended
-  below k-means's NMI; from the collapsed start above it, on all four corpora
-  of benchmarks/mixtures.py (results/mixtures_dp_collapsed_start.json, each
-  corpus beside the k-means++ start in the same run). The constants were
-  not chosen on these corpora: the share is the finite mixture's, and 20 the
-  reference n_init. Exact Gibbs keeps ``init="kmeans++"``: at its a0 = 0.5
-  it merged two of the policy test's 8 clusters from the collapsed start;
+* ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
 * for SGRLD, ``TEXT_SGRLD``: a0 = 0.01 and epsilon_theta = 0.03 instead of
   its msweb reference 0.001 and 0.001 (a model change: the Dirichlet(a0)
   base measure). At the reference values every seeded component that loses
@@ -118,8 +102,6 @@ REFERENCE_BATCH = 1000
 BATCH_TOKENS_PER_WORD = 8  # the finite mixture's minibatch tokens per vocabulary word (at least)
 TEXT_PRIOR_SHARE = 0.1  # the finite mixture's a0 W on text, as a share of a cluster's tokens
 MIXTURE_TEXT_INIT = "collapsed"  # the finite mixture's start on text
-DP_TEXT_INIT = {"scir": "collapsed", "sgrld": "collapsed", "gibbs": "kmeans++"}  # on text
-DP_START_CLUSTERS = 20  # the clusters the DP's collapsed start's a0 is set for (SCIR's n_init)
 
 
 def batch_size(n_docs: int) -> int:
@@ -136,13 +118,6 @@ def mixture_batch_size(n_docs: int, n_words: int, n_tokens: int | None) -> int:
     if n_tokens:
         wanted = max(wanted, math.ceil(BATCH_TOKENS_PER_WORD * n_words * n_docs / n_tokens))
     return max(1, min(wanted, n_docs // 4))
-
-
-def dp_start_a0(n_tokens: int, n_words: int) -> float:
-    """The a0 of the DP's collapsed start (``init="collapsed"``): the finite
-    mixture's text rule for ``DP_START_CLUSTERS`` clusters, a0 W a
-    ``TEXT_PRIOR_SHARE`` of a cluster's tokens, whatever the model's ``a0``."""
-    return TEXT_PRIOR_SHARE * n_tokens / (DP_START_CLUSTERS * n_words)
 
 
 def dp_sampler(policy: str, sampler: str | None, n_words: int | None) -> str:
@@ -168,7 +143,7 @@ def default_settings(policy: str, sampler: str, n_words: int | None,
         return out
     out["batch_size"] = batch_size(n_docs)
     if n_words >= TEXT_WORDS:
-        out.update(init=DP_TEXT_INIT[sampler], n_init=TEXT_COMPONENTS)
+        out.update(init="kmeans++", n_init=TEXT_COMPONENTS)
         if sampler == TEXT_SAMPLER:
             out.update(TEXT_SGRLD)
     return out

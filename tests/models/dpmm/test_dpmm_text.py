@@ -18,7 +18,6 @@ from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixtures.dp import DPMMConfig, model_type
-from dscir.rng import derive
 from dscir.models.mixtures.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
@@ -115,33 +114,6 @@ def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):
         np.testing.assert_array_equal(
             seed_log_theta(batch.indptr, batch.indices, batch.data, N_WORDS, rows, 0.5),
             seed_on_workers(executor, odd, N_WORDS, 8, 0.5, key=11)[:rows.size])
-
-
-def test_collapsed_start_is_one_start_for_every_sampler_and_any_parts(text_store):
-    """init="collapsed": the stochastic samplers read the candidate documents in
-    parts on the workers, the exact one from its CSR; all start from the
-    collapsed sweeps of n_init clusters at policy.dp_start_a0 (the corpus's
-    tokens), weights Dirichlet(alpha / n_init), stream (seed, DP_INIT, 3).
-    Guards against the exact sampler and the workers drawing different starts,
-    and against sweeps at the model's a0 (0.5 here, which merges clusters)."""
-    from dscir.api import DPMixture
-    from dscir.models.mixtures.finite.collapsed import collapsed_start_csr
-    from dscir.models.mixtures.policy import dp_start_a0
-    from dscir.rng.domains import DP_INIT
-
-    path, _ = text_store
-    batch = Corpus.open(path).read(np.arange(N_DOCS))
-    _, expected = collapsed_start_csr(
-        batch.indptr, batch.indices, batch.data, N_WORDS, key=derive(5, DP_INIT, 3),
-        n_clusters=12, gamma=2.0 / 12, a0=dp_start_a0(int(np.sum(batch.data)), N_WORDS))
-    for sampler, executor in [("scir", InProcessExecutor(path, "dpmm")),
-                              ("scir", ThreeParts(path, "dpmm")),
-                              ("gibbs", InProcessExecutor(path, "dpmm"))]:
-        cfg = DPMixture(sampler, init="collapsed", n_init=12, alpha_prior=(4.0, 2.0), seed=5,
-                        n_iter=10).chain_config(path)
-        model = Chain(model_type(sampler), cfg, path, executor).model
-        got = model.gibbs.log_theta if sampler == "gibbs" else model.held.fields()["log_theta"]
-        np.testing.assert_array_equal(got, expected)
 
 
 def test_empty_documents_are_never_seeds():

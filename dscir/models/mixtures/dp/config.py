@@ -12,7 +12,7 @@ from dscir.params import AUTO, Interval, Options, Pair, Param, configuration
 
 # Reference settings for the DP mixture on msweb (Baker et al. 2018, Section 5.2):
 # step sizes are (h_theta, h_DP) for the components and the sticks.
-INITS = ("random", "kmeans++", "collapsed")  # see ``dscir.models.mixtures.seeding``
+INITS = ("random", "kmeans++")  # see ``dscir.models.mixtures.seeding``
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_sizes": (0.1, 0.1), "n_init": 20},
     "sgrld": {"a0": 0.001, "step_sizes": (0.001, 0.005), "n_init": 30},
@@ -40,9 +40,7 @@ PARAMS: tuple[Param, ...] = (
           config=("step_theta", "step_sticks")),
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
-    init_param("users", INITS, " or 'collapsed' (collapsed Gibbs sweeps of n_init clusters on "
-               "a sample of users, dscir.models.mixtures.finite.collapsed, at the a0 of "
-               "dscir.models.mixtures.policy.dp_start_a0; the policy's on text)"),
+    init_param("users", INITS),
     placement_param(),
     *CHAIN,
 )

@@ -11,7 +11,6 @@ from dscir.models.mixtures.dp.allocation import Sample, allocate, component_coun
 from dscir.models.mixtures.dp.relabel import new_labels, relabel
 from dscir.models.mixtures.dp.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
-from dscir.models.mixtures.finite import collapsed
 from dscir.models.mixtures.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -32,15 +31,13 @@ class GibbsSlice:
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
-    (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1);
-    ``init="collapsed"`` starts them from collapsed sweeps with the settings
-    ``collapsed_start`` (``dscir.models.mixtures.dp.model.collapsed_start``).
+    (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1).
     """
 
 
     def __init__(self, indptr, indices, data, n_words: int, *, a0: float,
                  alpha_prior: tuple[float, float], n_init: int, seed: int, user_ids=None,
-                 init: str = "random", collapsed_start: dict | None = None):
+                 init: str = "random"):
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices, np.int64)
         self.data = np.asarray(data, np.int64)
@@ -58,10 +55,6 @@ class GibbsSlice:
         if init == "kmeans++":
             self.log_theta = seed_csr(self.indptr, self.indices, self.data, n_words, n_init,
                                       self.a0, derive(seed, DP_INIT, 2))
-        elif init == "collapsed":
-            _, self.log_theta = collapsed.collapsed_start_csr(self.indptr, self.indices,
-                                                              self.data, n_words,
-                                                              **collapsed_start)
         self.iteration = 0
         self.n_proposed = self.log_sticks.shape[0]
 

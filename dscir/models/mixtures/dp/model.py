@@ -45,9 +45,6 @@ from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_stic
 from dscir.models.mixtures.dp.tasks import allocate_users, user_log_predictive
 from dscir.models.mixtures.components import Components, resolve_placement
 from dscir.models.mixtures.seeding import seed_on_workers
-from dscir.corpus import Corpus
-from dscir.models.mixtures import policy
-from dscir.models.mixtures.finite import collapsed
 from dscir.rng import derive
 from dscir.samplers import get_sampler
 from dscir.samplers.simplex import normalize_log
@@ -148,9 +145,6 @@ class DPMMModel(_DPMixture):
         if config.init == "kmeans++":
             log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
                                         config.a0, derive(config.seed, domains.DP_INIT, 2))
-        elif config.init == "collapsed":
-            _, log_theta = collapsed.collapsed_start_on_workers(
-                executor, data.train, data.n_words, **collapsed_start(config, data))
         self.sticks = self.sampler.init_log(log_sticks)
         placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
         self.held = Components(executor, self.sampler, self.sampler.init_log(log_theta),
@@ -264,21 +258,6 @@ class DPMMModel(_DPMixture):
         self._restore_bookkeeping(arrays, values, samples)
 
 
-def collapsed_start(config: DPMMConfig, data: Data) -> dict[str, Any]:
-    """The settings of the DP's collapsed start (``init="collapsed"``): n_init
-    clusters with weights Dirichlet(alpha / n_init) each (the DP's finite
-    approximation, alpha the chain's start: its prior mean) at
-    ``policy.dp_start_a0``, from stream (seed, DP_INIT, 3).
-    The start is not part of the target. At SGRLD's a0 on text (0.01) the
-    sweeps kept all 100 clusters on 2,000 documents of 20 Newsgroups and of
-    Reuters R8, and the chain, whose moves change one document at a time,
-    keeps about as many clusters as it starts with."""
-    tokens = Corpus.open(data.store).n_tokens
-    return {"key": derive(config.seed, domains.DP_INIT, 3), "n_clusters": config.n_init,
-            "gamma": config.alpha_shape / config.alpha_rate / config.n_init,
-            "a0": policy.dp_start_a0(tokens, data.n_words)}
-
-
 class DPGibbsModel(_DPMixture):
     """The exact Gibbs slice sampler on all training users, in the driver's process."""
 
@@ -290,8 +269,7 @@ class DPGibbsModel(_DPMixture):
         self.gibbs = GibbsSlice(
             train.indptr, train.indices, train.data, data.n_words, a0=config.a0,
             alpha_prior=(config.alpha_shape, config.alpha_rate), n_init=config.n_init,
-            seed=config.seed, user_ids=data.train, init=config.init,
-            collapsed_start=collapsed_start(config, data) if config.init == "collapsed" else None)
+            seed=config.seed, user_ids=data.train, init=config.init)
 
     alpha = property(lambda self: self.gibbs.alpha)
     n_clusters = property(lambda self: self.gibbs.n_clusters)
