@@ -52,7 +52,8 @@ after 1,000 iterations. ``--replay`` replays it on the stored scores.
 
     python benchmarks/mixtures.py --stopping --corpora newsgroups reuters8 fortunes tomatoes
 
-Writes results/mixtures[_<tag>].json and .png (``--stopping``: results/mixtures_stopping.*).
+Writes results/mixtures[_<tag>].json and .png (``--stopping``:
+results/mixtures_stopping[_<tag>].*).
 """
 
 from __future__ import annotations
@@ -186,7 +187,8 @@ def fit(estimator, store: str, truth) -> dict:
     if len(h.get("update", ())) > 5:  # medians past the first iterations (numba, the trial)
         out["per_iteration"] = {name: float(np.median(np.asarray(h[key], float)[5:])) for name, key
                                 in (("wall_s", "wall"), ("driver_update_s", "update"),
-                                    ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))}
+                                    ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))
+                                if key in h}
     held = np.asarray(estimator.history_.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),
@@ -371,8 +373,8 @@ def dscir_tree(dscir) -> dict:
 
 
 def stopping_study(args) -> None:
-    """``--stopping``: the chains, the rule replayed, results/mixtures_stopping.*."""
-    path = RESULTS / "mixtures_stopping.json"
+    """``--stopping``: the chains, the rule replayed, results/mixtures_stopping[_<tag>].*."""
+    path = RESULTS / ("mixtures_stopping" + (f"_{args.tag}" if args.tag else "") + ".json")
     if args.replay:
         out = json.loads(path.read_text())
         for corpus in out["corpora"].values():
