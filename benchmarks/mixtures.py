@@ -189,7 +189,7 @@ def fit(estimator, store: str, truth) -> dict:
                                 in (("wall_s", "wall"), ("driver_update_s", "update"),
                                     ("tasks_compute_s", "compute_sum"), ("tokens", "n_tokens"))
                                 if key in h}
-    held = np.asarray(estimator.history_.get("n_components", []), np.float64)
+    held = np.asarray(h.get("n_components", []), np.float64)
     if held.size:  # the DP's components held per iteration
         out["components_held"] = {"mean": round(float(held.mean()), 1),
                                   "first": int(held[0]), "last": int(held[-1]),

@@ -145,6 +145,8 @@ LDA_LAZY_RESUME = LDA_LAZY + "::test_resumed_chain_equals_uninterrupted"
 SPARSE_JOINT = SPARSE + "::test_joint_topics_of_a_tiny_document_match_brute_force"
 SPARSE_WORD = SPARSE + "::test_word_proposal_draws_the_word_row"
 POLICY = "tests/models/lda/test_lda_policy.py"
+MIX_BATCH = ("tests/models/test_dpmm_policy.py::"
+             "test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter")
 DIVERGED = "tests/models/lda/test_lda_driver.py::test_a_diverged_chain_is_one_clear_error"
 SCALED = "tests/samplers/test_cir_scaled.py"
 DRIVER_TOPICS = "tests/models/lda/test_driver_topics.py"
@@ -1533,14 +1535,13 @@ MUTANTS = [
            "np.maximum(np.exp(log_rows, out=new), TINY, out=new)", "np.exp(log_rows, out=new)",
            (MIXBLOCKS + "::test_appended_prior_rows_are_init_logs_values",)),
     Mutant("mixture-batch-beyond-the-quarter", "dscir/models/mixtures/policy.py",
-           "return max(1, min(wanted, n_docs // 4))", "return max(1, wanted)",
-           ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
+           "return batch_size(n_docs, wanted)", "return max(1, wanted)", (MIX_BATCH,)),
     Mutant("mixture-batch-documents-per-word", "dscir/models/mixtures/policy.py",
            "BATCH_TOKENS_PER_WORD * n_words * n_docs / n_tokens",
-           "BATCH_TOKENS_PER_WORD * n_words", ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
+           "BATCH_TOKENS_PER_WORD * n_words", (MIX_BATCH,)),
     Mutant("mixture-batch-without-the-floor", "dscir/models/mixtures/policy.py",
            "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = max(wanted, ",
-           "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = (", ("tests/models/test_dpmm_policy.py::test_finite_mixture_minibatch_holds_tokens_per_word_up_to_a_quarter",)),
+           "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = (", (MIX_BATCH,)),
 ]
 
 

@@ -59,12 +59,8 @@ and the allocations cost K per token; on 20 Newsgroups one step entry costs
 as much as 7-8 allocation token-components (the driver's update per K W
 against the tasks' summed compute per K x token, 6 on Reuters R8:
 results/mixtures_batch_rule.json), so at 8 tokens per word the allocation
-work is about the step's. On the four labelled corpora of
-benchmarks/mixtures.py the quarter binds, and each fit reached an NMI at
-least the 1000-document minibatch's in 0.4-1.0x its time (Mixture(20) on 20
-Newsgroups: 24.8 s against 33.5 s, in the same run). On text it gets two
-changes more, each needed (tests/models/mixture/test_mixture_text.py; either
-alone still collapses):
+work is about the step's. On text it gets two changes more, each needed
+(tests/models/mixture/test_mixture_text.py; either alone still collapses):
 
 * a0 = min(reference, ``TEXT_PRIOR_SHARE`` x tokens / (K W)): the prior's mass
   a0 W per component a tenth of a cluster's tokens. At the reference a0 = 0.5
@@ -104,9 +100,9 @@ TEXT_PRIOR_SHARE = 0.1  # the finite mixture's a0 W on text, as a share of a clu
 MIXTURE_TEXT_INIT = "collapsed"  # the finite mixture's start on text
 
 
-def batch_size(n_docs: int) -> int:
-    """The default minibatch: 1000 documents, at most a quarter of ``n_docs`` (>= 1)."""
-    return max(1, min(REFERENCE_BATCH, n_docs // 4))
+def batch_size(n_docs: int, wanted: int = REFERENCE_BATCH) -> int:
+    """The default minibatch: ``wanted`` documents, at most a quarter of ``n_docs`` (>= 1)."""
+    return max(1, min(wanted, n_docs // 4))
 
 
 def mixture_batch_size(n_docs: int, n_words: int, n_tokens: int | None) -> int:
@@ -117,7 +113,7 @@ def mixture_batch_size(n_docs: int, n_words: int, n_tokens: int | None) -> int:
     wanted = REFERENCE_BATCH
     if n_tokens:
         wanted = max(wanted, math.ceil(BATCH_TOKENS_PER_WORD * n_words * n_docs / n_tokens))
-    return max(1, min(wanted, n_docs // 4))
+    return batch_size(n_docs, wanted)
 
 
 def dp_sampler(policy: str, sampler: str | None, n_words: int | None) -> str:
