@@ -78,6 +78,8 @@ RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
 RELABEL = "tests/models/dpmm/test_relabel.py"
 RELABEL_LAW = RELABEL + "::test_move_keeps_the_exact_law_of_labellings"
+SPLIT_MERGE = "tests/models/dpmm/test_split_merge.py"
+SPLIT_MERGE_LAW = SPLIT_MERGE + "::test_split_merge_samples_the_enumerated_partition_posterior"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
@@ -306,7 +308,7 @@ MUTANTS = [
             "test_default_recovers_the_clusters_the_previous_defaults_collapse",
             "tests/models/mixture/test_mixture_text.py::"
             "test_at_the_reference_a0_the_model_itself_prefers_merged_clusters")),
-    Mutant("collapsed-mixture-rising-one-short", "dscir/models/mixtures/finite/collapsed.py",
+    Mutant("collapsed-mixture-rising-one-short", "dscir/models/mixtures/dp/allocation.py",
            "    for j in range(1, n):", "    for j in range(1, n - 1):",
            ("tests/models/mixture/test_mixture_collapsed.py::test_a_count_scores_as_the_lgamma"
             "_difference",
@@ -1542,6 +1544,26 @@ MUTANTS = [
     Mutant("mixture-batch-without-the-floor", "dscir/models/mixtures/policy.py",
            "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = max(wanted, ",
            "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = (", (MIX_BATCH,)),
+    # -- the DP's split-merge moves (issue 46) --
+    Mutant("split-merge-without-the-proposal", "dscir/models/mixtures/dp/split_merge.py",
+           "if math.log(uniform(s)) < log_r - log_q:", "if math.log(uniform(s)) < log_r:",
+           (SPLIT_MERGE_LAW,)),
+    Mutant("split-merge-without-alpha", "dscir/models/mixtures/dp/split_merge.py",
+           "log_r = (math.log(alpha) + math.lgamma(nm[2])", "log_r = (math.lgamma(nm[2])",
+           (SPLIT_MERGE_LAW,)),
+    Mutant("split-merge-without-the-sizes", "dscir/models/mixtures/dp/split_merge.py",
+           "log_r = (math.log(alpha) + math.lgamma(nm[2]) + math.lgamma(nm[3])",
+           "log_r = (math.log(alpha)", (SPLIT_MERGE_LAW,)),
+    Mutant("split-merge-likelihood-of-one-side", "dscir/models/mixtures/dp/split_merge.py",
+           "out += (math.lgamma(ca[w] + a0) + math.lgamma(cb[w] + a0)",
+           "out += (2 * math.lgamma(ca[w] + a0)", (SPLIT_MERGE_LAW,)),
+    Mutant("split-merge-components-not-redrawn", "dscir/models/mixtures/dp/model.py",
+           "        self.held.replace(out.changed, ", "        (out.changed, ",
+           (SPLIT_MERGE + "::test_stochastic_chain_splits_a_merged_start",)),
+    Mutant("split-merge-task-counts-of-the-old-allocation", "dscir/models/mixtures/dp/tasks.py",
+           "    rows = np.searchsorted(changed, new)\n    keep = np.repeat(np.isin(new, changed)",
+           "    rows = np.searchsorted(changed, z)\n    keep = np.repeat(np.isin(z, changed)",
+           (SPLIT_MERGE + "::test_stochastic_chain_splits_a_merged_start",)),
 ]
 
 

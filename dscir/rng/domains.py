@@ -78,6 +78,8 @@ DP_ALPHA              25  dpmm            | (iteration)
 DP_NEW_COMPONENTS     26  dpmm            | (iteration), then row
 DP_RELABEL            27  dpmm            | (iteration): the relabelling move; (iteration,
                                           | 1): its fresh components (then block)
+DP_SPLIT_MERGE        28  dpmm            | (iteration): the split-merge proposals, then
+                                          | proposal
 MIXTURE_WEIGHTS       30  mixture         | (iteration), then row
 MIXTURE_INIT          31  mixture         | (): initial allocations
 MIXTURE_COLLAPSED     32  mixture         | (): the start; (sweep), then document
@@ -93,15 +95,15 @@ DP_INIT            2**31  dpmm            | (): allocations; (1): sticks; (2): k
 EXACT_START = 0
 # The parts of one sweep of the exact DP Gibbs slice sampler: (seed, sweep, part).
 GIBBS_SLICE_PARTS = {"SLICE": 0, "EXTEND": 1, "ALLOCATE": 2, "STICKS": 3, "COMPONENTS": 4,
-                     "ALPHA": 5, "RELABEL": 6}
+                     "ALPHA": 5, "RELABEL": 6, "SPLIT_MERGE": 7}
 
 # Each domain's number by its name, in the table's order (tests/engine/test_engine.py checks
 # every name against the table).
 (GIBBS, SAMPLER, MINIBATCH, EVALUATION, INIT, TRANSFORM, HELDOUT, CHAINS, STOPPING_ASIDE,
  KSD, DIRICHLET_DATA, DIRICHLET_INIT, DIRICHLET_SAMPLER, DIRICHLET_EXACT, DIRICHLET_KSD,
  DP_SLICE, DP_EXTEND, DP_ALLOCATE, DP_STICKS, DP_COMPONENTS, DP_ALPHA, DP_NEW_COMPONENTS,
- DP_RELABEL, MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, STREAM_START, SYNTHETIC,
- DP_INIT) = (
+ DP_RELABEL, DP_SPLIT_MERGE, MIXTURE_WEIGHTS, MIXTURE_INIT, MIXTURE_COLLAPSED, STREAM_START,
+ SYNTHETIC, DP_INIT) = (
     d.number for d in DOMAINS)
 
 

@@ -28,7 +28,7 @@ def test_every_stream_domain_is_distinct_and_named_once():
         assert getattr(domains, d.name) == d.number
     # The exact baselines name streams (seed, sweep, ...): DP_INIT must stay above them.
     assert domains.DP_INIT > 10**9
-    assert sorted(domains.GIBBS_SLICE_PARTS.values()) == list(range(7))
+    assert sorted(domains.GIBBS_SLICE_PARTS.values()) == list(range(8))
 
 
 def test_no_module_numbers_its_own_stream_domain():

@@ -31,7 +31,8 @@ from dscir.samplers.cir import sample_stationary
 
 __all__ = ["Block", "SparseAllocation", "allocation_summary", "block_columns", "block_fields",
            "block_from_arrays", "block_log_phi", "block_lse", "block_outputs", "block_stream",
-           "combine", "extend_block", "head_block", "permute_block", "row_totals", "sparse",
+           "combine", "extend_block", "head_block", "permute_block", "replace_block",
+           "row_totals", "sparse",
            "sparse_allocation", "step_block"]
 
 
@@ -191,6 +192,20 @@ def permute_block(block: Block, sampler, order: np.ndarray) -> Block:
     """The block's rows reordered: row i is old row ``order[i]``."""
     state = type(block.state)(*(np.asarray(a)[order] for a in block.state))
     return Block(block.index, block.lo, state, block.lse[order])
+
+
+def replace_block(block: Block, sampler, rows: np.ndarray, log_rows: np.ndarray) -> Block:
+    """The block with its ``rows`` set to theta = exp(``log_rows``) (its columns of
+    them, R x width) and their row sums formed again; the other rows are kept."""
+    new = sampler.init_log(np.asarray(log_rows))
+    fields = []
+    for old, values in zip(block.state, new):
+        field = np.array(old)
+        field[rows] = values
+        fields.append(field)
+    lse = block.lse.copy()
+    lse[rows] = state_row_lse(new)
+    return Block(block.index, block.lo, type(block.state)(*fields), lse)
 
 
 def allocation_summary(result: tuple[SparseAllocation, Any]) -> tuple[tuple, Any]:

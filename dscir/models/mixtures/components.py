@@ -21,8 +21,8 @@ faster.
 The DP and finite mixtures' step is written once for either form:
 ``columns`` (log phi columns of given words, arrays or futures), ``allocate``
 (the parts' tasks), ``advance`` (write the allocations, step the components,
-return the occupancy), ``extend`` and ``head`` and ``permute`` (the DP's new,
-dropped and relabelled components), ``log_phi`` and ``fields`` (dense, for
+return the occupancy), ``extend``, ``head``, ``permute`` and ``replace`` (the
+DP's new, dropped, relabelled and redrawn components), ``log_phi`` and ``fields`` (dense, for
 samples and checkpoints), ``load`` (from a checkpoint's fields). On the
 workers the blocks also write the run's components and state themselves
 (``write_run_arrays``: never gathered to the driver).
@@ -41,8 +41,8 @@ from dscir.models.column_blocks import combine, join_columns
 from dscir.models.mixtures.blocks import (allocation_summary, block_columns, block_fields,
                                          block_from_arrays, block_log_phi, block_lse,
                                          block_outputs, extend_block, head_block,
-                                         permute_block, row_totals, sparse, sparse_allocation,
-                                         step_block)
+                                         permute_block, replace_block, row_totals, sparse,
+                                         sparse_allocation, step_block)
 
 PLACEMENTS = rule.PLACEMENTS
 
@@ -206,6 +206,13 @@ class Components:
         """Append ``n_new`` prior components (each block its columns)."""
         self.blocks.map("block-extend", extend_block, self.sampler, n_new, a0, key,
                         self.blocks.n_blocks)
+        self.normalise()
+
+    def replace(self, rows: np.ndarray, log_rows: np.ndarray) -> None:
+        """Set the components ``rows`` to theta = exp(``log_rows``) (R x W): each block
+        gets only its columns of them."""
+        inputs = [[np.ascontiguousarray(log_rows[:, lo:hi])] for _, lo, hi in self.blocks.spans()]
+        self.blocks.update("block-replace", replace_block, (self.sampler, rows), inputs)
         self.normalise()
 
     def head(self, n_rows: int) -> None:

@@ -18,23 +18,27 @@ def mixture(**kw) -> DPMixture:
     return DPMixture(**base)
 
 
-@pytest.mark.parametrize("sampler", ["scir", "sgrld", "gibbs"])
+@pytest.mark.parametrize("sampler,split_merge", [("scir", 0), ("sgrld", 0), ("gibbs", 0),
+                                                ("scir", 5), ("gibbs", 5)])
 def test_interrupted_and_resumed_equals_uninterrupted(dpmm_store, two_workers, tmp_path,
-                                                       monkeypatch, sampler):
+                                                       monkeypatch, sampler, split_merge):
+    """With split-merge moves too (the stochastic chain's at iterations 6 and 12)."""
     path, _ = dpmm_store
     client = None if sampler == "gibbs" else two_workers
-    whole = mixture(sampler=sampler).fit(path, client=client, out=tmp_path / "whole")
+    whole = mixture(sampler=sampler, split_merge=split_merge).fit(
+        path, client=client, out=tmp_path / "whole")
 
     with monkeypatch.context() as m:
         interrupt_after(m, 7)
         with pytest.raises(KeyboardInterrupt):
-            mixture(sampler=sampler).fit(path, client=client, out=tmp_path / "run",
-                                         checkpoint_every=3)
+            mixture(sampler=sampler, split_merge=split_merge).fit(
+                path, client=client, out=tmp_path / "run", checkpoint_every=3)
     ckpt = read_checkpoint(tmp_path / "run")
     assert ckpt.iteration == 6 and ckpt.n_samples == 2  # samples at 4 and 6
     assert read_arrays(tmp_path / "run", "samples")["iteration"].tolist() == [4, 6]
 
-    resumed = mixture(sampler=sampler).fit(path, client=client, resume=tmp_path / "run")
+    resumed = mixture(sampler=sampler, split_merge=split_merge).fit(
+        path, client=client, resume=tmp_path / "run")
     assert_same_run(tmp_path / "whole", tmp_path / "run")
     assert resumed.score() == whole.score()
     assert [(e.iteration, e.log_predictive) for e in resumed.evaluations_] == \

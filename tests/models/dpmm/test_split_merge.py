@@ -1,4 +1,5 @@
-"""The split-merge moves against the enumerated posterior of a small partition problem."""
+"""The split-merge moves against the enumerated posterior of a small partition problem,
+and in both DP samplers."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
+from dscir.corpus import Corpus
 from dscir.errors import DscirError
+from dscir.models.mixtures.dp import GibbsSlice
 from dscir.models.mixtures.dp.split_merge import split_merge
 from dscir.rng import derive
+from support.chains import dpmm_chain
+from support.mixtures import adjusted_rand_index
+from support.mixtures import dpmm_config as config
 
 # Five users over three words: two groups by their words and an empty document
 # (its likelihood is 1 under every cluster): 52 partitions.
@@ -121,3 +127,57 @@ def test_split_merge_checks_its_input():
     with pytest.raises(DscirError, match="a0 and alpha must be > 0"):
         split_merge(indptr, indices, data, np.zeros(5, np.int64), 3, a0=0.0, alpha=1.0,
                     n_proposals=1, key=0)
+
+
+# -- in the samplers ------------------------------------------------------------
+
+
+def merged_start_chain(client, path, iterations: int, **kw):
+    """The stochastic chain started from one component (every user merged)."""
+    c = dpmm_chain(client, path, config(n_init=1, **kw))
+    for _ in range(iterations):
+        c.step()
+    c.close()
+    return c.model
+
+
+def test_stochastic_chain_splits_a_merged_start(dpmm_store, two_workers):
+    """Started from one component, the allocation moves alone keep the 4 clusters
+    merged (ARI -0.02 after 12 iterations); split-merge moves once a pass
+    (every 6 iterations) separate them (0.99)."""
+    path, truth = dpmm_store
+    moved = merged_start_chain(two_workers, path, 12, split_merge=10)
+    still = merged_start_chain(two_workers, path, 12)
+    train = moved.data.train
+    assert adjusted_rand_index(truth[train], moved.z[train]) > 0.95
+    assert adjusted_rand_index(truth[train], still.z[train]) < 0.2
+
+
+def test_split_merge_chain_is_the_same_on_any_workers_and_placement(dpmm_store, one_worker,
+                                                                      two_workers):
+    """The moves' task, the redrawn components and the new labels' rows give one
+    chain on one worker with the components on the driver and on two workers with
+    them on the workers."""
+    path, _ = dpmm_store
+    a = merged_start_chain(one_worker, path, 7, split_merge=10, placement="driver")
+    b = merged_start_chain(two_workers, path, 7, split_merge=10, placement="workers")
+    assert a.n_clusters > 1
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.sticks.log_theta, b.sticks.log_theta)
+    np.testing.assert_array_equal(a.theta.log_theta, b.theta.log_theta)
+
+
+def test_exact_gibbs_splits_a_merged_start(dpmm_store):
+    """The exact Gibbs slice sampler with the moves: one sweep separates what the
+    allocations alone leave merged."""
+    path, truth = dpmm_store
+    corpus = Corpus.open(path)
+    batch = corpus.read(np.arange(corpus.n_docs))
+    ari = {}
+    for n in (0, 10):
+        g = GibbsSlice(batch.indptr, batch.indices, batch.data, corpus.n_words, a0=0.5,
+                       alpha_prior=(1.0, 1.0), n_init=1, seed=3, split_merge=n)
+        for _ in range(3):
+            g.step()
+        ari[n] = adjusted_rand_index(truth, g.z)
+    assert ari[10] > 0.95 and ari[0] < 0.2

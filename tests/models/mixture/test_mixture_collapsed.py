@@ -15,8 +15,8 @@ from scipy.special import gammaln
 
 from dscir.corpus import write_corpus
 from dscir.errors import DscirError
-from dscir.models.mixtures.finite.collapsed import (CollapsedMixtureGibbs, _log_rising,
-                                                   collapsed_start_csr,
+from dscir.models.mixtures.dp.allocation import log_rising
+from dscir.models.mixtures.finite.collapsed import (CollapsedMixtureGibbs, collapsed_start_csr,
                                                    collapsed_start_on_workers,
                                                    conditional_log_weights, log_joint)
 from support.recording import ThreeParts
@@ -52,7 +52,7 @@ def test_a_count_scores_as_the_lgamma_difference():
     for x in (1e-3, 0.3, 7.25, 1e5):
         for n in range(1, 21):
             want = np.log(x + np.arange(n)).sum()  # exact to rounding, as lgamma's is not
-            assert _log_rising(x, n) == pytest.approx(want, rel=1e-9)
+            assert log_rising(x, n) == pytest.approx(want, rel=1e-9)
 
 
 def test_log_joint_is_the_textbook_formula():

@@ -41,6 +41,10 @@ PARAMS: tuple[Param, ...] = (
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
     init_param("users", INITS),
+    Param("split_merge", Interval(Int, 0), 0,
+          "split-merge proposals per pass over the training users: exact Metropolis-"
+          "Hastings moves that split or merge whole clusters "
+          "(``dscir.models.mixtures.dp.split_merge``; 0: none)."),
     placement_param(),
     *CHAIN,
 )

@@ -9,6 +9,7 @@ import numpy as np
 from dscir.errors import DscirError
 from dscir.models.mixtures.dp.allocation import Sample, allocate, component_counts, slice_log_u
 from dscir.models.mixtures.dp.relabel import new_labels, relabel
+from dscir.models.mixtures.dp.split_merge import split_merge
 from dscir.models.mixtures.dp.sticks import (global_step, initial_state, log_weights, new_sticks,
                                       prior_components)
 from dscir.models.mixtures.seeding import seed_csr
@@ -32,12 +33,15 @@ class GibbsSlice:
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
     (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1).
+    With ``split_merge`` > 0 every sweep makes that many split-merge proposals
+    (``dscir.models.mixtures.dp.split_merge``) after the allocations; theta and
+    v are then drawn given the new partition, as always.
     """
 
 
     def __init__(self, indptr, indices, data, n_words: int, *, a0: float,
                  alpha_prior: tuple[float, float], n_init: int, seed: int, user_ids=None,
-                 init: str = "random"):
+                 init: str = "random", split_merge: int = 0):
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices, np.int64)
         self.data = np.asarray(data, np.int64)
@@ -57,6 +61,7 @@ class GibbsSlice:
                                       self.a0, derive(seed, DP_INIT, 2))
         self.iteration = 0
         self.n_proposed = self.log_sticks.shape[0]
+        self.split_merge = int(split_merge)
 
     @property
     def n_components(self) -> int:
@@ -84,6 +89,8 @@ class GibbsSlice:
         self.n_proposed = self.n_components
         self.z = allocate(self.indptr, self.indices, self.data, self.user_ids, log_u, log_w,
                           normalize_log(self.log_theta, axis=1), key("ALLOCATE"))
+        if self.split_merge:
+            self._split_merge(key("SPLIT_MERGE"))
         self._relabel(key("RELABEL"))
         k = self.n_components
         cc = component_counts(self.indptr, self.indices, self.data, self.z, self.n_words)
@@ -97,6 +104,19 @@ class GibbsSlice:
             keys=(key("STICKS"), key("COMPONENTS"), key("ALPHA")))
         self.log_sticks, self.log_theta = sticks.log_theta, theta.log_theta
         self.iteration = t
+
+    def _split_merge(self, key: int) -> None:
+        """Split-merge proposals on z; new labels get prior rows (theta and the sticks
+        are drawn given z next)."""
+        z, _, _ = split_merge(self.indptr, self.indices, self.data, self.z, self.n_words,
+                              a0=self.a0, alpha=self.alpha, n_proposals=self.split_merge,
+                              key=key)
+        grow = int(z.max()) + 1 - self.n_components
+        if grow > 0:
+            self.log_sticks = np.concatenate([self.log_sticks, np.zeros((grow, 2))])
+            self.log_theta = np.concatenate([self.log_theta, prior_components(
+                grow, self.n_words, self.a0, derive(key, 1))])
+        self.z = z.astype(self.z.dtype)
 
     def _relabel(self, key: int) -> None:
         """The relabelling move (``dscir.models.mixtures.dp.relabel``) on (z, theta); the

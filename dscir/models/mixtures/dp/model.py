@@ -18,7 +18,13 @@ One iteration ``m`` of the stochastic slice sampler (Baker et al. 2018, App. D):
    (``dscir.models.mixtures.dp.relabel``: holes left by emptied components are
    closed, labels past the last occupied one dropped), the components moving
    with their labels and the sticks drawn from v | z given every training
-   user's allocation (O(K)); after 5, alpha | v.
+   user's allocation (O(K)); after 5, alpha | v;
+7. with ``split_merge`` > 0, once a pass (before 6): that many split-merge
+   proposals on every training user's allocation, in one task that reads them
+   all (``dscir.models.mixtures.dp.split_merge``), then the components of the
+   clusters that gained or lost users drawn from their full conditionals
+   Gamma(a0 + c_k) given every training user's allocation, as the sticks are
+   in 6.
 
 Every draw comes from a stream (seed, DP_*, m, ...) of ``dscir.rng.domains``, per
 user where it belongs to a user, so a run is the same on any number of workers.
@@ -42,11 +48,13 @@ from dscir.models.mixtures.dp.allocation import Sample
 from dscir.models.mixtures.dp.allocation import slice_log_u
 from dscir.models.mixtures.dp.relabel import conditional_sticks, new_labels, relabel
 from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_sticks, sticks_step
-from dscir.models.mixtures.dp.tasks import allocate_users, user_log_predictive
+from dscir.models.mixtures.dp.tasks import (allocate_users, split_merge_users,
+                                           user_log_predictive)
 from dscir.models.mixtures.components import Components, resolve_placement
 from dscir.models.mixtures.seeding import seed_on_workers
 from dscir.rng import derive
 from dscir.samplers import get_sampler
+from dscir.samplers.cir import sample_stationary
 from dscir.samplers.simplex import normalize_log
 
 
@@ -212,6 +220,30 @@ class DPMMModel(_DPMixture):
         self.z[train] = new_labels(order, k + fresh)[self.z[train]]
         return occupancy[order]
 
+    @property
+    def split_merge_every(self) -> int:
+        """Iterations between split-merge moves: one pass over the training users."""
+        return max(1, round(self.data.train.size / self.config.batch_size))
+
+    def _split_merge(self, m: int) -> None:
+        """Split-merge moves on every training user's allocation, then the components
+        of the clusters whose users changed drawn from Gamma(a0 + their counts)
+        (new labels get rows first)."""
+        cfg, s, train = self.config, self.sampler, self.data.train
+        key = derive(cfg.seed, domains.DP_SPLIT_MERGE, m)
+        parts = self.executor.read_blocks([train], "read-split-merge")
+        args = (self.z[train].astype(np.int64), self.data.n_words, cfg.a0, self.alpha,
+                cfg.split_merge, key)
+        [out] = self.executor.run("split-merge", split_merge_users, parts, [args])
+        if out.changed.size == 0:
+            return
+        grow = int(out.changed[-1]) + 1 - self.n_components
+        if grow > 0:
+            self.sticks = s.concat(self.sticks, s.init_log(np.zeros((grow, 2))))
+            self.held.extend(grow, cfg.a0, derive(key, 1))
+        self.held.replace(out.changed, sample_stationary(cfg.a0 + out.counts, derive(key, 2)))
+        self.z[train] = out.z
+
     def step(self, m: int, parts) -> dict[str, Any]:
         cfg, users = self.config, parts.docs
         log_w, _ = log_weights(self.sticks.log_theta)
@@ -229,6 +261,9 @@ class DPMMModel(_DPMixture):
         occupancy, _ = self.held.advance(results, words, self.z, a0=cfg.a0, scale=scale,
                                          h=cfg.step_theta,
                                          key=derive(cfg.seed, domains.DP_COMPONENTS, m))
+        if cfg.split_merge and m % self.split_merge_every == 0:
+            self._split_merge(m)
+            occupancy = np.bincount(self.z[users], minlength=self.n_components)
         occupancy = self._relabel(m, occupancy)
         self.sticks, self.alpha = sticks_step(
             self.sampler, self.sticks, self.alpha, occupancy * scale,
@@ -269,7 +304,8 @@ class DPGibbsModel(_DPMixture):
         self.gibbs = GibbsSlice(
             train.indptr, train.indices, train.data, data.n_words, a0=config.a0,
             alpha_prior=(config.alpha_shape, config.alpha_rate), n_init=config.n_init,
-            seed=config.seed, user_ids=data.train, init=config.init)
+            seed=config.seed, user_ids=data.train, init=config.init,
+            split_merge=config.split_merge)
 
     alpha = property(lambda self: self.gibbs.alpha)
     n_clusters = property(lambda self: self.gibbs.n_clusters)

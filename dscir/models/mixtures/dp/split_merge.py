@@ -48,7 +48,7 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.mixtures.finite.collapsed import _log_rising
+from dscir.models.mixtures.dp.allocation import log_rising
 from dscir.rng import mix_in, new_state, uniform
 
 #: Restricted Gibbs scans from the random launch state before a proposal (Jain &
@@ -63,9 +63,9 @@ def _side_score(indptr, indices, data, u, c, n, m, a0, a0w):
     length = 0
     score = math.log(m)
     for p in range(indptr[u], indptr[u + 1]):
-        score += _log_rising(c[indices[p]] + a0, data[p])
+        score += log_rising(c[indices[p]] + a0, data[p])
         length += data[p]
-    return score - _log_rising(n + a0w, length) if length else score
+    return score - log_rising(n + a0w, length) if length else score
 
 
 @nb.njit(cache=True, nogil=True)
@@ -137,66 +137,79 @@ def _log_likelihood_ratio(indptr, indices, data, members, ca, cb, nm, a0, a0w, s
 
 
 @nb.njit(cache=True, nogil=True)
-def _propose(indptr, indices, data, z, next_label, n_words, a0, alpha, scans, s,
-             ca, cb, seen):
-    """One split-merge proposal on ``z`` (in place). Returns (1 split / -1 merge /
-    0 rejected, the next unused label)."""
-    n_users = z.size
-    i = int(uniform(s) * n_users)
-    j = int(uniform(s) * (n_users - 1))
-    j += j >= i
-    zi, zj = z[i], z[j]
+def _members(z, i, j):
+    """The users of i's and j's clusters, i and j last, and which cluster each of
+    the others is in (0: i's, 1: j's)."""
     count = 0
-    for u in range(n_users):
-        if (z[u] == zi or z[u] == zj) and u != i and u != j:
-            count += 1
-    users = np.empty(count, np.int64)
+    for u in range(z.size):
+        count += (z[u] == z[i] or z[u] == z[j]) and u != i and u != j
+    members = np.empty(count + 2, np.int64)
     current = np.empty(count, np.int64)
     count = 0
-    for u in range(n_users):
-        if (z[u] == zi or z[u] == zj) and u != i and u != j:
-            users[count] = u
-            current[count] = 0 if z[u] == zi else 1
+    for u in range(z.size):
+        if (z[u] == z[i] or z[u] == z[j]) and u != i and u != j:
+            members[count] = u
+            current[count] = 0 if z[u] == z[i] else 1
             count += 1
-    a0w = a0 * n_words
+    members[count], members[count + 1] = i, j
+    return members, current
+
+
+@nb.njit(cache=True, nogil=True)
+def _launch(indptr, indices, data, members, ca, cb, s):
+    """The random launch state: i on side A, j on side B, each other user on a
+    uniform side. Returns (sides, [n_A, n_B, m_A, m_B]) with the sides' counts in
+    ``ca``, ``cb``."""
+    count = members.size - 2
     ca[:] = 0.0
     cb[:] = 0.0
-    nm = np.zeros(4)  # tokens and users of sides A and B
-    nm[0] = _shift(indptr, indices, data, i, ca, 1)
-    nm[1] = _shift(indptr, indices, data, j, cb, 1)
+    nm = np.zeros(4)
+    nm[0] = _shift(indptr, indices, data, members[count], ca, 1)
+    nm[1] = _shift(indptr, indices, data, members[count + 1], cb, 1)
     nm[2] = nm[3] = 1.0
     side = np.empty(count, np.int64)
     for t in range(count):
         side[t] = 0 if uniform(s) < 0.5 else 1
         if side[t] == 0:
-            nm[0] += _shift(indptr, indices, data, users[t], ca, 1)
+            nm[0] += _shift(indptr, indices, data, members[t], ca, 1)
             nm[2] += 1
         else:
-            nm[1] += _shift(indptr, indices, data, users[t], cb, 1)
+            nm[1] += _shift(indptr, indices, data, members[t], cb, 1)
             nm[3] += 1
+    return side, nm
+
+
+@nb.njit(cache=True, nogil=True)
+def _propose(indptr, indices, data, z, next_label, n_words, a0, alpha, scans, s,
+             ca, cb, seen):
+    """One split-merge proposal on ``z`` (in place). Returns (1 split / -1 merge /
+    0 rejected, the next unused label)."""
+    i = int(uniform(s) * z.size)
+    j = int(uniform(s) * (z.size - 1))
+    j += j >= i
+    zi, zj = z[i], z[j]
+    members, current = _members(z, i, j)
+    users = members[:-2]
+    side, nm = _launch(indptr, indices, data, members, ca, cb, s)
+    a0w = a0 * n_words
     none = np.empty(0, np.int64)
     for _ in range(scans):
         _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, none)
-    members = np.empty(count + 2, np.int64)
-    members[:count] = users
-    members[count], members[count + 1] = i, j
-    if zi == zj:
-        log_q = _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, none)
-    else:
-        log_q = _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, current)
+    forced = none if zi == zj else current  # a merge scores the current split
+    log_q = _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, forced)
     log_r = (math.log(alpha) + math.lgamma(nm[2]) + math.lgamma(nm[3])
              - math.lgamma(nm[2] + nm[3])
              + _log_likelihood_ratio(indptr, indices, data, members, ca, cb, nm, a0, a0w, seen))
     if zi == zj:
         if math.log(uniform(s)) < log_r - log_q:
             z[i] = next_label
-            for t in range(count):
+            for t in range(users.size):
                 if side[t] == 0:
                     z[users[t]] = next_label
             return 1, next_label + 1
         return 0, next_label
     if math.log(uniform(s)) < log_q - log_r:
-        for t in range(count):
+        for t in range(users.size):
             z[users[t]] = zi
         z[j] = zi
         return -1, next_label

@@ -1,5 +1,6 @@
 """The DP mixture's worker tasks: allocations, held-out scores and responsibilities
-(for the KSD, ``dscir.api.stein``) of a batch of users."""
+(for the KSD, ``dscir.api.stein``) of a batch of users, and split-merge moves of
+the training users' partition."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from dscir.corpus import CSRBatch
 from dscir.models.mixtures.dp.allocation import (allocate, component_counts, log_predictive,
                                        responsibility_sums)
+from dscir.models.mixtures.dp.split_merge import split_merge
 
 
 class AllocationResult(NamedTuple):
@@ -59,3 +61,32 @@ def user_responsibilities(batch: CSRBatch, words: np.ndarray, log_phi_cols: np.n
     local = np.searchsorted(words, batch.indices)
     return responsibility_sums(batch.indptr, local, batch.data, log_w, log_phi_cols, log_rest,
                                a0, n_words)
+
+
+class SplitMergeResult(NamedTuple):
+    """The training users' new allocations after split-merge moves, and the word
+    counts of the clusters whose users changed (the components to redraw)."""
+
+    z: np.ndarray  # int64 [n] every training user's allocation
+    changed: np.ndarray  # int64 [C] the labels that gained or lost users (sorted)
+    counts: np.ndarray  # int64 [C, W] their word counts under the new allocations
+    splits: int
+    merges: int
+
+
+def split_merge_users(batch: CSRBatch, words: np.ndarray, z: np.ndarray, n_words: int,
+                      a0: float, alpha: float, n_proposals: int, key: int) -> SplitMergeResult:
+    """``n_proposals`` split-merge moves (``dscir.models.mixtures.dp.split_merge``) on
+    the partition ``z`` of the batch's users (every training user, in one task)."""
+    new, splits, merges = split_merge(batch.indptr, batch.indices, batch.data, z, n_words,
+                                      a0=a0, alpha=alpha, n_proposals=n_proposals, key=key)
+    moved = new != np.asarray(z)
+    changed = np.unique(np.concatenate([np.asarray(z)[moved], new[moved]])).astype(np.int64)
+    rows = np.searchsorted(changed, new)
+    keep = np.repeat(np.isin(new, changed), np.diff(batch.indptr))
+    entry_rows = np.repeat(rows, np.diff(batch.indptr))[keep]
+    flat = np.bincount(entry_rows * n_words + np.asarray(batch.indices, np.int64)[keep],
+                       weights=np.asarray(batch.data, np.float64)[keep],
+                       minlength=changed.size * n_words)
+    counts = np.rint(flat).astype(np.int64).reshape(changed.size, n_words)
+    return SplitMergeResult(new, changed, counts, splits, merges)

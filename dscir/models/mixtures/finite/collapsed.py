@@ -29,29 +29,12 @@ from scipy.special import gammaln
 
 from dscir.rng import domains
 from dscir.errors import DscirError
-from dscir.models.mixtures.dp.allocation import draw_log_scores
+from dscir.models.mixtures.dp.allocation import draw_log_scores, log_rising
 from dscir.models.mixtures.finite.allocation import allocate
 from dscir.models.mixtures.seeding import candidate_csr, read_candidates, seed_csr
 from dscir.rng import derive, mix_in, new_state
 
 START_SWEEPS = 10  # collapsed sweeps on the candidate documents for init="collapsed"
-
-
-#: Counts up to this are scored by the log of a product, not two lgammas.
-_RISING_PRODUCT = 8
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _log_rising(x, n):
-    """log Gamma(x + n) - log Gamma(x) = log x (x + 1) ... (x + n - 1) for a count
-    n >= 1: for the short counts of text one log of the product, a few times
-    cheaper than two lgammas and no less accurate."""
-    if n > _RISING_PRODUCT:
-        return math.lgamma(x + n) - math.lgamma(x)
-    prod = x
-    for j in range(1, n):
-        prod *= x + j
-    return math.log(prod)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -68,7 +51,7 @@ def _doc_scores(indptr, indices, data, i, m, n, ct, gamma, a0, a0w, score):
     for p in range(indptr[i], indptr[i + 1]):
         row, x = ct[indices[p]], data[p]
         for k in range(m.size):
-            score[k] += _log_rising(row[k] + a0, x)
+            score[k] += log_rising(row[k] + a0, x)
     top = -np.inf
     for k in range(m.size):
         if score[k] > top:
