@@ -43,8 +43,7 @@ PARAMS: tuple[Param, ...] = (
     init_param("users", INITS),
     Param("split_merge", Interval(Int, 0), 0,
           "split-merge proposals per pass over the training users: exact Metropolis-"
-          "Hastings moves that split or merge whole clusters "
-          "(``dscir.models.mixtures.dp.split_merge``; 0: none)."),
+          "Hastings moves that split or merge whole clusters (0: none)."),
     placement_param(),
     *CHAIN,
 )
