@@ -111,3 +111,7 @@ def test_iteration_bytes_do_not_grow_with_the_vocabulary(tmp_path_factory, two_w
     # 30 times the vocabulary: 5 blocks instead of 1, each a few small tasks (a step, a
     # summary, a cut per part) of under 5 kB, whatever its width
     assert workers - reference <= 4 * 5_000
+    # and no columns travel from the driver: 42 kB measured an iteration (the parts'
+    # allocations and the blocks' O(K) tasks); 40 x ~2,000 float64 columns cut on the
+    # driver would add about 640 kB a part
+    assert reference <= 100_000
