@@ -1561,8 +1561,8 @@ MUTANTS = [
            "        self.held.replace(out.changed, ", "        (out.changed, ",
            (SPLIT_MERGE + "::test_stochastic_chain_splits_a_merged_start",)),
     Mutant("split-merge-task-counts-of-the-old-allocation", "dscir/models/mixtures/dp/tasks.py",
-           "    rows = np.searchsorted(changed, new)\n    keep = np.repeat(np.isin(new, changed)",
-           "    rows = np.searchsorted(changed, z)\n    keep = np.repeat(np.isin(z, changed)",
+           "component_counts(batch.indptr, batch.indices, batch.data, new, n_words)",
+           "component_counts(batch.indptr, batch.indices, batch.data, z, n_words)",
            (SPLIT_MERGE + "::test_stochastic_chain_splits_a_merged_start",)),
 ]
 

@@ -37,6 +37,22 @@ def adjusted_rand_index(a, b) -> float:
     return float((pairs - expected) / ((rows + cols) / 2 - expected))
 
 
+def partitions(n: int):
+    """Every partition of 0..n-1 as canonical labels (first appearance order)."""
+    if n == 0:
+        yield ()
+        return
+    for p in partitions(n - 1):
+        for c in range(max(p, default=-1) + 2):
+            yield p + (c,)
+
+
+def canonical(z) -> tuple:
+    """A partition's labels renamed by first appearance (its cell among ``partitions``)."""
+    seen: dict = {}
+    return tuple(seen.setdefault(int(c), len(seen)) for c in z)
+
+
 def dpmm_config(**kw) -> DPMMConfig:
     base = dict(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=100,
                 step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10,

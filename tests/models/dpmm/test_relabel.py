@@ -13,6 +13,7 @@ from dscir.models.mixtures.dp.relabel import (conditional_sticks, log_labelling_
                                        relabel)
 from dscir.rng import domains
 from dscir.rng import derive
+from support.mixtures import canonical, partitions
 
 SEED = 2  # the partition test's chain
 MAX_HOLES = 6  # labellings with more holes are lumped into one cell
@@ -139,21 +140,6 @@ def test_conditional_sticks_are_the_beta_conditional():
     v = np.exp(draws[:, :, 0] - np.logaddexp(draws[:, :, 0], draws[:, :, 1]))
     assert stats.kstest(v[:, 0], stats.beta(6, 16.5).cdf).pvalue > 1e-3
     assert stats.kstest(v[:, 1], stats.beta(1, 16.5).cdf).pvalue > 1e-3
-
-
-def partitions(n: int):
-    """Every partition of 0..n-1 as canonical labels (first appearance order)."""
-    if n == 0:
-        yield ()
-        return
-    for p in partitions(n - 1):
-        for c in range(max(p, default=-1) + 2):
-            yield p + (c,)
-
-
-def canonical(z) -> tuple:
-    seen: dict = {}
-    return tuple(seen.setdefault(int(c), len(seen)) for c in z)
 
 
 def test_gibbs_slice_with_the_move_samples_the_exact_partition_posterior():

@@ -13,7 +13,7 @@ from dscir.models.mixtures.dp import GibbsSlice
 from dscir.models.mixtures.dp.split_merge import split_merge
 from dscir.rng import derive
 from support.chains import dpmm_chain
-from support.mixtures import adjusted_rand_index
+from support.mixtures import adjusted_rand_index, canonical, partitions
 from support.mixtures import dpmm_config as config
 
 # Five users over three words: two groups by their words and an empty document
@@ -31,21 +31,6 @@ def csr(docs):
     rows, cols = np.nonzero(x)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(x)))])
     return indptr, cols, x[rows, cols]
-
-
-def partitions(n: int):
-    """Every set partition of range(n) as canonical labels (first occurrence order)."""
-    if n == 0:
-        yield ()
-        return
-    for head in partitions(n - 1):
-        for k in range(max(head, default=-1) + 2):
-            yield head + (k,)
-
-
-def canonical(z) -> tuple:
-    seen: dict = {}
-    return tuple(seen.setdefault(int(k), len(seen)) for k in z)
 
 
 def log_posterior(z, docs, a0: float, alpha: float) -> float:

@@ -82,11 +82,8 @@ def split_merge_users(batch: CSRBatch, words: np.ndarray, z: np.ndarray, n_words
                                       a0=a0, alpha=alpha, n_proposals=n_proposals, key=key)
     moved = new != np.asarray(z)
     changed = np.unique(np.concatenate([np.asarray(z)[moved], new[moved]])).astype(np.int64)
-    rows = np.searchsorted(changed, new)
-    keep = np.repeat(np.isin(new, changed), np.diff(batch.indptr))
-    entry_rows = np.repeat(rows, np.diff(batch.indptr))[keep]
-    flat = np.bincount(entry_rows * n_words + np.asarray(batch.indices, np.int64)[keep],
-                       weights=np.asarray(batch.data, np.float64)[keep],
-                       minlength=changed.size * n_words)
-    counts = np.rint(flat).astype(np.int64).reshape(changed.size, n_words)
+    cc = component_counts(batch.indptr, batch.indices, batch.data, new, n_words)
+    counts = np.zeros((changed.size, n_words), np.int64)  # an emptied cluster keeps zeros
+    held = np.isin(changed, cc.components)
+    counts[held] = cc.counts[np.searchsorted(cc.components, changed[held])]
     return SplitMergeResult(new, changed, counts, splits, merges)
