@@ -73,6 +73,7 @@ GSGRHMC_JOINT = GSGRHMC + "::test_joint_stationary_law_gamma_position_and_normal
 GSGRHMC_POSITION = GSGRHMC + "::test_position_moves_with_the_new_momentum_scaled_by_sqrt_theta"
 GSGRHMC_REFLECTION = GSGRHMC + "::test_reflection_at_zero_flips_position_and_momentum"
 INTEGRATORS = "tests/samplers/test_integrators.py"
+TEXT_DP = "tests/models/dpmm/test_dpmm_text.py"
 PARAMS_TESTS = "tests/api/test_params.py"
 RECIPES = "tests/test_recipes.py"
 INTEGRATORS_BIASED = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_is_biased"
@@ -263,8 +264,8 @@ MUTANTS = [
            "if n_docs >= 0:\n        out.update(",
            ("tests/models/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",)),
     Mutant("dp-policy-unseeded", "dscir/models/mixtures/policy.py",
-           'out.update(init="kmeans++", n_init=TEXT_COMPONENTS)',
-           "out.update(n_init=TEXT_COMPONENTS)",
+           "out.update(init=TEXT_DP_INIT, n_init=TEXT_COMPONENTS,",
+           "out.update(n_init=TEXT_COMPONENTS,",
            ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-policy-scir-on-text", "dscir/models/mixtures/policy.py",
@@ -275,7 +276,7 @@ MUTANTS = [
     Mutant("dp-policy-sgrld-reference-on-text", "dscir/models/mixtures/policy.py",
            'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.001, 0.005)}',
-           ("tests/models/test_dpmm_policy.py::test_default_sgrld_empties_the_surplus_seeds",
+           ("tests/models/test_dpmm_policy.py::test_default_sgrld_recovers_the_clusters_over_a_wide_vocabulary",
             "tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges")),
     Mutant("dp-policy-sgrld-a0-kept", "dscir/models/mixtures/policy.py",
@@ -487,9 +488,22 @@ MUTANTS = [
            "best = min(rows, key=lambda r: (r.perplexity, r.step_size))", (TUNE_CHOOSE,)),
     # -- the DP mixture on text (issue 19) --
     Mutant("dp-seeding-ignored", "dscir/models/mixtures/dp/model.py",
-           'if config.init == "kmeans++":\n            log_theta = seed_on_workers(',
-           'if False:\n            log_theta = seed_on_workers(',
+           'if cfg.init == "kmeans++":\n            return seed_on_workers(',
+           'if False:\n            return seed_on_workers(',
            ("tests/models/dpmm/test_dpmm_text.py::test_scir_recovers_text_clusters_only_when_seeded",)),
+    Mutant("dp-collapsed-start-keeps-empty-clusters", "dscir/models/mixtures/dp/sticks.py",
+           "return log_theta[order[log_weights[order] > math.log(gamma)]]",
+           "return log_theta[order]",
+           (TEXT_DP + "::test_collapsed_start_keeps_the_occupied_clusters_largest_first",
+            TEXT_DP + "::test_collapsed_start_finds_the_text_clusters")),
+    Mutant("dp-collapsed-start-weights-of-alpha", "dscir/models/mixtures/dp/sticks.py",
+           "return float(alpha_prior[0] / alpha_prior[1]) / n_init",
+           "return float(alpha_prior[0] / alpha_prior[1])",
+           (TEXT_DP + "::test_collapsed_start_weights_approximate_the_dp_prior",)),
+    Mutant("dp-collapsed-start-other-stream-in-memory", "dscir/models/mixtures/dp/gibbs.py",
+           "n_words, key=derive(seed, DP_INIT, 2),",
+           "n_words, key=derive(seed, DP_INIT, 3),",
+           (TEXT_DP + "::test_collapsed_start_is_the_same_on_workers_and_in_memory",)),
     Mutant("seeds-uniform", "dscir/models/mixtures/seeding.py",
            "seeds.append(int(rng.choice(n_docs, p=cost / cost.sum())))",
            "seeds.append(int(rng.choice(n_docs)))",

@@ -208,7 +208,8 @@ def test_chain_ksd_of_all_users_is_the_exact_scores_ksd(tmp_path, state):
     _, phi = state
     rng = np.random.default_rng(9)
     cfg = DPMMConfig(sampler="gibbs", a0=A0, alpha_shape=1.0, alpha_rate=1.0, batch_size=2,
-                     step_theta=1.0, step_sticks=1.0, n_init=3, seed=4, init="random")
+                     step_theta=1.0, step_sticks=1.0, n_init=3, seed=4, init="random",
+                     split_merge=0)
     samples, u, s = [], [], []
     for _ in range(6):
         uu = rng.normal(size=K)

@@ -89,7 +89,8 @@ def test_the_dp_mixture_refuses_a_momentum_sampler(dpmm_store):
 
     path, _ = dpmm_store
     cfg = DPMMConfig(sampler="gsgrhmc", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=10,
-                     step_theta=0.1, step_sticks=0.1, n_init=3, seed=0, init="random")
+                     step_theta=0.1, step_sticks=0.1, n_init=3, seed=0, init="random",
+                     split_merge=0)
     with pytest.raises(DscirError, match="runs without momenta"):
         DPMMModel(cfg, Data.open(path), InProcessExecutor(path, "dpmm"))
     with pytest.raises(DscirError, match="sampler must be one of"):

@@ -18,9 +18,9 @@ from dscir.engine.chain import Chain
 from dscir.engine.inprocess import InProcessExecutor
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixtures.dp import REFERENCE, model_type
-from dscir.models.mixtures.policy import (BATCH_TOKENS_PER_WORD, TEXT_COMPONENTS, TEXT_SGRLD,
-                                         TEXT_WORDS, default_settings, dp_sampler,
-                                         mixture_settings)
+from dscir.models.mixtures.policy import (BATCH_TOKENS_PER_WORD, TEXT_COMPONENTS, TEXT_DP_INIT,
+                                         TEXT_SGRLD, TEXT_SPLIT_MERGE, TEXT_WORDS,
+                                         default_settings, dp_sampler, mixture_settings)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
 
 N_DOCS, N_WORDS, K = 600, 3000, 8
@@ -37,20 +37,22 @@ def test_reference_policy_is_the_papers_settings(sampler):
     for n_words in (285, 70_000):
         got = default_settings("reference", sampler, n_words, 30_000)
         assert got == {"a0": ref["a0"], "step_sizes": ref["step_sizes"],
-                       "n_init": ref["n_init"], "init": "random", "batch_size": 1000}
+                       "n_init": ref["n_init"], "init": "random", "split_merge": 0,
+                       "batch_size": 1000}
 
 
 @pytest.mark.parametrize("sampler", sorted(REFERENCE))
 def test_auto_policy_depends_on_the_vocabulary(sampler):
-    """msweb (285 areas) keeps the reference start; text gets seeded components;
-    SGRLD on text gets its text a0 and steps (TEXT_SGRLD), the other samplers
-    keep their reference a0 and steps."""
+    """msweb (285 areas) keeps the reference start and no split-merge moves; text
+    gets the collapsed start and the moves; SGRLD on text gets its text a0 and
+    steps (TEXT_SGRLD), the other samplers keep their reference a0 and steps."""
     ref = REFERENCE[sampler]
     msweb = default_settings("auto", sampler, 285, 27_259)
     assert msweb == default_settings("reference", sampler, 285, 27_259)
     for n_words in (TEXT_WORDS, 21_537, 100_000):
         text = default_settings("auto", sampler, n_words, 27_259)
-        assert (text["init"], text["n_init"]) == ("kmeans++", TEXT_COMPONENTS)
+        assert (text["init"], text["n_init"], text["split_merge"]) == (
+            TEXT_DP_INIT, TEXT_COMPONENTS, TEXT_SPLIT_MERGE)
         want = TEXT_SGRLD if sampler == "sgrld" else ref
         assert (text["a0"], text["step_sizes"]) == (want["a0"], want["step_sizes"])
     assert default_settings("auto", sampler, TEXT_WORDS - 1, 27_259)["init"] == "random"
@@ -93,10 +95,11 @@ def test_estimator_resolves_the_policy_on_the_corpus(text_store):
     path, _ = text_store
     cfg = DPMixture().chain_config(path)
     assert (cfg.policy, cfg.sampler, cfg.init, cfg.n_init, cfg.batch_size) == (
-        "auto", "sgrld", "kmeans++", TEXT_COMPONENTS, 150)
-    assert (cfg.a0, cfg.step_theta, cfg.step_sticks) == (0.01, 0.03, 0.005)
+        "auto", "sgrld", "collapsed", TEXT_COMPONENTS, 150)
+    assert (cfg.a0, cfg.step_theta, cfg.step_sticks, cfg.split_merge) == (
+        TEXT_SGRLD["a0"], 0.03, 0.005, TEXT_SPLIT_MERGE)
     scir = DPMixture("scir").chain_config(path)
-    assert (scir.sampler, scir.init, scir.a0, scir.step_theta) == ("scir", "kmeans++", 0.5, 0.1)
+    assert (scir.sampler, scir.init, scir.a0, scir.step_theta) == ("scir", "collapsed", 0.5, 0.1)
     explicit = DPMixture(n_init=7, init="random", batch_size=50).chain_config(path)
     assert (explicit.init, explicit.n_init, explicit.batch_size) == ("random", 7, 50)
     ref = DPMixture(policy="reference", batch_size=100).chain_config(path)
@@ -122,17 +125,15 @@ def run(path, config, iterations: int):
 def test_default_samplers_recover_the_clusters_the_reference_merges(text_store):
     """8 clusters over 3,000 words, 600 documents (mixture seed 2, chain seed 0),
     40 minibatches of 150 (10 epochs). Measured: the default (auto: SGRLD,
-    a0 0.01, epsilon 0.03) chain ARI 1.000 with the 8 clusters (with SGRLD's
-    reference a0 0.001 and epsilon 0.001, the previous default: 0.974 with 22,
-    14 of them single documents, 13 of these seeds of surplus components);
-    SCIR under the same policy
-    0.994 with 9 (1.000 with 8 after 50); exact Gibbs, 30 sweeps, 0.925 with
-    10; the reference settings (SCIR, minibatch 150, the only change), 0.010
-    with 2 clusters: they merge nearly everything. SCIR recovers these
-    clusters too, so this test does not tell the two samplers apart: on no
-    small mixture tried (600-1,200 documents of 20-300 tokens, 3,000-10,000
-    words, K = 8, 12 or 20, two or three mixture seeds each, 40-80
-    iterations) did SGRLD reach ARI 0.9 where SCIR did not; the choice of
+    a0 0.1, epsilon 0.03, the collapsed start with 30 clusters, 20 split-merge
+    proposals a pass) chain ARI 1.000 with the 8 clusters (0.852 with 7
+    without the moves); SCIR under the same policy 1.000 with 8; exact Gibbs,
+    30 sweeps, 1.000 with 8; the reference settings (SCIR, minibatch 150, the
+    only change), 0.010 with 2 clusters: they merge nearly everything. SCIR
+    recovers these clusters too, so this test does not tell the two samplers
+    apart: on no small mixture tried (600-1,200 documents of 20-300 tokens,
+    3,000-10,000 words, K = 8, 12 or 20, two or three mixture seeds each,
+    40-80 iterations) did SGRLD reach ARI 0.9 where SCIR did not; the choice of
     SGRLD is guarded by
     test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named."""
     path, truth = text_store
@@ -149,14 +150,11 @@ def test_default_samplers_recover_the_clusters_the_reference_merges(text_store):
     assert ari["reference"][0] < 0.5, ari
 
 
-def test_default_sgrld_empties_the_surplus_seeds(tmp_path):
+def test_default_sgrld_recovers_the_clusters_over_a_wide_vocabulary(tmp_path):
     """8 clusters over 10,000 words, 800 documents (mixture seed 1, chain seed 0),
-    40 minibatches of 200. Each of the 100 seeded components that loses its
-    cluster keeps its seed document alone under a0 = 0.001, epsilon = 0.001:
-    the component's words are that document's, which it fits better than its
-    cluster, and the small steps keep them. Measured: the default (a0 0.01,
-    epsilon 0.03) ARI 1.000 with the 8 clusters; a0 0.001 and epsilon 0.001
-    ARI 0.957 with 37 clusters, 29 of them single seed documents."""
+    40 minibatches of 200. Measured: the default ARI 0.964 with 10 clusters
+    (0.997 with 8 without the split-merge moves); SGRLD's msweb reference a0
+    0.001 and epsilon 0.001 instead: 0.041 with 2, the start's clusters merged."""
     data = text_mixture(800, 10_000, K, seed=1)
     path = str(tmp_path / "wide.zarr")
     write_corpus(path, data.counts, chunk_docs=128)

@@ -100,7 +100,7 @@ def test_dp_statistics_are_scaled_by_n_over_minibatch(store, size, d_seen):
     data = Data.open(store)
     cfg = DPMMConfig(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0,
                      batch_size=size, step_theta=0.1, step_sticks=0.1, n_init=5, seed=3,
-                     burn_in=0, thin=1, init="random")
+                     burn_in=0, thin=1, init="random", split_merge=0)
     executor = RecordingExecutor(store, "dpmm")
     model = dpmm_model.DPMMModel(cfg, data, executor)
     if d_seen is not None:

@@ -56,7 +56,7 @@ def canonical(z) -> tuple:
 def dpmm_config(**kw) -> DPMMConfig:
     base = dict(sampler="scir", a0=0.5, alpha_shape=1.0, alpha_rate=1.0, batch_size=100,
                 step_theta=0.1, step_sticks=0.1, n_init=20, seed=3, burn_in=0, thin=10,
-                init="random")
+                init="random", split_merge=0)
     base.update(kw)
     return DPMMConfig(**base)
 

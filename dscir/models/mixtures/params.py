@@ -21,7 +21,8 @@ def policy_param(rows: str) -> Param:
     return Param("policy", Options(POLICIES), "auto",
                  "where the settings left 'auto' come from: 'auto' (from the corpus's "
                  f"vocabulary size and {rows}; on corpora of 1000 words or more the "
-                 "components are seeded by k-means++; minibatch min(1000, N/4)) or "
+                 f"components start from collapsed Gibbs sweeps on a sample of {rows}; "
+                 "minibatch min(1000, N/4)) or "
                  "'reference' (the papers' settings); see dscir.models.mixtures.policy. The fit "
                  "records the resolved settings.")
 

@@ -90,9 +90,11 @@ from dscir.models.mixtures.finite.config import REFERENCE as MIXTURE_REFERENCE
 from dscir.models.mixtures.params import POLICIES
 
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
-TEXT_COMPONENTS = 100  # initial components on text (5x the reference 20)
+TEXT_COMPONENTS = 30  # the DP's collapsed start's clusters on text (more than it keeps)
+TEXT_DP_INIT = "collapsed"  # the DP mixture's start on text
+TEXT_SPLIT_MERGE = 20  # the DP mixture's split-merge proposals per pass on text
 TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named
-TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}  # SGRLD's a0 and steps on text
+TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.03, 0.005)}  # SGRLD's a0 and steps on text
 DEFAULT_SAMPLER = "scir"  # elsewhere (the papers' msweb sampler)
 REFERENCE_BATCH = 1000
 BATCH_TOKENS_PER_WORD = 8  # the finite mixture's minibatch tokens per vocabulary word (at least)
@@ -129,17 +131,17 @@ def dp_sampler(policy: str, sampler: str | None, n_words: int | None) -> str:
 
 def default_settings(policy: str, sampler: str, n_words: int | None,
                      n_docs: int | None) -> dict[str, Any]:
-    """a0, step_sizes, n_init, init and batch_size of ``policy`` for a corpus of
-    ``n_words`` words and ``n_docs`` training documents (None: not known yet,
-    e.g. while validating parameters; then the reference settings)."""
+    """a0, step_sizes, n_init, init, split_merge and batch_size of ``policy`` for a
+    corpus of ``n_words`` words and ``n_docs`` training documents (None: not known
+    yet, e.g. while validating parameters; then the reference settings)."""
     ref = REFERENCE[sampler]
     out = {"a0": ref["a0"], "step_sizes": ref["step_sizes"], "n_init": ref["n_init"],
-           "init": "random", "batch_size": REFERENCE_BATCH}
+           "init": "random", "split_merge": 0, "batch_size": REFERENCE_BATCH}
     if policy == "reference" or n_words is None or n_docs is None:
         return out
     out["batch_size"] = batch_size(n_docs)
     if n_words >= TEXT_WORDS:
-        out.update(init="kmeans++", n_init=TEXT_COMPONENTS)
+        out.update(init=TEXT_DP_INIT, n_init=TEXT_COMPONENTS, split_merge=TEXT_SPLIT_MERGE)
         if sampler == TEXT_SAMPLER:
             out.update(TEXT_SGRLD)
     return out

@@ -18,6 +18,7 @@ from dscir.engine.inprocess import InProcessExecutor
 from dscir.errors import DscirError
 from dscir.experiments.text_mixture import text_mixture
 from dscir.models.mixtures.dp import DPMMConfig, model_type
+from dscir.models.mixtures.dp.sticks import occupied_by_size, start_gamma
 from dscir.models.mixtures.seeding import (choose_seeds, seed_csr, seed_documents, seed_log_theta,
                                   seed_on_workers)
 from support.mixtures import adjusted_rand_index, stored_text_mixture
@@ -60,14 +61,20 @@ def test_seeds_never_repeat_a_document_already_seeded():
         assert sorted(seeds % 3) == [0, 1, 2], key
 
 
-def run(store, sampler: str, init: str, iterations: int, seed: int = 3):
+SETTINGS = {"scir": (0.5, (0.1, 0.1), 20), "sgrld": (0.001, (0.001, 0.005), 30),
+            "gibbs": (0.5, (1.0, 1.0), 20), "text": (0.01, (0.03, 0.005), 20)}
+
+
+def run(store, sampler: str, init: str, iterations: int, seed: int = 3, settings: str = "",
+        executor=InProcessExecutor):
+    """A chain at ``sampler``'s reference settings (or ``settings``'s: "text" is
+    the text policy's SGRLD) after ``iterations`` steps."""
     path, _ = store
-    a0, steps, n_init = {"scir": (0.5, (0.1, 0.1), 20), "sgrld": (0.001, (0.001, 0.005), 30),
-                         "gibbs": (0.5, (1.0, 1.0), 20)}[sampler]
+    a0, steps, n_init = SETTINGS[settings or sampler]
     cfg = DPMMConfig(sampler=sampler, a0=a0, alpha_shape=1.0, alpha_rate=1.0, batch_size=200,
                      step_theta=steps[0], step_sticks=steps[1], n_init=n_init, seed=seed,
-                     burn_in=10**9, thin=10, init=init)
-    chain = Chain(model_type(sampler), cfg, path, InProcessExecutor(path, "dpmm"))
+                     burn_in=10**9, thin=10, init=init, split_merge=0)
+    chain = Chain(model_type(sampler), cfg, path, executor(path, "dpmm"))
     for _ in range(iterations):
         chain.step()
     return chain.model
@@ -93,6 +100,43 @@ def test_exact_gibbs_seeded_beats_random_start(text_store):
     seeded = adjusted_rand_index(text_store[1], run(text_store, "gibbs", "kmeans++", 15).labels())
     random = adjusted_rand_index(text_store[1], run(text_store, "gibbs", "random", 15).labels())
     assert seeded > 0.8 and seeded > random + 0.2
+
+
+def test_collapsed_start_keeps_the_occupied_clusters_largest_first():
+    """Rows whose clusters hold documents (log weight above log gamma), by size: an
+    empty cluster's row kept would only lengthen the first iterations."""
+    log_weights = np.log(0.5 + np.array([0.0, 30.0, 0.0, 70.0, 5.0]))
+    log_theta = np.arange(5.0)[:, None] * np.ones((1, 3))
+    np.testing.assert_array_equal(occupied_by_size(log_weights, log_theta, 0.5)[:, 0], [3, 1, 4])
+
+
+def test_collapsed_start_weights_approximate_the_dp_prior():
+    """Dirichlet(alpha / K) weights at alpha's prior mean (shape / rate): as K grows
+    their partitions tend to the DP(alpha)'s; Dirichlet(alpha) would keep about
+    all K clusters occupied."""
+    assert start_gamma(20, (2.0, 4.0)) == pytest.approx(0.5 / 20)
+
+
+def test_collapsed_start_finds_the_text_clusters(text_store):
+    """The text policy's SGRLD chain from the collapsed start with 20 clusters
+    under Dirichlet(alpha / 20) weights: the start holds the mixture's 5 clusters
+    (the 15 it emptied are not held) and the chain keeps them (ARI 0.99 and 0.997
+    after 20 minibatches, chain seeds 3 and 4)."""
+    for seed in (3, 4):
+        start = run(text_store, "sgrld", "collapsed", 0, seed, "text")
+        assert start.n_components == K
+        model = run(text_store, "sgrld", "collapsed", 20, seed, "text")
+        assert model.n_clusters == K
+        assert adjusted_rand_index(text_store[1], model.labels()) > 0.95
+
+
+def test_collapsed_start_is_the_same_on_workers_and_in_memory(text_store):
+    """The stochastic chain's start, read in three parts, is the exact sampler's
+    start on the same training users (the candidates and streams do not depend on
+    the parts)."""
+    workers = run(text_store, "sgrld", "collapsed", 0, 5, "text", executor=ThreeParts)
+    exact = run(text_store, "gibbs", "collapsed", 0, 5, "text")
+    np.testing.assert_array_equal(workers.theta.log_theta, exact.gibbs.log_theta)
 
 
 def test_seeds_read_by_workers_equal_the_in_memory_seeds(text_store):

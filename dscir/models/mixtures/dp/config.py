@@ -12,7 +12,7 @@ from dscir.params import AUTO, Interval, Options, Pair, Param, configuration
 
 # Reference settings for the DP mixture on msweb (Baker et al. 2018, Section 5.2):
 # step sizes are (h_theta, h_DP) for the components and the sticks.
-INITS = ("random", "kmeans++")  # see ``dscir.models.mixtures.seeding``
+INITS = ("random", "kmeans++", "collapsed")  # the starts (``dscir.models.mixtures.dp.gibbs``)
 REFERENCE: dict[str, dict[str, Any]] = {
     "scir": {"a0": 0.5, "step_sizes": (0.1, 0.1), "n_init": 20},
     "sgrld": {"a0": 0.001, "step_sizes": (0.001, 0.005), "n_init": 30},
@@ -40,10 +40,13 @@ PARAMS: tuple[Param, ...] = (
           config=("step_theta", "step_sticks")),
     Param("n_init", Interval(Int, 1), AUTO, "components at the start ('auto': the policy's).",
           auto=True),
-    init_param("users", INITS),
-    Param("split_merge", Interval(Int, 0), 0,
+    init_param("users", INITS, " or 'collapsed' (the occupied clusters of collapsed Gibbs "
+               "sweeps with n_init clusters under Dirichlet(alpha / n_init) weights, on a "
+               "sample of users; dscir.models.mixtures.finite.collapsed)"),
+    Param("split_merge", Interval(Int, 0), AUTO,
           "split-merge proposals per pass over the training users: exact Metropolis-"
-          "Hastings moves that split or merge whole clusters (0: none)."),
+          "Hastings moves that split or merge whole clusters (0: none; 'auto': the "
+          "policy's).", auto=True),
     placement_param(),
     *CHAIN,
 )

@@ -11,7 +11,7 @@ from dscir.models.mixtures.dp.allocation import Sample, allocate, component_coun
 from dscir.models.mixtures.dp.relabel import new_labels, relabel
 from dscir.models.mixtures.dp.split_merge import split_merge
 from dscir.models.mixtures.dp.sticks import (global_step, initial_state, log_weights, new_sticks,
-                                      prior_components)
+                                      occupied_by_size, prior_components, start_gamma)
 from dscir.models.mixtures.seeding import seed_csr
 from dscir.rng import derive
 from dscir.samplers import get_sampler
@@ -32,7 +32,9 @@ class GibbsSlice:
     Users are the CSR rows; ``user_ids`` (default 0..N-1) name their streams.
     Sweep t draws from streams derive(seed, t, step) so ``run(a); run(b)`` equals
     ``run(a + b)``. ``init="kmeans++"`` seeds the initial components on users
-    (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1).
+    (``dscir.models.mixtures.seeding``) instead of drawing them from Gamma(1, 1);
+    ``init="collapsed"`` starts from the occupied clusters of the finite
+    collapsed start with ``n_init`` clusters (``dscir.models.mixtures.finite.collapsed``).
     With ``split_merge`` > 0 every sweep makes that many split-merge proposals
     (``dscir.models.mixtures.dp.split_merge``) after the allocations; theta and
     v are then drawn given the new partition, as always.
@@ -54,11 +56,22 @@ class GibbsSlice:
         self.a0 = float(a0)
         self.alpha_prior = (float(alpha_prior[0]), float(alpha_prior[1]))
         self.seed = int(seed)
-        start = initial_state(self.n_users, n_words, n_init, self.alpha_prior, seed)
-        self.z, self.log_sticks, self.log_theta, self.alpha = start
+        log_theta = None
         if init == "kmeans++":
-            self.log_theta = seed_csr(self.indptr, self.indices, self.data, n_words, n_init,
-                                      self.a0, derive(seed, DP_INIT, 2))
+            log_theta = seed_csr(self.indptr, self.indices, self.data, n_words, n_init,
+                                 self.a0, derive(seed, DP_INIT, 2))
+        elif init == "collapsed":
+            # imported here: the finite mixture's modules import the DP's
+            from dscir.models.mixtures.finite.collapsed import collapsed_start_csr
+            gamma = start_gamma(n_init, self.alpha_prior)
+            log_theta = occupied_by_size(*collapsed_start_csr(
+                self.indptr, self.indices, self.data, n_words, key=derive(seed, DP_INIT, 2),
+                n_clusters=n_init, gamma=gamma, a0=self.a0), gamma)
+        n_start = n_init if log_theta is None else len(log_theta)
+        start = initial_state(self.n_users, n_words, n_start, self.alpha_prior, seed)
+        self.z, self.log_sticks, self.log_theta, self.alpha = start
+        if log_theta is not None:
+            self.log_theta = log_theta
         self.iteration = 0
         self.n_proposed = self.log_sticks.shape[0]
         self.split_merge = int(split_merge)

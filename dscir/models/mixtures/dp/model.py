@@ -47,7 +47,8 @@ from dscir.models.mixtures.dp.gibbs import GibbsSlice
 from dscir.models.mixtures.dp.allocation import Sample
 from dscir.models.mixtures.dp.allocation import slice_log_u
 from dscir.models.mixtures.dp.relabel import conditional_sticks, new_labels, relabel
-from dscir.models.mixtures.dp.sticks import initial_state, log_weights, new_sticks, sticks_step
+from dscir.models.mixtures.dp.sticks import (initial_state, log_weights, new_sticks,
+                                           occupied_by_size, start_gamma, sticks_step)
 from dscir.models.mixtures.dp.tasks import (allocate_users, split_merge_users,
                                            user_log_predictive)
 from dscir.models.mixtures.components import Components, resolve_placement
@@ -113,8 +114,9 @@ class _DPMixture(MixtureBase):
     def evaluation_extras(self) -> dict[str, Any]:
         return {"n_clusters": self.n_clusters}
 
-    def _bookkeeping(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays, values = self.kept.state()
+        arrays.update(self.parameters())
         return arrays, {**values, "sample_components": self.sample_components,
                         "alpha": float(self.alpha)}
 
@@ -145,18 +147,35 @@ class DPMMModel(_DPMixture):
 
     def __init__(self, config: DPMMConfig, data: Data, executor, keep_samples: bool = True):
         super().__init__(config, data, executor, keep_samples)
+        start = self._start_components()
         z0, log_sticks, log_theta, self.alpha = initial_state(
-            data.train.size, data.n_words, config.n_init,
+            data.train.size, data.n_words, config.n_init if start is None else len(start),
             (config.alpha_shape, config.alpha_rate), config.seed)
         self._start_stochastic(z0, "the DP mixture adds and drops components every "
                                "iteration and runs without momenta")
-        if config.init == "kmeans++":
-            log_theta = seed_on_workers(executor, data.train, data.n_words, config.n_init,
-                                        config.a0, derive(config.seed, domains.DP_INIT, 2))
+        if start is not None:
+            log_theta = start
         self.sticks = self.sampler.init_log(log_sticks)
         placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
         self.held = Components(executor, self.sampler, self.sampler.init_log(log_theta),
                                placement)
+
+    def _start_components(self) -> np.ndarray | None:
+        """The seeded (``init="kmeans++"``) or collapsed start's log components, read
+        from training users on the workers; None for the random start."""
+        cfg, data = self.config, self.data
+        key = derive(cfg.seed, domains.DP_INIT, 2)
+        if cfg.init == "kmeans++":
+            return seed_on_workers(self.executor, data.train, data.n_words, cfg.n_init, cfg.a0,
+                                   key)
+        if cfg.init == "collapsed":
+            # imported here: the finite mixture's modules import the DP's
+            from dscir.models.mixtures.finite.collapsed import collapsed_start_on_workers
+            gamma = start_gamma(cfg.n_init, (cfg.alpha_shape, cfg.alpha_rate))
+            start = collapsed_start_on_workers(self.executor, data.train, data.n_words, key=key,
+                                               n_clusters=cfg.n_init, gamma=gamma, a0=cfg.a0)
+            return occupied_by_size(*start, gamma)
+        return None
 
     @property
     def theta(self):
@@ -280,11 +299,6 @@ class DPMMModel(_DPMixture):
     def component_fields(self) -> dict[str, np.ndarray]:
         return self.held.fields()
 
-    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        arrays, values = self._bookkeeping()
-        arrays.update(self.parameters())
-        return arrays, values
-
     def restore(self, arrays, values, samples) -> None:
         self.sticks = self.sampler.from_arrays(group(arrays, "sticks"))
         self.held.load(group(arrays, "theta"))
@@ -332,11 +346,6 @@ class DPGibbsModel(_DPMixture):
         g = self.gibbs
         return {"z": g.z, "log_sticks": g.log_sticks, "log_theta": g.log_theta,
                 "n_proposed": np.array([g.n_proposed], np.int64)}
-
-    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        arrays, values = self._bookkeeping()
-        arrays.update(self.parameters())
-        return arrays, values
 
     def restore(self, arrays, values, samples) -> None:
         g = self.gibbs

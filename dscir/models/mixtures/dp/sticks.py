@@ -8,6 +8,8 @@ transition over an infinite time (``global_step``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dscir.errors import DscirError
@@ -109,6 +111,22 @@ def sample_alpha(log_rest: float, n_sticks: int, shape: float, rate: float, key:
     """alpha | v_1..v_K ~ Gamma(shape + K, rate - sum_j log(1 - v_j))."""
     log_g = sample_stationary(np.array([shape + n_sticks]), key)[0]
     return float(np.exp(log_g) / (rate - log_rest))
+
+
+def start_gamma(n_init: int, alpha_prior) -> float:
+    """The weights' Dirichlet concentration of ``init="collapsed"``'s finite start:
+    alpha / K at alpha's prior mean, the K-term approximation of the DP prior
+    (Ishwaran & Zarepour 2002), so the start empties the clusters the DP would."""
+    return float(alpha_prior[0] / alpha_prior[1]) / n_init
+
+
+def occupied_by_size(log_weights: np.ndarray, log_theta: np.ndarray, gamma: float) -> np.ndarray:
+    """The rows of a finite start's ``log_theta`` whose clusters hold documents
+    (log weight log(gamma + m_hat) above log gamma), the largest first: the DP's
+    labels are ordered by size, and an empty cluster's prior row would only
+    lengthen the first iterations."""
+    order = np.argsort(-log_weights, kind="stable")
+    return log_theta[order[log_weights[order] > math.log(gamma)]]
 
 
 def initial_state(n_users: int, n_words: int, n_init: int, alpha_prior, seed: int):
