@@ -52,8 +52,13 @@ after 1,000 iterations. ``--replay`` replays it on the stored scores.
 
     python benchmarks/mixtures.py --stopping --corpora newsgroups reuters8 fortunes tomatoes
 
+``--a0-loo 0.01 0.1 0.3 1`` fits ``DPMixture(a0=v)`` for each v and chooses the
+text a0 leaving each corpus out (``a0_study``):
+
+    python benchmarks/mixtures.py --a0-loo 0.01 0.1 0.3 1 --corpora newsgroups reuters8 fortunes tomatoes
+
 Writes results/mixtures[_<tag>].json and .png (``--stopping``:
-results/mixtures_stopping[_<tag>].*).
+results/mixtures_stopping[_<tag>].*; ``--a0-loo``: results/mixtures_a0_loo[_<tag>].*).
 """
 
 from __future__ import annotations
@@ -407,6 +412,66 @@ def stopping_study(args) -> None:
     plot_stopping(out, path.with_suffix(".png"))
 
 
+def a0_study(args) -> None:
+    """``--a0-loo``: ``DPMixture(a0=v)`` for each v (every other setting at its
+    default) on every corpus, then the a0 each corpus gets when it is left out
+    of the choice: the a0 whose smallest NMI margin over k-means on the other
+    corpora is largest (``loo``, the issue's criterion: NMI >= k-means; ties to
+    the smaller a0), and the largest mean NMI on them (``loo_mean``, beside it).
+    Writes results/mixtures_a0_loo[_<tag>].*."""
+    import dscir
+
+    tree = dscir_tree(dscir)
+    load_before, corpora, nmi = os.getloadavg(), {}, {}
+    for name in args.corpora:
+        store = ingest(name)
+        truth, x, corpus = load(store)
+        runs = {"kmeans": kmeans(x, truth, int(np.unique(truth).size), args.seed)}
+        for a0 in args.a0_loo:
+            est = dscir.DPMixture(a0=a0, seed=args.seed, progress=False)
+            runs[f"a0={a0:g}"] = fit(est, store, truth)
+            print(name, a0, runs[f"a0={a0:g}"], flush=True)
+        nmi[name] = {a0: runs[f"a0={a0:g}"]["nmi"] for a0 in args.a0_loo}
+        corpora[name] = {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "runs": runs}
+    margin = {c: {a: nmi[c][a] - corpora[c]["runs"]["kmeans"]["nmi"] for a in nmi[c]}
+              for c in nmi}
+    loo = {}
+    for out in corpora:
+        others = [c for c in corpora if c != out]
+        pick = max(args.a0_loo, key=lambda a: min(margin[c][a] for c in others))
+        mean = max(args.a0_loo, key=lambda a: np.mean([nmi[c][a] for c in others]))
+        loo[out] = {"a0": pick, "nmi": nmi[out][pick], "margin": margin[out][pick],
+                    "a0_mean": mean, "nmi_mean": nmi[out][mean], "margin_mean": margin[out][mean]}
+    result = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
+              "cpu": cpu_model(), "cores": os.cpu_count(),
+              "versions": {"dscir": dscir.__version__}, "dscir_tree": tree,
+              "load_before": load_before, "loo": loo, "corpora": corpora}
+    stem = "mixtures_a0_loo" + (f"_{args.tag}" if args.tag else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    plot_a0(result, args.a0_loo, RESULTS / f"{stem}.png")
+
+
+def plot_a0(result: dict, values: list[float], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, corpus in result["corpora"].items():
+        runs = corpus["runs"]
+        line, = ax.plot(values, [runs[f"a0={a:g}"]["nmi"] for a in values], "o-", label=name)
+        ax.axhline(runs["kmeans"]["nmi"], color=line.get_color(), ls=":", lw=0.8)
+        pick = result["loo"][name]["a0"]
+        ax.plot([pick], [runs[f"a0={pick:g}"]["nmi"]], "*", ms=14, color=line.get_color())
+    ax.set(xscale="log", xlabel="a0 (DPMixture, every other setting at its default)",
+           ylabel="NMI against the labels",
+           title="stars: the a0 chosen with the corpus left out; dotted: k-means")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=["newsgroups"])
@@ -421,7 +486,13 @@ def main() -> None:
                    help="hold n_iter='auto' to 1,000-iteration chains (results/mixtures_stopping)")
     p.add_argument("--replay", action="store_true",
                    help="with --stopping: replay the rule on the stored scores and redraw")
+    p.add_argument("--a0-loo", type=float, nargs="+", default=None, metavar="A0",
+                   help="fit DPMixture(a0=A0) for each and choose a0 leaving each corpus out "
+                        "(results/mixtures_a0_loo)")
     args = p.parse_args()
+    if args.a0_loo:
+        a0_study(args)
+        return
     if args.stopping:
         stopping_study(args)
         return

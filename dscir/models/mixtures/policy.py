@@ -5,11 +5,9 @@ Gamma(1, 1), minibatch 1000) were chosen on msweb (285 areas). On text
 (thousands of words) they fail: a random component's likelihood of a document
 is noise, the first allocation merges true clusters, and no allocation move
 (Gibbs or slice, one document at a time) splits a merged cluster again; with
-minibatch statistics the stochastic chains merge more. What was measured to
-work (benchmarks/dpmm_text.py at commit 36c1d4f) is to start
-from *more* components than clusters, seeded on documents by k-means++
-(``dscir.models.mixtures.seeding``): every true cluster then gets a seed, and the
-surplus empties as the chain runs (the DP prior favours fewer clusters).
+minibatch statistics the stochastic chains merge more. What works is a start
+from clusters of documents with more clusters than the labels (the DP prior
+empties the surplus as the chain runs) and moves that split what was merged.
 
 ``policy="auto"`` (the default) therefore gives, for W >= ``TEXT_WORDS``:
 
@@ -18,37 +16,31 @@ surplus empties as the chain runs (the DP prior favours fewer clusters).
   Gibbs (benchmarks/dpmm_text.py at commit 36c1d4f) where seeded SCIR stops at NMI 0.471;
   SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
   Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
-* ``init="kmeans++"`` and ``n_init = TEXT_COMPONENTS`` components;
-* for SGRLD, ``TEXT_SGRLD``: a0 = 0.01 and epsilon_theta = 0.03 instead of
+* ``init=TEXT_DP_INIT`` ("collapsed") with ``n_init = TEXT_COMPONENTS`` (30):
+  the clusters that collapsed Gibbs sweeps on a sample of documents keep
+  occupied, under Dirichlet(alpha / 30) weights, the finite approximation of
+  the DP prior (``dscir.models.mixtures.finite.collapsed``; the largest
+  first). Each starting cluster is built from many documents, not one seed,
+  and the chain holds the clusters in use from its first iteration instead
+  of emptying 100 seeded components over several passes;
+* ``split_merge = TEXT_SPLIT_MERGE`` proposals a pass
+  (``dscir.models.mixtures.dp.split_merge``): exact moves that split a merged
+  cluster, which allocation moves, one document at a time, never do;
+* for SGRLD, ``TEXT_SGRLD``: a0 = 0.1 and epsilon_theta = 0.03 instead of
   its msweb reference 0.001 and 0.001 (a model change: the Dirichlet(a0)
-  base measure). At the reference values every seeded component that loses
-  its cluster keeps its seed document alone (its words are that document's,
-  which fit it better than its cluster at a0 W ~ 3-70 pseudo-counts, and
-  steps of 0.001 hardly move them): 22 clusters for 8, 61 on 20 Newsgroups.
-  a0 = 0.01 with steps of 0.03 empties them (8 and 27); a larger a0 alone
-  kept more, larger steps alone merged two clusters of the policy test's
-  mixture (benchmarks/dpmm_text.py at commit 36c1d4f). The other samplers keep their
-  reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5; on 20 Newsgroups
-  SCIR did worse with h_theta 0.02, 0.05 or 0.3, with a0 = 2 or 0.001, and
-  with 30 components instead of 100);
+  base measure; at the reference values the start's clusters merge). a0 was
+  chosen leaving each labelled corpus out (``benchmarks/mixtures.py
+  --a0-loo``; docs/guide/policy.md). The other samplers keep their
+  reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5);
 * a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
-  so small corpora still get a stochastic minibatch; on 20 Newsgroups a
-  minibatch of N / 4 or N / 2, or 200 components, kept more clusters at the
-  same NMI, so neither is the DP's default);
+  so small corpora still get a stochastic minibatch);
 
 and below ``TEXT_WORDS`` (msweb-like data) SCIR with the reference settings
-and the same minibatch rule. ``policy="reference"`` gives SCIR (unless named)
-with the reference settings whatever the corpus (minibatch 1000), as the
-papers' figures ran. Explicit arguments override either (``DPMixture("sgrld")``
-on text is the default chain). Each chain is a correct sampler of the model its
-a0 defines.
-
-The DP mixture's text settings were checked by leaving one corpus out
-(benchmarks/dpmixture_text.py at commit 36c1d4f, on the four corpora below;
-docs/guide/policy.md):
-a0 by the finite mixture's token rule, a larger sticks' step or 30 seeds won
-fewer folds than these (2 of 4) and scored lower averaged over the four, so
-they stay.
+and the same minibatch rule, without split-merge moves. ``policy="reference"``
+gives SCIR (unless named) with the reference settings whatever the corpus
+(minibatch 1000), as the papers' figures ran. Explicit arguments override
+either (``DPMixture("sgrld")`` on text is the default chain). Each chain is a
+correct sampler of the model its a0 defines.
 
 The finite mixture (``mixture_settings``) has its K fixed by the user, so a
 larger minibatch cannot keep more clusters; under ``policy="auto"`` its
