@@ -274,19 +274,19 @@ MUTANTS = [
             "test_auto_policy_runs_sgrld_on_text_unless_a_sampler_is_named",
             "tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
     Mutant("dp-policy-sgrld-reference-on-text", "dscir/models/mixtures/policy.py",
-           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.001, 0.005)}',
            ("tests/models/test_dpmm_policy.py::test_default_sgrld_recovers_the_clusters_over_a_wide_vocabulary",
             "tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges")),
     Mutant("dp-policy-sgrld-a0-kept", "dscir/models/mixtures/policy.py",
-           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.001, "step_sizes": (0.03, 0.005)}',
            ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-policy-sgrld-step-kept", "dscir/models/mixtures/policy.py",
-           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.03, 0.005)}',
-           'TEXT_SGRLD = {"a0": 0.01, "step_sizes": (0.001, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.03, 0.005)}',
+           'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.001, 0.005)}',
            ("tests/models/test_dpmm_policy.py::"
             "test_default_samplers_recover_the_clusters_the_reference_merges",)),
     Mutant("dp-full-conditional-a0-fixed", "dscir/models/mixtures/dp/sticks.py",

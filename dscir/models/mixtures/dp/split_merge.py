@@ -17,14 +17,12 @@ move's (``dscir.models.mixtures.dp.relabel``); components and sticks are drawn
 from their full conditionals given the new partition after the move (see
 ``DPMMModel``), so the composition keeps the joint law.
 
-**The proposal** (restricted Gibbs sampling, Jain & Neal's algorithm, from
-the launch state of Dahl's (2003) sequential allocation). Two distinct users i
-and j are drawn uniformly; S are the other users of their clusters. The
-launch state puts i on side A and j on side B, then each user k of S, in a
-uniformly random order, on A with probability ∝ m_A x p(x_k | A so far) (B
-alike): it depends on S, not on how S is split now, so its probability does
-not enter the ratio. ``SCANS`` restricted Gibbs scans of S may follow: user k
-goes to A with probability ∝ m_A^-k x p(x_k | cluster A without k). Then
+**The proposal** (restricted Gibbs sampling, Jain & Neal's algorithm with
+``SCANS`` intermediate scans). Two distinct users i and j are drawn
+uniformly; S are the other users of their clusters. The launch state puts i
+on side A and j on side B, each user of S on a side uniformly, then runs
+``SCANS`` restricted Gibbs scans of S between the two sides: user k goes to A
+with probability ∝ m_A^-k x p(x_k | cluster A without k). Then
 
 * i and j in one cluster: propose the split one more scan from the launch
   state gives, accepted with probability min(1, r),
@@ -53,10 +51,9 @@ from dscir.errors import DscirError
 from dscir.models.mixtures.dp.allocation import log_rising
 from dscir.rng import mix_in, new_state, uniform
 
-#: Restricted Gibbs scans between the launch state and the proposal's scan: none,
-#: as the sequential launch already separates the two groups, and each scan of a
-#: large cluster costs as much as the launch.
-SCANS = 0
+#: Restricted Gibbs scans from the random launch state before a proposal (Jain &
+#: Neal's intermediate scans: a launch state that has separated the two groups).
+SCANS = 3
 
 
 @nb.njit(cache=True, nogil=True)
@@ -159,13 +156,10 @@ def _members(z, i, j):
 
 
 @nb.njit(cache=True, nogil=True)
-def _launch(indptr, indices, data, members, ca, cb, a0, a0w, s):
-    """The launch state by sequential allocation (Dahl 2003): i on side A, j on
-    side B, then the other users in a uniformly random order, each drawn from
-    the restricted conditional given the users placed before it. It depends on
-    which users the two clusters hold, not on how they are split now, as a
-    launch state must. Returns (sides, [n_A, n_B, m_A, m_B]) with the sides'
-    counts in ``ca``, ``cb``."""
+def _launch(indptr, indices, data, members, ca, cb, s):
+    """The random launch state: i on side A, j on side B, each other user on a
+    uniform side. Returns (sides, [n_A, n_B, m_A, m_B]) with the sides' counts in
+    ``ca``, ``cb``."""
     count = members.size - 2
     ca[:] = 0.0
     cb[:] = 0.0
@@ -173,21 +167,14 @@ def _launch(indptr, indices, data, members, ca, cb, a0, a0w, s):
     nm[0] = _shift(indptr, indices, data, members[count], ca, 1)
     nm[1] = _shift(indptr, indices, data, members[count + 1], cb, 1)
     nm[2] = nm[3] = 1.0
-    order = np.arange(count)
-    for t in range(count - 1, 0, -1):
-        r = int(uniform(s) * (t + 1))
-        order[t], order[r] = order[r], order[t]
     side = np.empty(count, np.int64)
-    for t in order:
-        u = members[t]
-        la = _side_score(indptr, indices, data, u, ca, nm[0], nm[2], a0, a0w)
-        lb = _side_score(indptr, indices, data, u, cb, nm[1], nm[3], a0, a0w)
-        side[t] = 1 if uniform(s) * (1.0 + math.exp(min(lb - la, 700.0))) >= 1.0 else 0
+    for t in range(count):
+        side[t] = 0 if uniform(s) < 0.5 else 1
         if side[t] == 0:
-            nm[0] += _shift(indptr, indices, data, u, ca, 1)
+            nm[0] += _shift(indptr, indices, data, members[t], ca, 1)
             nm[2] += 1
         else:
-            nm[1] += _shift(indptr, indices, data, u, cb, 1)
+            nm[1] += _shift(indptr, indices, data, members[t], cb, 1)
             nm[3] += 1
     return side, nm
 
@@ -203,8 +190,8 @@ def _propose(indptr, indices, data, z, next_label, n_words, a0, alpha, scans, s,
     zi, zj = z[i], z[j]
     members, current = _members(z, i, j)
     users = members[:-2]
+    side, nm = _launch(indptr, indices, data, members, ca, cb, s)
     a0w = a0 * n_words
-    side, nm = _launch(indptr, indices, data, members, ca, cb, a0, a0w, s)
     none = np.empty(0, np.int64)
     for _ in range(scans):
         _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, none)
