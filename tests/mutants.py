@@ -266,8 +266,8 @@ MUTANTS = [
     Mutant("dp-policy-unseeded", "dscir/models/mixtures/policy.py",
            "out.update(init=TEXT_DP_INIT, n_init=TEXT_COMPONENTS,",
            "out.update(n_init=TEXT_COMPONENTS,",
-           ("tests/models/test_dpmm_policy.py::"
-            "test_default_samplers_recover_the_clusters_the_reference_merges",)),
+           ("tests/models/test_dpmm_policy.py::test_auto_policy_depends_on_the_vocabulary",
+            "tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus")),
     Mutant("dp-policy-scir-on-text", "dscir/models/mixtures/policy.py",
            "        return TEXT_SAMPLER\n", "        return DEFAULT_SAMPLER\n",
            ("tests/models/test_dpmm_policy.py::"
@@ -287,8 +287,7 @@ MUTANTS = [
     Mutant("dp-policy-sgrld-step-kept", "dscir/models/mixtures/policy.py",
            'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.03, 0.005)}',
            'TEXT_SGRLD = {"a0": 0.1, "step_sizes": (0.001, 0.005)}',
-           ("tests/models/test_dpmm_policy.py::"
-            "test_default_samplers_recover_the_clusters_the_reference_merges",)),
+           ("tests/models/test_dpmm_policy.py::test_estimator_resolves_the_policy_on_the_corpus",)),
     Mutant("dp-full-conditional-a0-fixed", "dscir/models/mixtures/dp/sticks.py",
            "theta = sampler.step(theta, a0, counts, step_sizes[0], keys[1])",
            "theta = sampler.step(theta, 0.5, counts, step_sizes[0], keys[1])",
