@@ -1557,6 +1557,11 @@ MUTANTS = [
     Mutant("mixture-batch-without-the-floor", "dscir/models/mixtures/policy.py",
            "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = max(wanted, ",
            "    wanted = REFERENCE_BATCH\n    if n_tokens:\n        wanted = (", (MIX_BATCH,)),
+    Mutant("scatter-of-nothing-to-a-worker", "dscir/engine/sending.py",
+           "            if places:  # a worker with nothing large",
+           "            if True:  # a worker with nothing large",
+           ("tests/engine/test_engine.py::"
+            "test_a_round_with_large_arguments_for_one_worker_only_is_sent",)),
     # -- the DP's split-merge moves (issue 46) --
     Mutant("split-merge-without-the-proposal", "dscir/models/mixtures/dp/split_merge.py",
            "if math.log(uniform(s)) < log_r - log_q:", "if math.log(uniform(s)) < log_r:",

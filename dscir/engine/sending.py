@@ -80,7 +80,9 @@ class SendsAhead:
         holders = self.holders(parts.batches)
         by_holder: dict[str | None, list[tuple[int, int]]] = {}
         for j, flags in enumerate(large):
-            by_holder.setdefault(holders[j], []).extend((j, i) for i, f in enumerate(flags) if f)
+            places = [(j, i) for i, f in enumerate(flags) if f]
+            if places:  # a worker with nothing large to hold gets no scatter (it fails empty)
+                by_holder.setdefault(holders[j], []).extend(places)
         out, sent = [list(a) for a in args], []
         for holder, places in by_holder.items():
             futures = self.client.scatter([args[j][i] for j, i in places], hash=False,

@@ -122,6 +122,30 @@ def test_topics_evaluate_and_info_read_a_dp_run(dpmm_store, two_workers, tmp_pat
     assert "dpmm" in info and "iterations:  8" in info
 
 
+def test_a_round_with_large_arguments_for_one_worker_only_is_sent(dpmm_store, two_workers,
+                                                                   monkeypatch):
+    """Arrays are scattered ahead of a round only where they are large: with one
+    worker's parts carrying a large array and the other's none, the large one is
+    sent to its worker and the small one stays in the graph. Guards against a
+    scatter of nothing to the other worker, which distributed refuses (a DP
+    mixture fit failed so when its columns were large for some parts only)."""
+    from types import SimpleNamespace
+
+    from dscir.engine import sending
+    from dscir.engine.dask import DaskExecutor
+
+    executor = DaskExecutor(two_workers, dpmm_store[0], "dpmm")
+    workers = sorted(two_workers.scheduler_info()["workers"])
+    monkeypatch.setattr(executor, "holders", lambda batches: workers[:len(batches)])
+    monkeypatch.setattr(sending, "SCATTER_BYTES", 1000)
+    big, small = np.arange(1000.0), np.arange(10.0)
+    args, sent = executor._send(SimpleNamespace(batches=[None, None]), [(big, 1), (small, 2)])
+    assert len(sent) == 1 and args[1][0] is small and args[1][1] == 2
+    assert args[0][1] == 1 and args[0][0] is sent[0]
+    np.testing.assert_array_equal(sent[0].result(), big)
+    assert set(two_workers.who_has([sent[0]])[sent[0].key]) == {workers[0]}
+
+
 def _heldout(path):
     from dscir.corpus import Corpus
 
