@@ -156,7 +156,7 @@ class DPMMModel(_DPMixture):
         if start is not None:
             log_theta = start
         self.sticks = self.sampler.init_log(log_sticks)
-        placement = resolve_placement(config.placement, config.n_init, data.n_words, executor)
+        placement = resolve_placement(config.placement, len(log_theta), data.n_words, executor)
         self.held = Components(executor, self.sampler, self.sampler.init_log(log_theta),
                                placement)
 
