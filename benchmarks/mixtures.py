@@ -52,13 +52,15 @@ after 1,000 iterations. ``--replay`` replays it on the stored scores.
 
     python benchmarks/mixtures.py --stopping --corpora newsgroups reuters8 fortunes tomatoes
 
-``--a0-loo 0.01 0.1 0.3 1`` fits ``DPMixture(a0=v)`` for each v and chooses the
-text a0 leaving each corpus out (``a0_study``):
+``--loo PARAM V...`` fits ``DPMixture(PARAM=v)`` for each v and seed and chooses
+the value leaving each corpus out (``loo_study``); the text a0 and the collapsed
+start's n_init were chosen so:
 
-    python benchmarks/mixtures.py --a0-loo 0.01 0.1 0.3 1 --corpora newsgroups reuters8 fortunes tomatoes
+    python benchmarks/mixtures.py --loo a0 0.03 0.1 0.3 1 --corpora newsgroups reuters8 fortunes tomatoes
+    python benchmarks/mixtures.py --loo n_init 15 30 60 --seeds 0 1 2 --corpora newsgroups reuters8 fortunes tomatoes
 
 Writes results/mixtures[_<tag>].json and .png (``--stopping``:
-results/mixtures_stopping[_<tag>].*; ``--a0-loo``: results/mixtures_a0_loo[_<tag>].*).
+results/mixtures_stopping[_<tag>].*; ``--loo PARAM``: results/mixtures_<PARAM>_loo[_<tag>].*).
 """
 
 from __future__ import annotations
@@ -412,61 +414,74 @@ def stopping_study(args) -> None:
     plot_stopping(out, path.with_suffix(".png"))
 
 
-def a0_study(args) -> None:
-    """``--a0-loo``: ``DPMixture(a0=v)`` for each v (every other setting at its
-    default) on every corpus, then the a0 each corpus gets when it is left out
-    of the choice: the a0 whose smallest NMI margin over k-means on the other
-    corpora is largest (``loo``, the issue's criterion: NMI >= k-means; ties to
-    the smaller a0), and the largest mean NMI on them (``loo_mean``, beside it).
-    Writes results/mixtures_a0_loo[_<tag>].*."""
+def loo_study(args) -> None:
+    """``--loo PARAM V...``: ``DPMixture(PARAM=v)`` for each v (every other setting
+    at its default) on every corpus and seed in ``--seeds``, then the value each
+    corpus gets when it is left out of the choice: the v whose smallest margin
+    over k-means on the other corpora (each corpus's NMI minus k-means's, averaged
+    over the seeds) is largest (``loo``, the issue's criterion: NMI >= k-means;
+    ties to the first value given), and the largest mean NMI on them (``value_mean``,
+    beside it). Writes results/mixtures_<PARAM>_loo[_<tag>].*."""
     import dscir
 
+    param, values = args.loo[0], [json.loads(v) for v in args.loo[1:]]
     tree = dscir_tree(dscir)
-    load_before, corpora, nmi = os.getloadavg(), {}, {}
+    load_before, corpora, nmi, margin = os.getloadavg(), {}, {}, {}
     for name in args.corpora:
         store = ingest(name)
         truth, x, corpus = load(store)
-        runs = {"kmeans": kmeans(x, truth, int(np.unique(truth).size), args.seed)}
-        for a0 in args.a0_loo:
-            est = dscir.DPMixture(a0=a0, seed=args.seed, progress=False)
-            runs[f"a0={a0:g}"] = fit(est, store, truth)
-            print(name, a0, runs[f"a0={a0:g}"], flush=True)
-        nmi[name] = {a0: runs[f"a0={a0:g}"]["nmi"] for a0 in args.a0_loo}
-        corpora[name] = {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "runs": runs}
-    margin = {c: {a: nmi[c][a] - corpora[c]["runs"]["kmeans"]["nmi"] for a in nmi[c]}
-              for c in nmi}
+        k = int(np.unique(truth).size)
+        seeds = {}
+        for seed in args.seeds:
+            runs = {"kmeans": kmeans(x, truth, k, seed)}
+            for v in values:
+                est = dscir.DPMixture(**{param: v}, seed=seed, progress=False)
+                runs[f"{param}={v:g}"] = fit(est, store, truth)
+                print(name, seed, v, runs[f"{param}={v:g}"], flush=True)
+            seeds[str(seed)] = runs
+        nmi[name] = {v: float(np.mean([seeds[str(s)][f"{param}={v:g}"]["nmi"]
+                                       for s in args.seeds])) for v in values}
+        margin[name] = {v: nmi[name][v] - float(np.mean([seeds[str(s)]["kmeans"]["nmi"]
+                                                          for s in args.seeds])) for v in values}
+        corpora[name] = {"n_docs": corpus.n_docs, "n_words": corpus.n_words,
+                         "mean_nmi": {f"{v:g}": nmi[name][v] for v in values},
+                         "mean_margin": {f"{v:g}": margin[name][v] for v in values},
+                         "seeds": seeds}
     loo = {}
     for out in corpora:
         others = [c for c in corpora if c != out]
-        pick = max(args.a0_loo, key=lambda a: min(margin[c][a] for c in others))
-        mean = max(args.a0_loo, key=lambda a: np.mean([nmi[c][a] for c in others]))
-        loo[out] = {"a0": pick, "nmi": nmi[out][pick], "margin": margin[out][pick],
-                    "a0_mean": mean, "nmi_mean": nmi[out][mean], "margin_mean": margin[out][mean]}
+        pick = max(values, key=lambda v: min(margin[c][v] for c in others))
+        mean = max(values, key=lambda v: np.mean([nmi[c][v] for c in others]))
+        loo[out] = {"value": pick, "nmi": nmi[out][pick], "margin": margin[out][pick],
+                    "value_mean": mean, "nmi_mean": nmi[out][mean],
+                    "margin_mean": margin[out][mean]}
     result = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
               "cpu": cpu_model(), "cores": os.cpu_count(),
               "versions": {"dscir": dscir.__version__}, "dscir_tree": tree,
-              "load_before": load_before, "loo": loo, "corpora": corpora}
-    stem = "mixtures_a0_loo" + (f"_{args.tag}" if args.tag else "")
+              "load_before": load_before, "param": param, "values": values,
+              "seeds": args.seeds, "loo": loo, "corpora": corpora}
+    stem = f"mixtures_{param}_loo" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    plot_a0(result, args.a0_loo, RESULTS / f"{stem}.png")
+    plot_loo(result, RESULTS / f"{stem}.png")
 
 
-def plot_a0(result: dict, values: list[float], path: Path) -> None:
+def plot_loo(result: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    param, values = result["param"], result["values"]
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for name, corpus in result["corpora"].items():
-        runs = corpus["runs"]
-        line, = ax.plot(values, [runs[f"a0={a:g}"]["nmi"] for a in values], "o-", label=name)
-        ax.axhline(runs["kmeans"]["nmi"], color=line.get_color(), ls=":", lw=0.8)
-        pick = result["loo"][name]["a0"]
-        ax.plot([pick], [runs[f"a0={pick:g}"]["nmi"]], "*", ms=14, color=line.get_color())
-    ax.set(xscale="log", xlabel="a0 (DPMixture, every other setting at its default)",
-           ylabel="NMI against the labels",
-           title="stars: the a0 chosen with the corpus left out; dotted: k-means")
+        margins = [corpus["mean_margin"][f"{v:g}"] for v in values]
+        line, = ax.plot(values, margins, "o-", label=name)
+        pick = result["loo"][name]["value"]
+        ax.plot([pick], [corpus["mean_margin"][f"{pick:g}"]], "*", ms=14, color=line.get_color())
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set(xscale="log", xlabel=f"{param} (DPMixture, every other setting at its default)",
+           ylabel=f"NMI minus k-means's, mean of {len(result['seeds'])} seed(s)",
+           title="stars: the value chosen with the corpus left out")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -486,12 +501,13 @@ def main() -> None:
                    help="hold n_iter='auto' to 1,000-iteration chains (results/mixtures_stopping)")
     p.add_argument("--replay", action="store_true",
                    help="with --stopping: replay the rule on the stored scores and redraw")
-    p.add_argument("--a0-loo", type=float, nargs="+", default=None, metavar="A0",
-                   help="fit DPMixture(a0=A0) for each and choose a0 leaving each corpus out "
-                        "(results/mixtures_a0_loo)")
+    p.add_argument("--loo", nargs="+", default=None, metavar=("PARAM", "V"),
+                   help="fit DPMixture(PARAM=V) for each V and choose V leaving each corpus "
+                        "out (results/mixtures_<PARAM>_loo)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="the seeds of --loo")
     args = p.parse_args()
-    if args.a0_loo:
-        a0_study(args)
+    if args.loo:
+        loo_study(args)
         return
     if args.stopping:
         stopping_study(args)
