@@ -81,6 +81,7 @@ RELABEL = "tests/models/dpmm/test_relabel.py"
 RELABEL_LAW = RELABEL + "::test_move_keeps_the_exact_law_of_labellings"
 SPLIT_MERGE = "tests/models/dpmm/test_split_merge.py"
 SPLIT_MERGE_LAW = SPLIT_MERGE + "::test_split_merge_samples_the_enumerated_partition_posterior"
+SPLIT_MERGE_SCAN = SPLIT_MERGE + "::test_restricted_scan_weighs_each_user_by_its_exact_conditional"
 INTEGRATORS_DIVERGES = INTEGRATORS + "::test_gsgrhmc_joint_law_where_euler_diverges"
 INTEGRATORS_DIRICHLET = INTEGRATORS + "::test_gsgrhmc_dirichlet_posterior_at_a_large_step"
 INTEGRATORS_SINGULAR = INTEGRATORS + "::test_gsgrhmc_keeps_a_singular_gamma_law"
@@ -1575,6 +1576,13 @@ MUTANTS = [
     Mutant("split-merge-likelihood-of-one-side", "dscir/models/mixtures/dp/split_merge.py",
            "out += (math.lgamma(ca[w] + a0) + math.lgamma(cb[w] + a0)",
            "out += (2 * math.lgamma(ca[w] + a0)", (SPLIT_MERGE_LAW,)),
+    Mutant("split-merge-scores-a-user-with-its-own-words", "dscir/models/mixtures/dp/split_merge.py",
+           "xa = ca[w] - x * out_a + a0", "xa = ca[w] + a0", (SPLIT_MERGE_SCAN,)),
+    Mutant("split-merge-product-tail-dropped", "dscir/models/mixtures/dp/split_merge.py",
+           "    la += math.log(pa)\n    lb += math.log(pb)\n    if length:", "    if length:",
+           (SPLIT_MERGE_SCAN,)),
+    Mutant("split-merge-move-keeps-the-sizes", "dscir/models/mixtures/dp/split_merge.py",
+           "    nm[2] -= sign\n    nm[3] += sign\n", "", (SPLIT_MERGE_SCAN,)),
     Mutant("split-merge-components-not-redrawn", "dscir/models/mixtures/dp/model.py",
            "        self.held.replace(out.changed, ", "        (out.changed, ",
            (SPLIT_MERGE + "::test_stochastic_chain_splits_a_merged_start",)),

@@ -16,9 +16,9 @@ empties the surplus as the chain runs) and moves that split what was merged.
   Gibbs (benchmarks/dpmm_text.py at commit 36c1d4f) where seeded SCIR stops at NMI 0.471;
   SCIR with a0 = 0.001 collapses onto one cluster (its unseen words fall to
   Gamma(0.001) draws, ~e^-1000, within a few steps of h = 0.1);
-* ``init=TEXT_DP_INIT`` ("collapsed") with ``n_init = TEXT_COMPONENTS`` (30):
+* ``init=TEXT_DP_INIT`` ("collapsed") with ``n_init = TEXT_COMPONENTS`` (60):
   the clusters that collapsed Gibbs sweeps on a sample of documents keep
-  occupied, under Dirichlet(alpha / 30) weights, the finite approximation of
+  occupied, under Dirichlet(alpha / 60) weights, the finite approximation of
   the DP prior (``dscir.models.mixtures.finite.collapsed``; the largest
   first). Each starting cluster is built from many documents, not one seed,
   and the chain holds the clusters in use from its first iteration instead
@@ -82,7 +82,7 @@ from dscir.models.mixtures.finite.config import REFERENCE as MIXTURE_REFERENCE
 from dscir.models.mixtures.params import POLICIES
 
 TEXT_WORDS = 1000  # vocabulary size from which the text settings apply
-TEXT_COMPONENTS = 30  # the DP's collapsed start's clusters on text (more than it keeps)
+TEXT_COMPONENTS = 60  # the DP's collapsed start's clusters on text (more than it keeps)
 TEXT_DP_INIT = "collapsed"  # the DP mixture's start on text
 TEXT_SPLIT_MERGE = 20  # the DP mixture's split-merge proposals per pass on text
 TEXT_SAMPLER = "sgrld"  # the DP mixture's sampler on text where none is named

@@ -10,8 +10,8 @@ from scipy.special import gammaln
 from dscir.corpus import Corpus
 from dscir.errors import DscirError
 from dscir.models.mixtures.dp import GibbsSlice
-from dscir.models.mixtures.dp.split_merge import split_merge
-from dscir.rng import derive
+from dscir.models.mixtures.dp.split_merge import _launch, _scan, split_merge
+from dscir.rng import derive, new_state
 from support.chains import dpmm_chain
 from support.mixtures import adjusted_rand_index, canonical, partitions
 from support.mixtures import dpmm_config as config
@@ -86,6 +86,44 @@ def test_split_merge_with_no_intermediate_scans_keeps_the_law():
     exact = exact_law(DOCS, A0, 3.0)
     law, _, _ = chain_law(DOCS, A0, 3.0, STEPS, seed=1, scans=0)
     assert total_variation(law, exact) < TOLERANCE
+
+
+def test_restricted_scan_weighs_each_user_by_its_exact_conditional():
+    """Guards the restricted scan's bookkeeping (each mutated in tests/mutants.py):
+    a user's side weights are m_-u p(x_u | that side without u), its own words
+    out of its side, every word's rising factorial in the product (a count above
+    the short-count product included), and the sides' counts and sizes follow
+    each move. A scan forced along given sides must return the log probability
+    of those sides under the exact conditionals, and leave the sides' totals."""
+    rng = np.random.default_rng(4)
+    n_users, n_words, a0 = 12, 30, 0.5
+    docs = rng.poisson(1.5, size=(n_users, n_words))
+    docs[:, 0] += 20  # one count past the short-count product in every user
+    indptr, indices, data = csr(docs)
+    members = np.arange(n_users)  # the last two anchor sides A and B
+    ca, cb = np.zeros(n_words), np.zeros(n_words)
+    side, nm = _launch(indptr, indices, data, members, ca, cb, new_state(7))
+    sides = np.concatenate([side, [0, 1]])  # every member's side at the launch
+    forced = rng.integers(0, 2, n_users - 2)
+    got = _scan(indptr, indices, data, members[:-2], side, ca, cb, nm, a0, a0 * n_words,
+                new_state(8), forced)
+
+    expected = 0.0
+    for t in range(n_users - 2):
+        logs = []
+        for k in (0, 1):
+            rest = (sides == k) & (np.arange(n_users) != t)
+            c = docs[rest].sum(axis=0)
+            logs.append(np.log(rest.sum()) + np.sum(gammaln(c + docs[t] + a0) - gammaln(c + a0))
+                        - gammaln(c.sum() + docs[t].sum() + a0 * n_words)
+                        + gammaln(c.sum() + a0 * n_words))
+        expected += logs[forced[t]] - np.logaddexp(*logs)
+        sides[t] = forced[t]
+    assert got == pytest.approx(expected, rel=1e-9)
+    assert np.array_equal(side, forced)
+    for k, c in ((0, ca), (1, cb)):
+        assert np.array_equal(c, docs[sides == k].sum(axis=0))
+        assert nm[k] == docs[sides == k].sum() and nm[2 + k] == np.sum(sides == k)
 
 
 def test_split_merge_splits_a_merged_cluster_of_separate_groups():

@@ -49,7 +49,7 @@ from dscir.rng import mix_in, new_state, uniform
 
 
 #: Counts up to this are scored by the log of a product, not two lgammas.
-_RISING_PRODUCT = 8
+RISING_PRODUCT = 8
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -57,7 +57,7 @@ def log_rising(x, n):
     """log Gamma(x + n) - log Gamma(x) = log x (x + 1) ... (x + n - 1) for a count
     n >= 1: for the short counts of text one log of the product, a few times
     cheaper than two lgammas and no less accurate."""
-    if n > _RISING_PRODUCT:
+    if n > RISING_PRODUCT:
         return math.lgamma(x + n) - math.lgamma(x)
     prod = x
     for j in range(1, n):

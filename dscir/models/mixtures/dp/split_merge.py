@@ -48,7 +48,7 @@ import numba as nb
 import numpy as np
 
 from dscir.errors import DscirError
-from dscir.models.mixtures.dp.allocation import log_rising
+from dscir.models.mixtures.dp.allocation import RISING_PRODUCT, log_rising
 from dscir.rng import mix_in, new_state, uniform
 
 #: Restricted Gibbs scans from the random launch state before a proposal (Jain &
@@ -56,16 +56,47 @@ from dscir.rng import mix_in, new_state, uniform
 SCANS = 3
 
 
+#: Factors of the rising products multiplied before one log is taken (at most 23:
+#: a word of count 8 may follow 15); each is a count plus a0 + j, under 10^7, so
+#: the product stays far inside a double.
+_FACTORS_PER_LOG = 16
+
+
 @nb.njit(cache=True, nogil=True)
-def _side_score(indptr, indices, data, u, c, n, m, a0, a0w):
-    """log m + log p(x_u | the side's counts c, n without u): the restricted
-    conditional's unnormalised log weight of one side."""
-    length = 0
-    score = math.log(m)
+def _side_scores(indptr, indices, data, u, ca, cb, nm, own, a0, a0w):
+    """log m + log p(x_u | the side's counts c, n without u) for sides A and B: the
+    restricted conditional's unnormalised log weights, u being on side ``own``
+    (its words are taken out of that side's counts here, not moved). One pass
+    over u's words; short counts' rising factorials are multiplied, a log per
+    ``_FACTORS_PER_LOG`` factors (log_rising's product, taken across words)."""
+    out_a, out_b = own == 0, own == 1
+    la, lb = math.log(nm[2] - out_a), math.log(nm[3] - out_b)
+    pa = pb = 1.0
+    length = factors = 0
     for p in range(indptr[u], indptr[u + 1]):
-        score += log_rising(c[indices[p]] + a0, data[p])
-        length += data[p]
-    return score - log_rising(n + a0w, length) if length else score
+        w, x = indices[p], data[p]
+        length += x
+        xa = ca[w] - x * out_a + a0
+        xb = cb[w] - x * out_b + a0
+        if x > RISING_PRODUCT:
+            la += log_rising(xa, x)
+            lb += log_rising(xb, x)
+            continue
+        for j in range(x):
+            pa *= xa + j
+            pb *= xb + j
+        factors += x
+        if factors >= _FACTORS_PER_LOG:
+            la += math.log(pa)
+            lb += math.log(pb)
+            pa = pb = 1.0
+            factors = 0
+    la += math.log(pa)
+    lb += math.log(pb)
+    if length:
+        la -= log_rising(nm[0] - length * out_a + a0w, length)
+        lb -= log_rising(nm[1] - length * out_b + a0w, length)
+    return la, lb
 
 
 @nb.njit(cache=True, nogil=True)
@@ -79,38 +110,42 @@ def _shift(indptr, indices, data, u, c, sign):
 
 
 @nb.njit(cache=True, nogil=True)
+def _move(indptr, indices, data, u, ca, cb, nm, to_b):
+    """Move user u's words and count to side B (``to_b``) from A, or back."""
+    if to_b:
+        tokens = _shift(indptr, indices, data, u, ca, -1)
+        _shift(indptr, indices, data, u, cb, 1)
+    else:
+        tokens = _shift(indptr, indices, data, u, cb, -1)
+        _shift(indptr, indices, data, u, ca, 1)
+    sign = 1 if to_b else -1
+    nm[0] -= sign * tokens
+    nm[1] += sign * tokens
+    nm[2] -= sign
+    nm[3] += sign
+
+
+@nb.njit(cache=True, nogil=True)
 def _scan(indptr, indices, data, users, side, ca, cb, nm, a0, a0w, s, forced):
     """One restricted Gibbs scan of ``users`` between sides A (``side`` 0) and B (1);
     ``nm`` holds (n_A, n_B, m_A, m_B). With ``forced`` (a side per user) the scan
     moves each user to its forced side instead of drawing it. Returns the log
-    probability of the sides it chose."""
+    probability of the sides it chose. A user's counts move only when it
+    changes side."""
     log_q = 0.0
     for t in range(users.size):
         u = users[t]
-        if side[t] == 0:
-            nm[0] -= _shift(indptr, indices, data, u, ca, -1)
-            nm[2] -= 1
-        else:
-            nm[1] -= _shift(indptr, indices, data, u, cb, -1)
-            nm[3] -= 1
-        la = _side_score(indptr, indices, data, u, ca, nm[0], nm[2], a0, a0w)
-        lb = _side_score(indptr, indices, data, u, cb, nm[1], nm[3], a0, a0w)
+        la, lb = _side_scores(indptr, indices, data, u, ca, cb, nm, side[t], a0, a0w)
         top = max(la, lb)
         log_norm = top + math.log(math.exp(la - top) + math.exp(lb - top))
         if forced.size:
             to_b = forced[t] == 1
         else:
             to_b = uniform(s) >= math.exp(la - log_norm)
-        if to_b:
-            log_q += lb - log_norm
-            side[t] = 1
-            nm[1] += _shift(indptr, indices, data, u, cb, 1)
-            nm[3] += 1
-        else:
-            log_q += la - log_norm
-            side[t] = 0
-            nm[0] += _shift(indptr, indices, data, u, ca, 1)
-            nm[2] += 1
+        log_q += (lb if to_b else la) - log_norm
+        if to_b != (side[t] == 1):
+            _move(indptr, indices, data, u, ca, cb, nm, to_b)
+            side[t] = 1 if to_b else 0
     return log_q
 
 
