@@ -20,7 +20,7 @@ empties the surplus as the chain runs) and moves that split what was merged.
   the clusters that collapsed Gibbs sweeps on a sample of documents keep
   occupied, under Dirichlet(alpha / 60) weights, the finite approximation of
   the DP prior (``dscir.models.mixtures.finite.collapsed``; the largest
-  first). Each starting cluster is built from many documents, not one seed,
+  first; 60 chosen leaving each labelled corpus out, ``--loo n_init``). Each starting cluster is built from many documents, not one seed,
   and the chain holds the clusters in use from its first iteration instead
   of emptying 100 seeded components over several passes;
 * ``split_merge = TEXT_SPLIT_MERGE`` proposals a pass
@@ -30,7 +30,7 @@ empties the surplus as the chain runs) and moves that split what was merged.
   its msweb reference 0.001 and 0.001 (a model change: the Dirichlet(a0)
   base measure; at the reference values the start's clusters merge). a0 was
   chosen leaving each labelled corpus out (``benchmarks/mixtures.py
-  --a0-loo``; docs/guide/policy.md). The other samplers keep their
+  --loo a0``; docs/guide/policy.md). The other samplers keep their
   reference a0 and steps (SCIR and exact Gibbs: a0 = 0.5);
 * a minibatch of min(1000, N / 4) documents (at most a quarter of the data,
   so small corpora still get a stochastic minibatch);
