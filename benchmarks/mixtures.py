@@ -379,6 +379,14 @@ def dscir_tree(dscir) -> dict:
     return {"path": str(root), "commit": head, "modified": bool(dirty)}
 
 
+def header(dscir, tree: dict, load_before) -> dict:
+    """What every result file of this script opens with: the command, the machine,
+    the versions, the tree the runs ran (``dscir_tree``) and the load before them."""
+    return {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
+            "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},
+            "dscir_tree": tree, "load_before": load_before}
+
+
 def stopping_study(args) -> None:
     """``--stopping``: the chains, the rule replayed, results/mixtures_stopping[_<tag>].*."""
     path = RESULTS / ("mixtures_stopping" + (f"_{args.tag}" if args.tag else "") + ".json")
@@ -406,9 +414,7 @@ def stopping_study(args) -> None:
             print(name, label, runs[label]["rule"], flush=True)
         corpora[name] = {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "labels": k,
                          "runs": runs}
-    out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
-           "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},
-           "dscir_tree": tree, "load_before": load_before, "n_iter": STOPPING_ITER,
+    out = {**header(dscir, tree, load_before), "n_iter": STOPPING_ITER,
            "nmi_margin": NMI_MARGIN, "corpora": corpora}
     path.write_text(json.dumps(out, indent=1))
     plot_stopping(out, path.with_suffix(".png"))
@@ -455,10 +461,7 @@ def loo_study(args) -> None:
         loo[out] = {"value": pick, "nmi": nmi[out][pick], "margin": margin[out][pick],
                     "value_mean": mean, "nmi_mean": nmi[out][mean],
                     "margin_mean": margin[out][mean]}
-    result = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
-              "cpu": cpu_model(), "cores": os.cpu_count(),
-              "versions": {"dscir": dscir.__version__}, "dscir_tree": tree,
-              "load_before": load_before, "param": param, "values": values,
+    result = {**header(dscir, tree, load_before), "param": param, "values": values,
               "seeds": args.seeds, "loo": loo, "corpora": corpora}
     stem = f"mixtures_{param}_loo" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1))
@@ -519,9 +522,7 @@ def main() -> None:
     corpora = {name: corpus_runs(name, args.seed, args.models, args.placements, args.baseline)
                for name in args.corpora}
 
-    out = {"command": "python benchmarks/mixtures.py " + " ".join(sys.argv[1:]),
-           "cpu": cpu_model(), "cores": os.cpu_count(), "versions": {"dscir": dscir.__version__},
-           "dscir_tree": tree, "load_before": load_before, "corpora": corpora}
+    out = {**header(dscir, tree, load_before), "corpora": corpora}
     stem = "mixtures" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
     plot(out, RESULTS / f"{stem}.png")
