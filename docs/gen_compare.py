@@ -276,6 +276,39 @@ def mixtures_section(read: Reader, files=MIXTURE_FILES) -> list[str]:
                   f"Commands: {commands}.", ""]
 
 
+CORPUS_NAMES = {"newsgroups": "20 Newsgroups", "reuters8": "Reuters R8",
+                "fortunes": "fortunes", "tomatoes": "Rotten Tomatoes"}
+
+
+def loo_tables(name: str, results: Path = RESULTS) -> str:
+    """The two tables of a ``benchmarks/mixtures.py --loo`` result (the policy guide's
+    ``<!-- dscir-loo: FILE -->``, filled by docs/hooks.py): per corpus left out, the
+    mean NMI of each value over the seeds, the value the other corpora choose and
+    its margin over k-means; then every seed's fit."""
+    result = _load(results, name)
+    param, corpora = result["param"], result["corpora"]
+    values = [f"{v:g}" for v in result["values"]]
+
+    def kmeans(corpus: dict) -> float:
+        return sum(r["kmeans"]["nmi"] for r in corpus["seeds"].values()) / len(corpus["seeds"])
+
+    chosen = [[CORPUS_NAMES.get(c, c), f"{kmeans(corpora[c]):.3f}"]
+              + [f"{corpora[c]['mean_nmi'][v]:.3f}" for v in values]
+              + [f"{o['value']:g}", f"{o['nmi']:.3f}", f"{o['margin']:+.3f}"]
+              for c, o in result["loo"].items()]
+    runs = [[CORPUS_NAMES.get(c, c), seed]
+            + [f"{fit['nmi']:.3f} ({fit['clusters']}), {fit['seconds']:.1f} s"
+               for fit in (r[f"{param}={v}"] for v in values)]
+            + [f"{r['kmeans']['nmi']:.3f}"]
+            for c in corpora for seed, r in corpora[c]["seeds"].items()]
+    label = [f"{param}={v}" for v in values]
+    return "\n".join(
+        table(["corpus left out", "k-means"] + label
+              + ["chosen on the others", "its NMI", "margin over k-means"], chosen)
+        + [f"Per seed (NMI, clusters, seconds of the whole call; `{name}`):", ""]
+        + table(["corpus", "seed"] + label + ["k-means"], runs))
+
+
 CAPABILITIES = (
     ("Inference", "stochastic-gradient MCMC on minibatches (SCIR, SGRLD, gSGRHMC, SGLD, SGHMC)",
      "online variational Bayes", "collapsed Gibbs sampling",

@@ -1,7 +1,9 @@
 """MkDocs hooks: serve the benchmark figures from benchmarks/results/ under
 benchmarks/figures/ without copying them into docs/ (one copy in git),
 replace ``<!-- dscir-parameters: module:NAME -->`` with the table of the
-parameter declarations ``NAME`` of that module (``dscir.api.params``), and
+parameter declarations ``NAME`` of that module (``dscir.api.params``),
+``<!-- dscir-loo: FILE -->`` with the tables of that left-out study
+(``gen_compare.loo_tables``), and
 write the comparison page (compare.md) again from the results
 (docs/gen_compare.py), so the site never shows a stale number."""
 
@@ -27,6 +29,7 @@ def on_files(files, config):
 
 
 PARAMETERS = re.compile(r"<!-- dscir-parameters: ([\w.]+):(\w+) -->")
+LOO = re.compile(r"<!-- dscir-loo: ([\w.]+) -->")
 
 
 def _gen_compare():
@@ -49,4 +52,5 @@ def on_page_markdown(markdown, page, config, files):
     def table(match):
         return markdown_table(getattr(importlib.import_module(match[1]), match[2]))
 
+    markdown = LOO.sub(lambda match: _gen_compare().loo_tables(match[1]), markdown)
     return PARAMETERS.sub(table, markdown)

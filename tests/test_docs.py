@@ -182,3 +182,24 @@ def test_the_home_page_example_runs(tmp_path, monkeypatch, capsys, one_worker):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 21 and all(len(line.split()) == 8 for line in out[:20])
     assert float(out[20]) > 1.0
+
+
+def test_a_left_out_study_marker_becomes_its_file_s_tables():
+    """The policy guide's ``<!-- dscir-loo: FILE -->`` is filled from the file at build
+    time: guards a table pasted by hand going stale, or a row read from the wrong
+    corpus or seed."""
+    marker = "<!-- dscir-loo: mixtures_n_init_loo.json -->"
+    assert marker in (ROOT / "docs" / "guide" / "policy.md").read_text()
+    result = json.loads((gen_compare.RESULTS / "mixtures_n_init_loo.json").read_text())
+    text = gen_compare.loo_tables("mixtures_n_init_loo.json")
+    for corpus, loo in result["loo"].items():
+        mean = result["corpora"][corpus]["mean_nmi"]
+        row = next(line for line in text.splitlines()
+                   if line.startswith(f"| {gen_compare.CORPUS_NAMES[corpus]} | ")
+                   and f"| {loo['value']:g} |" in line)
+        assert all(f"| {mean[f'{v:g}']:.3f} |" in row for v in result["values"])
+        assert row.endswith(f"| {loo['margin']:+.3f} |")
+        for seed, runs in result["corpora"][corpus]["seeds"].items():
+            fit = runs[f"n_init={result['values'][-1]:g}"]
+            assert (f"| {gen_compare.CORPUS_NAMES[corpus]} | {seed} | " in text
+                    and f"{fit['nmi']:.3f} ({fit['clusters']}), {fit['seconds']:.1f} s" in text)

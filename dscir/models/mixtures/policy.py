@@ -20,9 +20,10 @@ empties the surplus as the chain runs) and moves that split what was merged.
   the clusters that collapsed Gibbs sweeps on a sample of documents keep
   occupied, under Dirichlet(alpha / 60) weights, the finite approximation of
   the DP prior (``dscir.models.mixtures.finite.collapsed``; the largest
-  first; 60 chosen leaving each labelled corpus out, ``--loo n_init``). Each starting cluster is built from many documents, not one seed,
-  and the chain holds the clusters in use from its first iteration instead
-  of emptying 100 seeded components over several passes;
+  first; 60 chosen leaving each labelled corpus out, ``benchmarks/mixtures.py
+  --loo n_init``). Each starting cluster is built from many documents, not
+  one seed, and the chain holds the clusters in use from its first iteration
+  instead of emptying 100 seeded components over several passes;
 * ``split_merge = TEXT_SPLIT_MERGE`` proposals a pass
   (``dscir.models.mixtures.dp.split_merge``): exact moves that split a merged
   cluster, which allocation moves, one document at a time, never do;
