@@ -293,9 +293,11 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
 
 def train_fit(store: str, K: int, seed: int, extra: dict):
     """What a user runs: ``dscir.LDA(n_topics=K, seed=seed).fit(store)``, every other
-    setting at its default (an embedded 2-worker cluster). The clock covers the
-    whole call, cluster start-up included; ``extra`` gets the iterations run, the
-    summed iteration walls and the stopping rule's record."""
+    setting at its default (the embedded cluster). The clock covers the whole
+    call, cluster start-up included; ``extra`` gets the iterations run, the summed
+    iteration walls, the median iteration's parts (``dscir.engine.parts.Timing``:
+    Gibbs compute on the busiest thread, transfers, queueing and the driver's
+    own step, in ms) and the stopping rule's record."""
     import dscir
 
     est = dscir.LDA(n_topics=K, seed=seed, progress=False)
@@ -303,8 +305,11 @@ def train_fit(store: str, K: int, seed: int, extra: dict):
     est.fit(store)
     wall = time.perf_counter() - t
     walls = np.asarray(est.history_["wall"], float)
+    parts = ("wall", "compute", "transfer", "queue", "update", "compute_sum")
     extra.update(n_iter=est.n_iter, iterations=int(walls.size),
                  iteration_seconds=float(walls.sum()),
+                 iteration_median_ms={k: 1000 * float(np.median(est.history_[k]))
+                                      for k in parts},
                  evaluations=[[int(e[0]), float(e[1])] for e in est.evaluations_],
                  stopping=getattr(est, "stopping_", None))
     yield int(walls.size), wall, _normalise(est.topic_word_)
@@ -775,6 +780,7 @@ def summarise_user(metas: dict[str, dict]) -> dict:
         "at_tomotopy_times": at,
         "default_fit": {"seconds": fit_p["seconds"], "iterations": fit.get("iterations"),
                         "iteration_seconds": fit.get("iteration_seconds"),
+                        "iteration_median_ms": fit.get("iteration_median_ms"),
                         "perplexity": fit_p["perplexity"], "stopping": fit.get("stopping"),
                         "seconds_ratio": fit_p["seconds"] / times[200],
                         "perplexity_ratio": fit_p["perplexity"] / target}}
@@ -805,8 +811,11 @@ def plot_user(metas: dict, summary: dict, corpus: str, path: Path, before: str =
     fig.savefig(path, dpi=110)
 
 
-GOALS = {"time_ratio": 1.0, "time_ratio_wiki": 0.5, "ratio_at_times": 1.0,
-         "default_seconds_ratio": 2.0, "default_perplexity_ratio": 1.0}
+#: The Musts of the speed issues: time to tomotopy's 200-iteration perplexity at
+#: most 1.5x its time; the default fit at most 3x its 200-iteration time, at no
+#: worse a perplexity. ``time_ratio_wiki``: the same bound on wiki.
+GOALS = {"time_ratio": 1.5, "time_ratio_wiki": 1.5, "ratio_at_times": 1.0,
+         "default_seconds_ratio": 3.0, "default_perplexity_ratio": 1.0}
 
 
 def goal_row(corpus: str, engine: str, s: dict, loads: list[float]) -> dict:
