@@ -32,9 +32,9 @@ the machinery above (one subprocess per run, one store, one scorer):
   25, 50, 100, 200;
 * ``dscir-scir``: the default policy's chain (``LDA(n_topics=K,
   n_iter=N).chain_config``, N the last budget, half burn-in: what
-  ``LDA(n_iter=N)`` hands back at each snapshot), stepped on a 2-worker
-  cluster with its topics snapshotted at ``--budgets`` iterations (training
-  time only);
+  ``LDA(n_iter=N)`` hands back at each snapshot), stepped on the cluster a
+  fit gets by default (one in-process worker, a thread per core) with its
+  topics snapshotted at ``--budgets`` iterations (training time only);
 * ``tomotopy@2``: tomotopy again (its times are the mean of both runs).
 
 dscir's perplexity at a tomotopy time t is that of its last snapshot taken by
@@ -262,7 +262,11 @@ def dscir_sweeps(policy: str, sweeps: int | None = None) -> int:
 
 
 def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
-                policy: str = "reference", sweeps: int = DSCIR_SWEEPS, warm: bool = False):
+                policy: str = "reference", sweeps: int = DSCIR_SWEEPS, warm: bool = False,
+                embedded: bool = False):
+    """Snapshots of a chain at ``budgets`` iterations, on a 2-worker LocalCluster, or
+    with ``embedded`` on the cluster a fit gets by default (``dask_client``'s form
+    without keywords: one in-process worker, a thread per core)."""
     from dscir.api import LDA
     from dscir.engine.chain import Chain
     from dscir.engine.cluster import dask_client
@@ -273,7 +277,8 @@ def train_dscir(sampler: str, store: str, K: int, budgets: list[int], seed: int,
     cfg = LDA(n_topics=K, sampler=sampler, batch_size=dscir_batch(policy, store),
               sweeps=sweeps, warm_start=warm, n_iter=n_iter, eval_sweeps=SCORE_SWEEPS,
               seed=seed, policy=policy, progress=False).chain_config(store)
-    with dask_client(n_workers=2, dashboard_address=None) as client:
+    cluster = {"processes": False} if embedded else {"n_workers": 2}
+    with dask_client(**cluster, dashboard_address=None) as client:
         chain = Chain(LDAModel, cfg, store, DaskExecutor(client, store, "lda",
                                                   model_resident=True))
         wall = 0.0
@@ -419,7 +424,8 @@ def child(args) -> None:
         else:
             steps = args.dscir_budgets or budgets["dscir"]
         gen = train_dscir(system.split("-", 1)[1], store, K, steps, seed, args.policy,
-                          dscir_sweeps(args.policy, args.sweeps), args.warm_start)
+                          dscir_sweeps(args.policy, args.sweeps), args.warm_start,
+                          args.embedded)
     else:
         from dscir.corpus import Corpus
 
@@ -498,6 +504,7 @@ def run_system(system: str, args, store: Path, out: Path, code: str | None = Non
                ["--quick"] if args.quick else []) + (
                ["--sweeps", str(args.sweeps)] if args.sweeps else []) + (
                ["--warm-start"] if args.warm_start else []) + (
+               ["--embedded"] if getattr(args, "embedded", False) else []) + (
                ["--dscir-budgets", ",".join(map(str, args.dscir_budgets))]
                if args.dscir_budgets else []) + (
                ["--tomotopy-budgets", ",".join(map(str, args.tomotopy_budgets))]
@@ -659,6 +666,7 @@ def main() -> None:
     p.add_argument("--tomotopy-budgets", default="",
                    help="tomotopy's snapshot iterations (default: the corpus's)")
     p.add_argument("--tag", default="", help="suffix of the result files")
+    p.add_argument("--embedded", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     p.add_argument("--train", default=None, help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, help=argparse.SUPPRESS)
@@ -942,7 +950,8 @@ def main_user(argv: list[str]) -> None:
     order = USER_ORDER_BEFORE if cli.before else USER_ORDER
     budgets = [int(x) for x in cli.budgets.split(",") if x] or USER_BUDGETS[cli.corpus]
     args = argparse.Namespace(corpus=cli.corpus, topics=USER_K, seed=cli.seed, policy="default",
-                              quick=False, sweeps=None, warm_start=False, dscir_budgets=budgets,
+                              quick=False, sweeps=None, warm_start=False, embedded=True,
+                              dscir_budgets=budgets,
                               tomotopy_budgets=USER_TOMOTOPY)
     with tempfile.TemporaryDirectory(prefix="dscir-peers-user-") as tmp:
         work = Path(cli.workdir or tmp)
