@@ -26,7 +26,7 @@ OUT = ROOT / "docs" / "compare.md"
 #: dscir's default fit against tomotopy: the corpora, and the session whose runs
 #: are shown, named by what their recorded commands hold (a file may be renamed)
 USER_CORPORA = ("ap", "kos", "wiki", "news")
-USER_SESSION = "--tag _s34"
+USER_SESSION = "--tag _s61"
 #: every library on one corpus (peers.py): file, corpus, and whether budgets are shown
 PEER_FILES = (
     ("peers_ap_default.json", "AP newswire", True),
@@ -183,10 +183,13 @@ def reading(read: Reader, files: dict[str, str]) -> str:
              if read.get(n, "summary", "default_fit", "perplexity_ratio") < 1]
     low = min(files.values(), key=lambda n: read.get(n, *ratio))
     high = max(files.values(), key=lambda n: read.get(n, *ratio))
-    iterations = read.cell(low, "summary", "default_fit", "iterations")
+    its = ("summary", "default_fit", "iterations")
+    fewest = min(files.values(), key=lambda n: read.get(n, *its))
+    most = max(files.values(), key=lambda n: read.get(n, *its))
     where = ("every corpus" if len(below) == len(files)
              else ", ".join(below) if below else "no corpus")
-    return (f"dscir's default fit ({iterations} iterations) ends below tomotopy's perplexity "
+    return (f"dscir's default fit (n_iter=\"auto\": {read.cell(fewest, *its)} to "
+            f"{read.cell(most, *its)} iterations) ends below tomotopy's perplexity "
             f"on {where}, and takes {read.cell(low, *ratio, decimals=1)} to "
             f"{read.cell(high, *ratio, decimals=1)} times tomotopy's time.")
 

@@ -41,9 +41,9 @@ name and the values it ran with. The rules were chosen by benchmarks/defaults.py
 at commit 36c1d4f (against the reference settings and tomotopy); what they give
 against the peers: docs/benchmarks/peers.md. The minibatch rule was checked
 again under ``n_iter="auto"`` by leaving one corpus out (benchmarks/batch_rule.py
-at commit 64ae4e1, ``results/batch_rule.json``): one pass in 5 or 4 iterations,
-at most 1,000 or 2,000 documents, was slower than today's on the corpus left
-out in three of five folds, so the rule stays.
+at commit 64ae4e1, ``results/stopping_batch_rule.json``): one pass in 5 or 4
+iterations, at most 1,000 or 2,000 documents, was slower than today's on the
+corpus left out in three of five folds, so the rule stays.
 """
 
 from __future__ import annotations
